@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is the harness version recorded with every run; release builds set
+// it with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Main runs wfb with args (without the program name) and returns the exit
+// code.
+func Main(args []string, s *Streams) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, args, s)
+}
+
+func run(ctx context.Context, args []string, s *Streams) int {
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !errors.Is(err, errNotOK) {
+		fmt.Fprintf(s.ErrOut, "wfb: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+func newRootCmd(s *Streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "wfb",
+		Short:         "A results workbench for benchmarking coding-agent workflows",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// Flag errors are bad input: exit 2.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asBadInput(err) })
+	root.AddCommand(
+		newDemoCmd(s),
+		newSQLCmd(s),
+		newMockCmd(s),
+		newSessionCmd(s),
+	)
+	// Unknown commands are bad input too.
+	root.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return badInput("unknown command %q for wfb", strings.Join(args, " "))
+		}
+		return nil
+	}
+	return root
+}
+
+// dbPath resolves the results file: the flag, then WFB_DB, then ./wfb.db.
+func dbPath(flag string, s *Streams) string {
+	if flag != "" {
+		return flag
+	}
+	if env := s.Getenv("WFB_DB"); env != "" {
+		return env
+	}
+	return "wfb.db"
+}

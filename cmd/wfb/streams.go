@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
+
+// Streams are the standard streams a command may use. Nothing but main
+// touches os.Stdout; commands write to these.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutIsTerminal says Out is a terminal: tables are drawn for people,
+	// plain TSV/markdown otherwise.
+	OutIsTerminal bool
+	// Getenv reads the environment; tests inject their own.
+	Getenv func(string) string
+	// Environ lists the environment; the stand-in agent reads it.
+	Environ func() []string
+}
+
+// SystemStreams returns the process's own streams.
+func SystemStreams() *Streams {
+	return &Streams{
+		In:            os.Stdin,
+		Out:           os.Stdout,
+		ErrOut:        os.Stderr,
+		OutIsTerminal: isatty.IsTerminal(os.Stdout.Fd()),
+		Getenv:        os.Getenv,
+		Environ:       os.Environ,
+	}
+}
+
+// TestStreams returns streams backed by buffers, with an empty environment
+// unless env is given.
+func TestStreams(stdin string, env map[string]string) (*Streams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	s := &Streams{
+		In:     bytes.NewBufferString(stdin),
+		Out:    out,
+		ErrOut: errOut,
+		Getenv: func(k string) string { return env[k] },
+		Environ: func() []string {
+			var kv []string
+			for k, v := range env {
+				kv = append(kv, k+"="+v)
+			}
+			return kv
+		},
+	}
+	return s, out, errOut
+}

@@ -1,0 +1,2 @@
+// Package report is described in DESIGN.md.
+package report

@@ -1,0 +1,2 @@
+// Package runner is described in DESIGN.md.
+package runner

@@ -1,0 +1,2 @@
+// Package review is described in DESIGN.md.
+package review

@@ -1,0 +1,2 @@
+// Package sandbox is described in DESIGN.md.
+package sandbox

@@ -1,0 +1,105 @@
+package store
+
+import "time"
+
+// Run statuses.
+const (
+	RunRunning     = "running"
+	RunComplete    = "complete"
+	RunAborted     = "aborted"
+	RunInterrupted = "interrupted"
+)
+
+// Run is one wfb invocation that records attempts: a `wfb run`, or a single
+// `wfb session` (which gets a run of its own).
+type Run struct {
+	ID          string
+	Label       string
+	Kind        string // "run" or "session"
+	StartedAt   time.Time
+	FinishedAt  *time.Time // nil while running or when the process died
+	Status      string
+	Fingerprint string // bench fingerprint; empty for a lone session
+	Harness     string // wfb version that wrote the run
+	Config      string // JSON describing how the run was invoked (redacted)
+}
+
+// Result is one attempt of one cell: the row wfb writes whatever happened.
+//
+// Pointer fields are nullable: nil is stored as NULL and means "not
+// measured"; a non-nil zero is a measured zero.
+type Result struct {
+	RunID     string
+	AttemptID string
+	Task      string
+	Arm       string
+	Rep       int // repetition index, from 0
+	Attempt   int // 1 for the first try of a cell; retries count up
+	RetryOf   string
+
+	Agent        string
+	AgentVersion string
+	Model        string
+	Sandbox      string
+
+	StartedAt  time.Time
+	DurationMS *int64
+
+	OK          bool
+	ErrorKind   string // empty when OK; one of the ErrorKind vocabulary otherwise
+	ErrorDetail string
+
+	ProcessState string // exited, timeout, forced-kill, spawn-failure, cancelled, not-started
+	ExitCode     *int64
+
+	InputTokens              *int64
+	OutputTokens             *int64
+	CacheReadInputTokens     *int64
+	CacheCreationInputTokens *int64
+	CostUSD                  *float64
+	CostSource               string // "reported", "derived" or empty when cost is NULL
+	NumTurns                 *int64
+	SessionID                string
+
+	Verdict       string
+	FindingsCount *int64
+
+	// Evidence, redacted before it is stored.
+	ResultEvent string // the agent's final result event, raw JSON
+	StdoutTail  string
+	StderrTail  string
+}
+
+// Error kinds: the one documented vocabulary of why an attempt is not ok.
+const (
+	KindSessionError      = "session-error"
+	KindProviderError     = "provider-error"
+	KindTimeout           = "timeout"
+	KindCancelled         = "cancelled"
+	KindSpawnFailure      = "spawn-failure"
+	KindSandboxRefused    = "sandbox-refused"
+	KindWorkspaceModified = "workspace-modified"
+	KindArtifactMissing   = "artifact-missing"
+	KindArtifactInvalid   = "artifact-invalid"
+	KindVerifyFailed      = "verify-failed"
+	KindOracleFailed      = "oracle-failed"
+	KindInfraError        = "infra-error"
+)
+
+// ErrorKinds lists every error kind, in documentation order.
+var ErrorKinds = []string{
+	KindSessionError, KindProviderError, KindTimeout, KindCancelled,
+	KindSpawnFailure, KindSandboxRefused, KindWorkspaceModified,
+	KindArtifactMissing, KindArtifactInvalid, KindVerifyFailed,
+	KindOracleFailed, KindInfraError,
+}
+
+// Process states recorded in results.process_state.
+const (
+	StateExited       = "exited"
+	StateTimeout      = "timeout"
+	StateForcedKill   = "forced-kill"
+	StateSpawnFailure = "spawn-failure"
+	StateCancelled    = "cancelled"
+	StateNotStarted   = "not-started"
+)
