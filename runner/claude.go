@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// claudeOutput collects what matters from Claude Code's stdout (json or
+// stream-json): the result events, and enough about the rest to explain a
+// refusal.
+type claudeOutput struct {
+	lines        int
+	results      [][]byte // raw result events, copied
+	nonJSON      int
+	firstNonJSON string
+	truncated    int
+	apiRetries   int
+}
+
+// line consumes one stdout line. It must not retain l.
+func (o *claudeOutput) line(l []byte, truncated bool) {
+	o.lines++
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return
+	}
+	if truncated {
+		o.truncated++
+		return
+	}
+	var head struct {
+		Type    string `json:"type"`
+		Subtype string `json:"subtype"`
+	}
+	if l[0] != '{' || json.Unmarshal(l, &head) != nil {
+		o.nonJSON++
+		if o.firstNonJSON == "" {
+			o.firstNonJSON = fmt.Sprintf("line %d: %q", o.lines, clip(string(l), 120))
+		}
+		return
+	}
+	switch {
+	case head.Type == "result":
+		o.results = append(o.results, bytes.Clone(l))
+	case head.Type == "system" && head.Subtype == "api_retry":
+		o.apiRetries++
+	}
+}
+
+// claudeResult is the result event, with usage and cost kept raw so that
+// validation sees exactly what the agent printed.
+type claudeResult struct {
+	Type          string                     `json:"type"`
+	Subtype       string                     `json:"subtype"`
+	IsError       *bool                      `json:"is_error"`
+	NumTurns      json.RawMessage            `json:"num_turns"`
+	Result        *string                    `json:"result"`
+	SessionID     string                     `json:"session_id"`
+	TotalCostUSD  json.RawMessage            `json:"total_cost_usd"`
+	Usage         map[string]json.RawMessage `json:"usage"`
+	APIErrorState json.RawMessage            `json:"api_error_status"`
+	Errors        []json.RawMessage          `json:"errors"`
+	Denials       []json.RawMessage          `json:"permission_denials"`
+}
+
+// UsageFields are the four usage fields a complete measurement carries. All
+// must be present and non-negative integers, or the measurement is refused.
+var UsageFields = []string{
+	"input_tokens",
+	"output_tokens",
+	"cache_read_input_tokens",
+	"cache_creation_input_tokens",
+}
+
+var wholeNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+
+// parseCount accepts a JSON value that is a non-negative integer written as
+// one: not a float (1.5, 2e3, 2000.0), not a string, not a bool, not null.
+func parseCount(raw json.RawMessage) (int64, error) {
+	s := strings.TrimSpace(string(raw))
+	switch {
+	case s == "" || s == "null":
+		return 0, fmt.Errorf("is null")
+	case s == "true" || s == "false":
+		return 0, fmt.Errorf("is a boolean (%s)", s)
+	case strings.HasPrefix(s, `"`):
+		return 0, fmt.Errorf("is a string (%s)", clip(s, 40))
+	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
+		return 0, fmt.Errorf("is not a number (%s)", clip(s, 40))
+	case strings.HasPrefix(s, "-"):
+		return 0, fmt.Errorf("is negative (%s)", clip(s, 40))
+	case !wholeNumber.MatchString(s):
+		return 0, fmt.Errorf("is not a whole number (%s)", clip(s, 40))
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("is out of range (%s)", clip(s, 40))
+	}
+	return n, nil
+}
+
+// parseUsage validates the four usage fields. It returns them in
+// UsageFields order, or the reasons the measurement is refused.
+func parseUsage(usage map[string]json.RawMessage) ([4]int64, []string) {
+	var vals [4]int64
+	var problems []string
+	if usage == nil {
+		return vals, []string{"usage is missing from the result"}
+	}
+	for i, f := range UsageFields {
+		raw, ok := usage[f]
+		if !ok {
+			problems = append(problems, "usage."+f+" is missing")
+			continue
+		}
+		n, err := parseCount(raw)
+		if err != nil {
+			problems = append(problems, "usage."+f+" "+err.Error())
+			continue
+		}
+		vals[i] = n
+	}
+	return vals, problems
+}
+
+// parseCost accepts a finite non-negative number. Anything else is "not
+// measured": ok is false and why says what was there.
+func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, false, ""
+	}
+	if s[0] == '"' || s == "true" || s == "false" || s[0] == '{' || s[0] == '[' {
+		return 0, false, fmt.Sprintf("total_cost_usd %s is not a number", clip(s, 40))
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false, fmt.Sprintf("total_cost_usd %s is not a finite number", clip(s, 40))
+	}
+	if v < 0 {
+		return 0, false, fmt.Sprintf("total_cost_usd %s is negative", clip(s, 40))
+	}
+	return v, true, ""
+}
+
+var apiErrorText = regexp.MustCompile(`(?i)^\s*API Error`)
+
+// providerFailure says whether a failed result came from the model provider
+// (an upstream 4xx/5xx the agent surfaced) rather than the agent itself.
+func (r *claudeResult) providerFailure() bool {
+	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
+		return true
+	}
+	return r.Result != nil && apiErrorText.MatchString(*r.Result)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,178 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/store"
+)
+
+func helperSpec(t *testing.T, mode string, extraEnv ...string) processSpec {
+	t.Helper()
+	return processSpec{
+		Argv:    []string{testBinary(t)},
+		Env:     append([]string{"WFB_RUNNER_HELPER=" + mode}, extraEnv...),
+		Timeout: 30 * time.Second,
+		Grace:   200 * time.Millisecond,
+	}
+}
+
+// alive reports whether pid is a live (not zombie, not gone) process.
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the parenthesised command name.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitDead polls briefly: the kernel reaps a killed orphan asynchronously.
+func waitDead(pid int) bool {
+	for i := 0; i < 100; i++ {
+		if !alive(pid) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the helper never wrote its grandchild's pid: %v", err)
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	return pid
+}
+
+// A session that times out while its grandchild ignores SIGTERM must leave
+// no process behind: the original harness killed only the leader.
+func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "gc.pid")
+	ps := helperSpec(t, "ignore-term-with-grandchild", "WFB_PIDFILE="+pidfile)
+	ps.Timeout = 500 * time.Millisecond
+	res := runProcess(context.Background(), ps)
+	if res.State != store.StateForcedKill {
+		t.Errorf("state = %q, want %q (the leader ignores SIGTERM)", res.State, store.StateForcedKill)
+	}
+	if res.ExitCode != nil {
+		t.Errorf("exit code = %d, want none (killed by a signal)", *res.ExitCode)
+	}
+	if gc := readPid(t, pidfile); !waitDead(gc) {
+		syscall.Kill(gc, syscall.SIGKILL)
+		t.Fatalf("grandchild %d outlived the session", gc)
+	}
+}
+
+// Descendants must not outlive a leader that exits on its own either.
+func TestDescendantsDieWithTheLeader(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "gc.pid")
+	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-grandchild", "WFB_PIDFILE="+pidfile))
+	if res.State != store.StateExited || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("state %q exit %v, want exited 0", res.State, res.ExitCode)
+	}
+	if gc := readPid(t, pidfile); !waitDead(gc) {
+		syscall.Kill(gc, syscall.SIGKILL)
+		t.Fatalf("grandchild %d outlived its leader", gc)
+	}
+}
+
+// A leader that honours SIGTERM within the grace period is a timeout, not
+// a forced kill.
+func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
+	ps := helperSpec(t, "exit-on-term")
+	ps.Timeout = 200 * time.Millisecond
+	ps.Grace = 10 * time.Second
+	res := runProcess(context.Background(), ps)
+	if res.State != store.StateTimeout {
+		t.Errorf("state = %q, want %q", res.State, store.StateTimeout)
+	}
+	if res.Signal != syscall.SIGTERM.String() {
+		t.Errorf("signal = %q, want SIGTERM", res.Signal)
+	}
+}
+
+func TestCancellationStopsTheSession(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	res := runProcess(ctx, helperSpec(t, "exit-on-term"))
+	if res.State != store.StateCancelled {
+		t.Errorf("state = %q, want %q", res.State, store.StateCancelled)
+	}
+}
+
+// The agent's environment is built from scratch: the harness's own
+// variables (API keys among them) never leak in wholesale.
+func TestTheEnvironmentIsExactlyWhatTheSpecNames(t *testing.T) {
+	t.Setenv("WFB_TEST_SECRET_IN_PARENT", "sk-ant-should-not-leak")
+	var lines []string
+	ps := helperSpec(t, "print-env-and-stdin", "ONLY_THIS=1")
+	ps.Stdin = "the prompt"
+	ps.OnStdoutLine = func(l []byte, _ bool) { lines = append(lines, string(l)) }
+	res := runProcess(context.Background(), ps)
+	if res.State != store.StateExited {
+		t.Fatalf("state %q: %s", res.State, res.StderrTail)
+	}
+	want := []string{"env WFB_RUNNER_HELPER=print-env-and-stdin", "env ONLY_THIS=1", "stdin the prompt"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("child saw (-want +got):\n%s", diff)
+	}
+}
+
+// Output is unbounded; what the runner keeps is bounded.
+func TestHugeOutputIsBounded(t *testing.T) {
+	var last string
+	var truncated int
+	ps := helperSpec(t, "huge-output")
+	ps.OnStdoutLine = func(l []byte, tr bool) {
+		if tr {
+			truncated++
+			if len(l) > maxLineBytes {
+				t.Errorf("a line of %d bytes was handed on; cap is %d", len(l), maxLineBytes)
+			}
+		}
+		last = string(l)
+	}
+	res := runProcess(context.Background(), ps)
+	if res.State != store.StateExited {
+		t.Fatalf("state %q", res.State)
+	}
+	if len(res.StdoutTail) > tailBytes+100 {
+		t.Errorf("stdout tail is %d bytes; bound is %d", len(res.StdoutTail), tailBytes)
+	}
+	if !strings.Contains(res.StdoutTail, "earlier bytes dropped") {
+		t.Errorf("the tail does not say it dropped bytes")
+	}
+	if truncated != 1 {
+		t.Errorf("%d lines flagged truncated, want 1", truncated)
+	}
+	if last != `{"type":"result","last":true}` {
+		t.Errorf("the last line was %q: lines after a huge one were lost", clip(last, 80))
+	}
+	if res.StdoutBytes < 30<<20 {
+		t.Errorf("counted %d stdout bytes, want over 30 MiB", res.StdoutBytes)
+	}
+}
+
+func TestAMissingBinaryIsASpawnFailure(t *testing.T) {
+	res := runProcess(context.Background(), processSpec{Argv: []string{"/nonexistent/agent"}, Grace: time.Second})
+	if res.State != store.StateSpawnFailure || res.SpawnErr == nil {
+		t.Fatalf("state %q err %v, want spawn-failure with an error", res.State, res.SpawnErr)
+	}
+}

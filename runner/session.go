@@ -1,0 +1,473 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
+)
+
+// Agents wfb knows how to drive. The stand-in is wfb's own scripted agent
+// (`wfb mock agent`), which has Claude Code's interface.
+const (
+	AgentClaude  = "claude"
+	AgentStandIn = "stand-in"
+)
+
+// Recorder stores a row. *store.DB satisfies it.
+type Recorder interface {
+	InsertResult(ctx context.Context, r *store.Result) error
+}
+
+var _ Recorder = (*store.DB)(nil)
+
+// Isolation is what the runner takes from a sandbox. *sandbox.Sandbox
+// satisfies it.
+type Isolation interface {
+	Backend() string
+	CommandPrefix() []string
+	RequirePIDNamespace() bool
+	Credential() *syscall.Credential
+}
+
+var _ Isolation = (*sandbox.Sandbox)(nil)
+
+// SessionSpec describes one agent session and the row it becomes.
+type SessionSpec struct {
+	// Row identity.
+	RunID, Task, Arm string
+	Rep, Attempt     int
+	RetryOf          string
+
+	// The agent.
+	Agent        string   // AgentClaude or AgentStandIn
+	AgentBin     string   // the executable
+	AgentArgs    []string // arguments before the adapter's flags ("mock", "agent" for the stand-in run through wfb)
+	AgentVersion string
+	Model        string
+	OutputFormat string // "stream-json" (default) or "json"
+	MaxTurns     int    // 0: the agent's default
+	Permission   string // --permission-mode; empty: the adapter's default
+	AllowedTools []string
+	ExtraArgs    []string
+
+	Prompt  string
+	Workdir string
+	// Env is the agent's WHOLE environment. Nothing of wfb's own environment
+	// reaches the agent unless it is named here.
+	Env map[string]string
+
+	Timeout time.Duration // 0: no timeout
+	Grace   time.Duration // SIGTERM → SIGKILL; default 5s
+
+	// Sandbox supplies the command prefix and credentials; nil runs the
+	// agent directly as wfb's own user (recorded as "none").
+	Sandbox Isolation
+
+	// Review, when set, makes this a review session: the workspace must not
+	// change, and the artifact is parsed and scored.
+	Review *ReviewSpec
+}
+
+// ReviewSpec configures a review session.
+type ReviewSpec struct {
+	// ArtifactPath is where the agent must write its review, OUTSIDE the
+	// workspace, in a directory it can write.
+	ArtifactPath string
+	// Boundary clears the workspace's write bits for the session and
+	// restores them after (the host-unsafe boundary; kernel backends bind
+	// the workspace read-only instead).
+	Boundary bool
+}
+
+// ReviewOutputEnv names the environment variable that tells the agent where
+// to write its review.
+const ReviewOutputEnv = "WFB_REVIEW_OUTPUT"
+
+// DefaultPath is the PATH an agent gets when the spec names none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// RunSession runs one session, writes its row with rec, and returns the row.
+// Every outcome — success, failure, refusal — is recorded; the error is
+// non-nil only when the row itself could not be written.
+func RunSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.Result, error) {
+	row := runSession(ctx, spec)
+	if err := rec.InsertResult(ctx, &row); err != nil {
+		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
+	}
+	return row, nil
+}
+
+func runSession(ctx context.Context, spec SessionSpec) store.Result {
+	row := store.Result{
+		RunID:        spec.RunID,
+		AttemptID:    store.NewID("att"),
+		Task:         spec.Task,
+		Arm:          spec.Arm,
+		Rep:          spec.Rep,
+		Attempt:      max(spec.Attempt, 1),
+		RetryOf:      spec.RetryOf,
+		Agent:        spec.Agent,
+		AgentVersion: spec.AgentVersion,
+		Model:        spec.Model,
+		Sandbox:      "none",
+		StartedAt:    time.Now().UTC(),
+		ProcessState: store.StateNotStarted,
+	}
+	var prefix []string
+	var cred *syscall.Credential
+	requirePIDNS := false
+	if spec.Sandbox != nil {
+		row.Sandbox = spec.Sandbox.Backend()
+		prefix = spec.Sandbox.CommandPrefix()
+		cred = spec.Sandbox.Credential()
+		requirePIDNS = spec.Sandbox.RequirePIDNamespace()
+	}
+	fail := func(kind, format string, args ...any) store.Result {
+		row.OK, row.ErrorKind = false, kind
+		row.ErrorDetail = fmt.Sprintf(format, args...)
+		return row
+	}
+
+	if requirePIDNS && len(prefix) == 0 {
+		return fail(store.KindSandboxRefused,
+			"a PID namespace is required but the %s backend runs the agent without a command prefix, so nothing creates one; nothing was run", row.Sandbox)
+	}
+	argv, err := claudeArgv(spec)
+	if err != nil {
+		return fail(store.KindInfraError, "build agent command: %v", err)
+	}
+	argv = append(append([]string{}, prefix...), argv...)
+
+	env := map[string]string{}
+	for k, v := range spec.Env {
+		env[k] = v
+	}
+	if _, ok := env["PATH"]; !ok {
+		env["PATH"] = DefaultPath
+	}
+	prompt := spec.Prompt
+	var digestBefore string
+	var restore func() error
+	defer func() {
+		// Modes come back even if something below panics.
+		if restore != nil {
+			_ = restore()
+		}
+	}()
+	if spec.Review != nil {
+		env[ReviewOutputEnv] = spec.Review.ArtifactPath
+		prompt += "\n\nWrite your review as JSON to " + spec.Review.ArtifactPath +
+			" (schema_version 1, verdict, findings). Do not modify the workspace."
+		if digestBefore, err = sandbox.Digest(spec.Workdir); err != nil {
+			return fail(store.KindInfraError, "digest the workspace before the session: %v", err)
+		}
+		if spec.Review.Boundary {
+			if restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
+				return fail(store.KindInfraError, "apply the workspace write boundary: %v", err)
+			}
+		}
+	}
+
+	grace := spec.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	out := &claudeOutput{}
+	pr := runProcess(ctx, processSpec{
+		Argv:         argv,
+		Dir:          spec.Workdir,
+		Env:          envList(env),
+		Stdin:        prompt,
+		Credential:   cred,
+		Timeout:      spec.Timeout,
+		Grace:        grace,
+		OnStdoutLine: out.line,
+	})
+	row.ProcessState = pr.State
+	row.ExitCode = pr.ExitCode
+	row.StdoutTail = pr.StdoutTail
+	row.StderrTail = pr.StderrTail
+	if pr.State != store.StateSpawnFailure && pr.State != store.StateNotStarted {
+		ms := pr.Duration.Milliseconds()
+		row.DurationMS = &ms
+	}
+	interpret(&row, spec, pr, out)
+
+	if spec.Review != nil {
+		if restore != nil {
+			err := restore()
+			restore = nil
+			if err != nil {
+				addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
+			}
+		}
+		checkReview(&row, spec, digestBefore)
+	}
+	return row
+}
+
+// addFailure marks the row failed. The first kind stands (it is the cause);
+// later problems are appended to the detail so none is lost.
+func addFailure(row *store.Result, kind, detail string) {
+	row.OK = false
+	if row.ErrorKind == "" {
+		row.ErrorKind = kind
+		row.ErrorDetail = detail
+		return
+	}
+	row.ErrorDetail += "; also " + kind + ": " + detail
+}
+
+// interpret turns what the process did and printed into the row's outcome
+// and measurements.
+func interpret(row *store.Result, spec SessionSpec, pr processResult, out *claudeOutput) {
+	switch pr.State {
+	case store.StateSpawnFailure:
+		addFailure(row, store.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
+		return
+	case store.StateNotStarted:
+		addFailure(row, store.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
+		return
+	case store.StateCancelled:
+		addFailure(row, store.KindCancelled, "the session was cancelled (SIGTERM to its process group)")
+		return
+	case store.StateTimeout, store.StateForcedKill:
+		how := "it exited after SIGTERM"
+		if pr.State == store.StateForcedKill {
+			how = fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())
+		}
+		addFailure(row, store.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
+		return
+	}
+	row.OK = true
+	if pr.PipesHeld {
+		addFailure(row, store.KindSessionError, "a descendant of the agent left its process group and held its output open")
+	}
+	exit := "signal " + pr.Signal
+	if pr.ExitCode != nil {
+		exit = "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
+	}
+	switch n := len(out.results); {
+	case n == 0:
+		detail := fmt.Sprintf("the agent printed no result event (%s, %d stdout lines", exit, out.lines)
+		if out.firstNonJSON != "" {
+			detail += fmt.Sprintf(", %d not JSON, first %s", out.nonJSON, out.firstNonJSON)
+		}
+		if out.truncated > 0 {
+			detail += fmt.Sprintf(", %d over %d bytes", out.truncated, maxLineBytes)
+		}
+		addFailure(row, store.KindSessionError, detail+")")
+		return
+	case n > 1:
+		row.ResultEvent = string(joinLines(out.results))
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		return
+	}
+	row.ResultEvent = string(out.results[0])
+	var res claudeResult
+	if err := json.Unmarshal(out.results[0], &res); err != nil {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		return
+	}
+	row.SessionID = res.SessionID
+	if len(res.NumTurns) > 0 {
+		if n, err := parseCount(res.NumTurns); err == nil {
+			row.NumTurns = &n
+		}
+	}
+
+	// Measurements: all four usage fields valid, or none recorded.
+	vals, problems := parseUsage(res.Usage)
+	if len(problems) == 0 {
+		row.InputTokens, row.OutputTokens = &vals[0], &vals[1]
+		row.CacheReadInputTokens, row.CacheCreationInputTokens = &vals[2], &vals[3]
+		if cost, ok, _ := parseCost(res.TotalCostUSD); ok {
+			row.CostUSD, row.CostSource = &cost, "reported"
+		}
+	}
+
+	switch {
+	case res.IsError == nil:
+		addFailure(row, store.KindSessionError, "the result event has no is_error field")
+	case *res.IsError:
+		kind := store.KindSessionError
+		if res.providerFailure() {
+			kind = store.KindProviderError
+		}
+		addFailure(row, kind, "the agent reported an error: "+res.errorText())
+	case res.Subtype != "success":
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
+	}
+	if pr.ExitCode == nil || *pr.ExitCode != 0 {
+		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+	}
+	if out.nonJSON > 0 {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", out.nonJSON, out.firstNonJSON))
+	}
+	if len(problems) > 0 {
+		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+	}
+	if _, _, why := parseCost(res.TotalCostUSD); why != "" {
+		// Not a failure: cost is simply not measured.
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+why)
+	}
+}
+
+func (spec SessionSpec) graceOrDefault() time.Duration {
+	if spec.Grace > 0 {
+		return spec.Grace
+	}
+	return 5 * time.Second
+}
+
+// errorText is the agent's own explanation of a failure.
+func (r *claudeResult) errorText() string {
+	var parts []string
+	if r.Result != nil && *r.Result != "" {
+		parts = append(parts, clip(*r.Result, 500))
+	}
+	for _, e := range r.Errors {
+		parts = append(parts, clip(string(e), 200))
+	}
+	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
+		parts = append(parts, "api_error_status "+s)
+	}
+	if len(parts) == 0 {
+		return "(no explanation given)"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// checkReview holds a review session to its contract: the workspace did not
+// move, and the artifact was written and is valid.
+func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
+	after, err := sandbox.Digest(spec.Workdir)
+	switch {
+	case err != nil:
+		addFailure(row, store.KindInfraError, fmt.Sprintf("digest the workspace after the session: %v", err))
+	case after != digestBefore:
+		// The boundary failed: this outranks whatever else went wrong.
+		prev := row.ErrorKind
+		row.OK, row.ErrorKind = false, store.KindWorkspaceModified
+		detail := "the workspace changed during a review session (digest before " + short(digestBefore) + ", after " + short(after) + ")"
+		if prev != "" {
+			detail += "; also " + prev + ": " + row.ErrorDetail
+		}
+		row.ErrorDetail = detail
+	}
+	if !row.OK {
+		return // a failed session's missing artifact is a consequence, not a cause
+	}
+	rv, err := review.ParseReviewOutput(spec.Review.ArtifactPath)
+	var invalid *review.InvalidError
+	switch {
+	case errors.Is(err, review.ErrArtifactMissing):
+		addFailure(row, store.KindArtifactMissing, "the agent never wrote "+spec.Review.ArtifactPath)
+	case errors.As(err, &invalid):
+		addFailure(row, store.KindArtifactInvalid, invalid.Error())
+	case err != nil:
+		addFailure(row, store.KindArtifactInvalid, err.Error())
+	default:
+		row.Verdict = rv.Verdict
+		n := int64(len(rv.Findings))
+		row.FindingsCount = &n
+	}
+}
+
+func short(digest string) string { return clip(digest, 12) }
+
+func joinDetail(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func joinLines(ls [][]byte) []byte {
+	var b []byte
+	for i, l := range ls {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, l...)
+	}
+	return b
+}
+
+// envList renders the environment sorted, so the command is reproducible.
+func envList(env map[string]string) []string {
+	kv := make([]string, 0, len(env))
+	for k, v := range env {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return kv
+}
+
+// claudeArgv builds Claude Code's headless command line (the stand-in shares
+// its interface). The prompt goes on stdin.
+func claudeArgv(spec SessionSpec) ([]string, error) {
+	switch spec.Agent {
+	case AgentClaude, AgentStandIn:
+	default:
+		return nil, fmt.Errorf("unknown agent %q (want %s or %s)", spec.Agent, AgentClaude, AgentStandIn)
+	}
+	if spec.AgentBin == "" {
+		return nil, errors.New("no agent binary")
+	}
+	format := spec.OutputFormat
+	if format == "" {
+		format = "stream-json"
+	}
+	if format != "stream-json" && format != "json" {
+		return nil, fmt.Errorf("output format %q: want stream-json or json", format)
+	}
+	argv := append([]string{spec.AgentBin}, spec.AgentArgs...)
+	argv = append(argv, "-p", "--output-format", format)
+	if format == "stream-json" {
+		argv = append(argv, "--verbose")
+	}
+	if spec.Model != "" {
+		argv = append(argv, "--model", spec.Model)
+	}
+	if spec.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
+	}
+	perm := spec.Permission
+	if perm == "" {
+		perm = "acceptEdits"
+	}
+	argv = append(argv, "--permission-mode", perm)
+	if len(spec.AllowedTools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
+	}
+	if spec.Review != nil {
+		// Writes outside the working directory are silently denied unless
+		// the directory is granted.
+		argv = append(argv, "--add-dir", filepath.Dir(spec.Review.ArtifactPath))
+	}
+	argv = append(argv, "--no-session-persistence")
+	return append(argv, spec.ExtraArgs...), nil
+}
+
+// StandInAgent returns the command that runs wfb's stand-in agent: this
+// executable with "mock agent".
+func StandInAgent() (bin string, args []string, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("locate the wfb executable for the stand-in agent: %w", err)
+	}
+	return self, []string{"mock", "agent"}, nil
+}
