@@ -2,8 +2,68 @@ package mock
 
 import "encoding/json"
 
-// Script is what the provider serves: Replies in order, one per request,
-// then Default for every later request.
+// Script is what the provider serves: Replies in order, one per
+// POST /v1/messages, then Default for every later request. Without a
+// Default, the built-in DefaultReply is served: the text "ok" with usage
+// input 10, output 5, cache_read 0, cache_creation 0.
+//
+// A script file (LoadScript) is YAML; JSON is accepted, being YAML. It is
+// read strictly: an unknown field is an error, and every error names the
+// file, line, column and field, all of them at once. An example:
+//
+//	replies:
+//	  - text: "reviewing"
+//	    tools:                      # tool_use blocks, in order
+//	      - name: Write
+//	        input: {file_path: /tmp/out.json, content: "{}"}
+//	    usage:                      # absent or null: ABSENT on the wire
+//	      input_tokens: 2000
+//	      output_tokens: 300
+//	      cache_read_input_tokens: 7000
+//	      cache_creation_input_tokens: 1000
+//	  - status: 529                 # a scripted failure
+//	    error: {type: overloaded_error, message: Overloaded}
+//	  - text: "slow"
+//	    delay_ms: 1500
+//	  - hang: true
+//	  - text: "dropped"
+//	    cut_after_events: 3
+//	default:
+//	  text: "done"
+//	  usage: {input_tokens: 10, output_tokens: 5,
+//	          cache_read_input_tokens: -5, cache_creation_input_tokens: "1200"}
+//
+// The fields of a reply:
+//
+//   - text: the assistant's text block. A reply with neither text nor tools
+//     is one empty text block.
+//   - tools: a list of {name, input}; name must be non-empty, input must be
+//     an object (absent: {}). Each becomes a tool_use block with an id
+//     "toolu_...".
+//   - stop_reason: served as written; by default "tool_use" when the reply
+//     has tools, else "end_turn".
+//   - usage: any of input_tokens, output_tokens, cache_read_input_tokens,
+//     cache_creation_input_tokens (another key is an error). The VALUES are
+//     not validated: -5, true, "1200", 1.5 are served verbatim (1.0 stays
+//     1.0), so that consumers' validation can be tested. A field that is
+//     absent or null is absent on the wire.
+//   - status: an HTTP status, 100-599. A non-2xx status makes the reply a
+//     failure: the body is {"type":"error","error":ERROR}, also for a
+//     streaming request (the status comes before any event). A 2xx status
+//     other than 200 is used for a normal reply. 1xx statuses are not
+//     useful: net/http sends them as informational responses.
+//   - error: the error object of a failure; only with a non-2xx status.
+//     Without one, a 4xx/5xx status gets the API's error type for it
+//     (529 overloaded_error, 429 rate_limit_error, 401
+//     authentication_error, other 5xx api_error, ...). A failure has no
+//     text, tools, stop_reason, usage or cut_after_events.
+//   - delay_ms: wait this long (>= 0) before answering, headers included.
+//   - hang: never answer; the request blocks until the client disconnects
+//     or the provider is closed, and then the connection is dropped.
+//   - cut_after_events: for a streamed reply, drop the connection after
+//     this many SSE events (>= 0; 0 means no cut). A cut stream never
+//     reaches message_stop, however large the number. A non-streamed reply
+//     is answered whole.
 type Script struct {
 	Replies []Reply `json:"replies,omitempty"`
 	Default *Reply  `json:"default,omitempty"`
@@ -22,8 +82,9 @@ type Reply struct {
 	// is ABSENT on the wire; any other value, even -5, true or "1200", is
 	// sent as it is so that consumers' validation can be tested.
 	Usage Usage `json:"usage,omitempty"`
-	// Status, when not 0 or 200, makes the reply an HTTP error with Error as
-	// the error object, e.g. 529 with {"type": "overloaded_error"}.
+	// Status, when set and not 2xx, makes the reply an HTTP error with Error
+	// as the error object, e.g. 529 with {"type": "overloaded_error"}; a
+	// 4xx/5xx without Error gets the API's default error object for it.
 	Status int             `json:"status,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
 	// DelayMS delays the response (headers included) by this many ms.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/wfbench/wfb/mock"
+)
+
+// mockServeOptions are the validated flags of `wfb mock serve`.
+type mockServeOptions struct {
+	script string
+	addr   string
+}
+
+// newMockServeCmd is `wfb mock serve`: the scripted provider as a process of
+// its own, for agents run by hand or by another harness.
+func newMockServeCmd(s *Streams) *cobra.Command {
+	opts := &mockServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --script FILE [--addr 127.0.0.1:0]",
+		Short: "Serve a scripted stand-in for the Anthropic Messages API on loopback",
+		Long: `Serve a scripted stand-in for the Anthropic Messages API.
+
+The first line of stdout is the base URL (e.g. http://127.0.0.1:41234): set
+ANTHROPIC_BASE_URL to it. The provider answers POST /v1/messages with the
+script's replies in order, then its default, until interrupted (SIGINT or
+SIGTERM), and logs one line per request to stderr. It listens on loopback
+only. The script format is documented on mock.Script.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return badInput("mock serve takes no arguments, got %q", args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.script == "" {
+				return badInput("mock serve: --script FILE is required")
+			}
+			if err := mock.CheckLoopback(opts.addr); err != nil {
+				return badInput("mock serve: --addr: %w", err)
+			}
+			return mockServeRun(cmd, s, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.script, "script", "", "the script file (YAML or JSON) of replies to serve")
+	cmd.Flags().StringVar(&opts.addr, "addr", "127.0.0.1:0", "loopback host:port to listen on (port 0: any free port)")
+	return cmd
+}
+
+func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error {
+	script, err := mock.LoadScript(opts.script)
+	if err != nil {
+		return asBadInput(err)
+	}
+	p := mock.NewProvider(script)
+	p.Log = s.ErrOut
+	err = p.Serve(cmd.Context(), opts.addr, func(url string) {
+		fmt.Fprintln(s.Out, url)
+		fmt.Fprintf(s.ErrOut, "mock provider serving %s at %s (%d replies, then the default); interrupt to stop\n",
+			opts.script, url, len(script.Replies))
+	})
+	if errors.Is(err, mock.ErrNotLoopback) {
+		return asBadInput(err)
+	}
+	return err
+}
