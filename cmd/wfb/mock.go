@@ -1,17 +1,53 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/wfbench/wfb/mock"
 )
 
 func newMockCmd(s *Streams) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "mock",
-		Short: "(not built yet)",
+		Short: "Stand-ins for the outside world: a scripted provider and a stand-in agent",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("mock: not built yet")
+			return cmd.Help()
+		},
+	}
+	cmd.AddCommand(newMockAgentCmd(s))
+	return cmd
+}
+
+// newMockAgentCmd is `wfb mock agent`: the stand-in agent CLI. Every
+// argument after "agent" is the agent's own (Claude Code's flags), so cobra
+// parses none of them.
+func newMockAgentCmd(s *Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "agent -p [flags] [PROMPT]",
+		Short: "A stand-in agent CLI with Claude Code's interface, talking to $ANTHROPIC_BASE_URL",
+		Long: `A stand-in agent CLI with Claude Code's interface, for offline tests and dry runs.
+
+It reads the prompt from the argument or stdin, sends it to $ANTHROPIC_BASE_URL
+(e.g. a 'wfb mock serve' provider) with $ANTHROPIC_API_KEY, runs the Write, Read
+and Bash tools the reply asks for, and prints a result shaped like Claude Code's.
+Run 'wfb mock agent --help' for its flags.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code := mock.AgentMain(cmd.Context(), args, s.In, s.Out, s.ErrOut, s.Getenv)
+			if code == 0 {
+				return nil
+			}
+			return &exitCodeError{code: code}
 		},
 	}
 }
+
+// exitCodeError carries the exit code of a command that has already printed
+// everything it had to say (the stand-in agent): it wraps errNotOK so that
+// Main prints nothing more, and exitCode returns code as it is.
+type exitCodeError struct{ code int }
+
+func (e *exitCodeError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+func (e *exitCodeError) Unwrap() error { return errNotOK }

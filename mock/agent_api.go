@@ -1,0 +1,349 @@
+package mock
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// agentAnthropicVersion is the API version header Claude Code sends.
+const agentAnthropicVersion = "2023-06-01"
+
+// agentMaxEventBytes bounds one SSE line; a longer one is a malformed stream.
+const agentMaxEventBytes = 16 << 20
+
+// agentBlock is one content block of a model reply.
+type agentBlock struct {
+	Type  string          `json:"type"`
+	Text  string          `json:"text,omitempty"`
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+
+	partial strings.Builder // input_json_delta fragments, joined at block stop
+}
+
+// MarshalJSON writes a text block with its text even when empty, and a
+// tool_use block with its input.
+func (b *agentBlock) MarshalJSON() ([]byte, error) {
+	if b.Type == "tool_use" {
+		input := b.Input
+		if input == nil {
+			input = json.RawMessage("{}")
+		}
+		return json.Marshal(struct {
+			Type  string          `json:"type"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}{b.Type, b.ID, b.Name, input})
+	}
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}{b.Type, b.Text})
+}
+
+// agentReply is one model reply as the agent understood it.
+type agentReply struct {
+	ID         string
+	Model      string
+	Content    []*agentBlock
+	StopReason string
+	// Usage is the reply's usage, raw: message_start's fields overridden by
+	// message_delta's (the latter is cumulative in the Messages API).
+	Usage map[string]json.RawMessage
+}
+
+// text joins the reply's text blocks.
+func (r *agentReply) text() string {
+	var parts []string
+	for _, b := range r.Content {
+		if b.Type == "text" && b.Text != "" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// agentAPIError is a failure the provider stated: an HTTP error status, or
+// an error event inside the stream (Status 0).
+type agentAPIError struct {
+	Status int
+	Body   string
+}
+
+func (e *agentAPIError) Error() string {
+	if e.Status == 0 {
+		return "API Error: " + e.Body
+	}
+	return fmt.Sprintf("API Error: %d %s", e.Status, e.Body)
+}
+
+// agentRequest is the body the agent posts, shaped like Claude Code's.
+type agentRequest struct {
+	Model     string         `json:"model"`
+	MaxTokens int            `json:"max_tokens"`
+	System    []agentText    `json:"system,omitempty"`
+	Messages  []agentMessage `json:"messages"`
+	Tools     []any          `json:"tools,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	Stream    bool           `json:"stream"`
+}
+
+type agentText struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// agentMessage is one entry of messages; Content is a string for the
+// prompt (as the seed's tests read it) and a block list otherwise.
+type agentMessage struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// agentToolResultBlock is a tool_result content block.
+type agentToolResultBlock struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// agentPost sends one model request and reads the reply. It returns an
+// *agentAPIError when the provider said no, and another error when the
+// exchange itself failed (transport, a stream cut short, malformed data).
+func agentPost(ctx context.Context, client *http.Client, baseURL, apiKey, sessionID string, body *agentRequest) (*agentReply, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	url := strings.TrimRight(baseURL, "/") + "/v1/messages"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		return nil, fmt.Errorf("build request to ANTHROPIC_BASE_URL: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("anthropic-version", agentAnthropicVersion)
+	req.Header.Set("User-Agent", "wfb-stand-in-agent")
+	req.Header.Set("X-Claude-Code-Session-Id", sessionID)
+	if apiKey != "" {
+		req.Header.Set("x-api-key", apiKey)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("request to provider failed: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, &agentAPIError{Status: resp.StatusCode, Body: agentCompact(raw)}
+	}
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mediaType == "application/json" {
+		return agentDecodeMessage(resp.Body)
+	}
+	return agentReadStream(resp.Body)
+}
+
+// agentCompact returns raw as compact JSON when it is JSON, else as trimmed
+// text, bounded either way.
+func agentCompact(raw []byte) string {
+	var b bytes.Buffer
+	s := strings.TrimSpace(string(raw))
+	if json.Compact(&b, raw) == nil {
+		s = b.String()
+	}
+	if len(s) > 2000 {
+		s = s[:2000] + "..."
+	}
+	return s
+}
+
+// agentWireMessage is a Message object as the API serves it.
+type agentWireMessage struct {
+	ID         string                     `json:"id"`
+	Model      string                     `json:"model"`
+	Content    []json.RawMessage          `json:"content"`
+	StopReason string                     `json:"stop_reason"`
+	Usage      map[string]json.RawMessage `json:"usage"`
+}
+
+// agentDecodeMessage reads a non-streamed Message.
+func agentDecodeMessage(r io.Reader) (*agentReply, error) {
+	var m agentWireMessage
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return nil, fmt.Errorf("malformed reply from provider: %w", err)
+	}
+	reply := &agentReply{ID: m.ID, Model: m.Model, StopReason: m.StopReason, Usage: map[string]json.RawMessage{}}
+	agentMergeUsage(reply.Usage, m.Usage)
+	for i, raw := range m.Content {
+		var b struct {
+			Type  string          `json:"type"`
+			Text  string          `json:"text"`
+			ID    string          `json:"id"`
+			Name  string          `json:"name"`
+			Input json.RawMessage `json:"input"`
+		}
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, fmt.Errorf("malformed reply from provider: content[%d]: %w", i, err)
+		}
+		reply.Content = append(reply.Content, &agentBlock{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: b.Input})
+	}
+	return reply, nil
+}
+
+func agentMergeUsage(dst, src map[string]json.RawMessage) {
+	for k, v := range src {
+		dst[k] = v
+	}
+}
+
+// agentStreamEvent is the union of the SSE data payloads the agent reads.
+type agentStreamEvent struct {
+	Type    string            `json:"type"`
+	Message *agentWireMessage `json:"message"`
+	Index   *int              `json:"index"`
+	Block   *struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage map[string]json.RawMessage `json:"usage"`
+}
+
+// errAgentStreamCut says the stream ended before message_stop.
+var errAgentStreamCut = errors.New("the provider's stream ended before message_stop: the reply is incomplete")
+
+// agentReadStream reads a Messages SSE stream into a reply. Tool input is
+// taken only from input_json_delta fragments, as Claude Code does (input
+// placed in content_block_start is ignored), so a provider that streams it
+// wrongly is caught here rather than by the real agent later.
+func agentReadStream(r io.Reader) (*agentReply, error) {
+	reply := &agentReply{Usage: map[string]json.RawMessage{}}
+	blocks := map[int]*agentBlock{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), agentMaxEventBytes)
+	var event string
+	var data strings.Builder
+	events := 0
+	stopped := false
+
+	dispatch := func() error {
+		defer func() { event = ""; data.Reset() }()
+		if data.Len() == 0 {
+			return nil
+		}
+		events++
+		var ev agentStreamEvent
+		if err := json.Unmarshal([]byte(data.String()), &ev); err != nil {
+			return fmt.Errorf("malformed stream event %d (%s) from provider: %w", events, event, err)
+		}
+		kind := ev.Type
+		if kind == "" {
+			kind = event
+		}
+		switch kind {
+		case "message_start":
+			if ev.Message != nil {
+				reply.ID, reply.Model = ev.Message.ID, ev.Message.Model
+				agentMergeUsage(reply.Usage, ev.Message.Usage)
+			}
+		case "content_block_start":
+			if ev.Index == nil || ev.Block == nil {
+				return fmt.Errorf("malformed stream event %d: content_block_start without index or content_block", events)
+			}
+			b := &agentBlock{Type: ev.Block.Type, Text: ev.Block.Text, ID: ev.Block.ID, Name: ev.Block.Name}
+			blocks[*ev.Index] = b
+			reply.Content = append(reply.Content, b)
+		case "content_block_delta":
+			if ev.Index == nil || ev.Delta == nil || blocks[*ev.Index] == nil {
+				return fmt.Errorf("malformed stream event %d: content_block_delta for a block that was not started", events)
+			}
+			b := blocks[*ev.Index]
+			switch ev.Delta.Type {
+			case "text_delta":
+				b.Text += ev.Delta.Text
+			case "input_json_delta":
+				b.partial.WriteString(ev.Delta.PartialJSON)
+			}
+		case "content_block_stop":
+			if ev.Index == nil || blocks[*ev.Index] == nil {
+				return fmt.Errorf("malformed stream event %d: content_block_stop for a block that was not started", events)
+			}
+			b := blocks[*ev.Index]
+			if b.Type == "tool_use" {
+				input := strings.TrimSpace(b.partial.String())
+				if input == "" {
+					input = "{}"
+				}
+				if !json.Valid([]byte(input)) {
+					return fmt.Errorf("malformed tool input for %s (block %d) from provider: %q", b.Name, *ev.Index, input)
+				}
+				b.Input = json.RawMessage(input)
+			}
+		case "message_delta":
+			if ev.Delta != nil && ev.Delta.StopReason != "" {
+				reply.StopReason = ev.Delta.StopReason
+			}
+			agentMergeUsage(reply.Usage, ev.Usage)
+		case "message_stop":
+			stopped = true
+		case "error":
+			return &agentAPIError{Body: agentCompact([]byte(data.String()))}
+		}
+		return nil
+	}
+
+	for !stopped && sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if err := dispatch(); err != nil {
+				return nil, err
+			}
+		case strings.HasPrefix(line, ":"):
+			// A comment (keep-alive).
+		case strings.HasPrefix(line, "event:"):
+			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+	if !stopped {
+		if err := dispatch(); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read stream from provider after %d events: %w", events, err)
+	}
+	if !stopped {
+		return nil, fmt.Errorf("%w (%d events received)", errAgentStreamCut, events)
+	}
+	for _, b := range reply.Content {
+		if b.Type == "tool_use" && b.Input == nil {
+			return nil, fmt.Errorf("malformed stream from provider: tool_use block %s was never stopped", b.Name)
+		}
+	}
+	return reply, nil
+}

@@ -1,0 +1,39 @@
+package mock
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/signal"
+	"syscall"
+	"testing"
+)
+
+// TestMain lets the test binary be the stand-in agent: with WFB_TEST_AGENT=1
+// it runs AgentMain on its arguments (after an optional "mock agent") and
+// exits, so tests start the agent as a real subprocess (the os/exec helper
+// process pattern) without building wfb first.
+func TestMain(m *testing.M) {
+	if os.Getenv("WFB_TEST_AGENT") == "1" {
+		args := os.Args[1:]
+		if len(args) >= 2 && args[0] == "mock" && args[1] == "agent" {
+			args = args[2:]
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+		code := AgentMain(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+		stop()
+		os.Exit(code)
+	}
+	// -update rewrites golden files; registered here unless another test
+	// file of the package already did.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/")
+	}
+	os.Exit(m.Run())
+}
+
+// agentUpdateGolden reports whether -update was given.
+func agentUpdateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
