@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// modeTree builds a workspace with odd modes, special bits and a symlink
+// pointing outside it, and returns the path of that outside target.
+func modeTree(t *testing.T, ws string) (outside string) {
+	t.Helper()
+	outside = filepath.Join(filepath.Dir(ws), "outside.txt")
+	writeFile(t, outside, "not in the workspace", 0o666)
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{"sub", 0o750},
+		{"sub/deep", 0o755},
+		{"shared", 0o1777 | os.ModeSticky},
+		{"group", 0o2775 | os.ModeSetgid},
+	} {
+		p := filepath.Join(ws, d.path)
+		if err := os.Mkdir(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, d.mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{"private.txt", 0o600},
+		{"sub/tool", 0o750},
+		{"sub/deep/readonly.txt", 0o444},
+		{"setuid", 0o4755 | os.ModeSetuid},
+		{"shared/odd", 0o604},
+		{"none", 0o000},
+	} {
+		writeFile(t, filepath.Join(ws, f.path), f.path, f.mode)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	return outside
+}
+
+func modes(t *testing.T, dir string) map[string]fs.FileMode {
+	t.Helper()
+	got := map[string]fs.FileMode{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		got[p] = info.Mode()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestWriteBoundaryClearsEveryWriteBitAndRestoresExactModes stops a boundary
+// that misses a file, follows a symlink out of the workspace, or gives back
+// modes that differ from the originals (lost setuid/setgid/sticky bits, or a
+// blanket 0644).
+func TestWriteBoundaryClearsEveryWriteBitAndRestoresExactModes(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir())
+	outside := modeTree(t, ws)
+	original := modes(t, ws)
+	outsideBefore := modes(t, outside)[outside]
+
+	restore, err := WorkspaceWriteBoundary(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside := modes(t, ws)
+	want := map[string]fs.FileMode{}
+	for p, m := range original {
+		if m&fs.ModeSymlink == 0 {
+			m &^= 0o222
+		}
+		want[p] = m
+	}
+	if diff := cmp.Diff(want, inside); diff != "" {
+		t.Errorf("modes inside the boundary (-want +got):\n%s", diff)
+	}
+	if got := modes(t, outside)[outside]; got != outsideBefore {
+		t.Errorf("the symlink's target outside the workspace changed mode: %v, want %v", got, outsideBefore)
+	}
+
+	for i := 0; i < 2; i++ {
+		if err := restore(); err != nil {
+			t.Fatalf("restore #%d: %v", i+1, err)
+		}
+		if diff := cmp.Diff(original, modes(t, ws)); diff != "" {
+			t.Errorf("modes after restore #%d (-want +got):\n%s", i+1, diff)
+		}
+	}
+}
+
+// TestWriteBoundaryRestoresWhatItChangedWhenClearingFailsHalfway stops a
+// failed boundary from leaving half the workspace read-only for good.
+func TestWriteBoundaryRestoresWhatItChangedWhenClearingFailsHalfway(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir())
+	modeTree(t, ws)
+	original := modes(t, ws)
+	// Lexical walk order: the root, none, private.txt, setuid, shared, ...
+	// are changed before sub/tool fails.
+	failAt := filepath.Join(ws, "sub", "tool")
+	calls := 0
+	clearChmod = func(p string, m fs.FileMode) error {
+		calls++
+		if p == failAt {
+			return errors.New("injected chmod failure")
+		}
+		return os.Chmod(p, m)
+	}
+	t.Cleanup(func() { clearChmod = os.Chmod })
+
+	restore, err := WorkspaceWriteBoundary(ws)
+	if err == nil || !strings.Contains(err.Error(), "injected chmod failure") {
+		t.Fatalf("err = %v, want the injected failure", err)
+	}
+	if restore != nil {
+		t.Error("a failed boundary returned a restore func")
+	}
+	if calls < 3 {
+		t.Fatalf("failure injected after %d chmods; the test needs some changed first", calls)
+	}
+	if diff := cmp.Diff(original, modes(t, ws)); diff != "" {
+		t.Errorf("modes after a failed boundary (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteBoundaryRestoreRefusesAReplacedPath stops restore from chmodding
+// something the session put in place of an original (a symlink to a file
+// outside, say), while it still restores everything else.
+func TestWriteBoundaryRestoreRefusesAReplacedPath(t *testing.T) {
+	ws := newWorkspace(t, t.TempDir())
+	outside := modeTree(t, ws)
+	original := modes(t, ws)
+	restore, err := WorkspaceWriteBoundary(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(ws, "private.txt")
+	if err := os.Remove(victim); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, victim); err != nil {
+		t.Fatal(err)
+	}
+	outsideBefore := modes(t, outside)[outside]
+	err = restore()
+	if err == nil || !strings.Contains(err.Error(), victim+": it was replaced during the session") {
+		t.Fatalf("restore err = %v, want it to name %s as replaced", err, victim)
+	}
+	if got := modes(t, outside)[outside]; got != outsideBefore {
+		t.Errorf("restore chmodded through the planted symlink: %v, want %v", got, outsideBefore)
+	}
+	got := modes(t, ws)
+	delete(original, victim)
+	delete(got, victim)
+	if diff := cmp.Diff(original, got); diff != "" {
+		t.Errorf("modes of the untouched paths (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// Launch is what the runner needs to start one process in the sandbox. The
+// runner must:
+//
+//  1. build argv as Prefix followed by the agent's own argv;
+//  2. set cmd.ExtraFiles = ExtraFiles and SysProcAttr.Credential = Credential
+//     (next to its own Setpgid);
+//  3. after cmd.Start succeeds, call Started with cmd.Process.Pid before it
+//     treats the session as running; an error (a *RefusedError when a proof
+//     failed) means: kill the process group, record sandbox-refused;
+//  4. call Close once the process is gone (or was never started).
+//
+// For host-unsafe, Prefix and ExtraFiles are empty and Started has nothing to
+// hold back. A kernel backend holds its agent at a barrier (bubblewrap's
+// --block-fd), and Started learns the agent's pid, proves its PID namespace
+// from the parent and only then releases it.
+type Launch struct {
+	Prefix     []string
+	ExtraFiles []*os.File
+	Credential *syscall.Credential
+
+	started func(ctx context.Context, pid int) error
+	closers []func() error
+}
+
+// Started runs the backend's checks on the freshly started process pid
+// (the direct child the runner spawned).
+func (l *Launch) Started(ctx context.Context, pid int) error {
+	if l.started == nil {
+		return nil
+	}
+	return l.started(ctx, pid)
+}
+
+// Close releases what the launch holds in the parent (pipe ends). It is safe
+// to call more than once.
+func (l *Launch) Close() error {
+	var errs []error
+	for _, c := range l.closers {
+		errs = append(errs, c())
+	}
+	l.closers = nil
+	return errors.Join(errs...)
+}
+
+// Launch prepares one process start.
+func (s *Sandbox) Launch(ctx context.Context) (*Launch, error) {
+	return s.backend.launch(ctx, s)
+}
+
+// hostUnsafe runs the agent directly on the host (see the package doc for
+// what that does and does not enforce).
+type hostUnsafe struct{}
+
+func (hostUnsafe) name() string             { return HostUnsafe }
+func (hostUnsafe) pidNamespace() bool       { return false }
+func (hostUnsafe) prefix(*Sandbox) []string { return []string{} }
+
+func (h hostUnsafe) launch(_ context.Context, s *Sandbox) (*Launch, error) {
+	return &Launch{
+		Prefix:     h.prefix(s),
+		Credential: s.Credential(),
+		started: func(_ context.Context, pid int) error {
+			if !s.requirePID {
+				return nil
+			}
+			// Unreachable through Prepare, which refuses the combination;
+			// kept so the promise is checked where it is kept, not assumed.
+			return provePIDNamespace(s.Backend(), pid)
+		},
+	}, nil
+}
+
+// provePIDNamespace checks, from the parent, that process pid lives in a
+// PID namespace other than wfb's own: the kernel's answer, not the argv's.
+func provePIDNamespace(backend string, pid int) error {
+	self, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return &RefusedError{Backend: backend, Reason: fmt.Sprintf("cannot read wfb's PID namespace: %v", err)}
+	}
+	child, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return &RefusedError{Backend: backend, Reason: fmt.Sprintf("cannot read the PID namespace of process %d: %v", pid, err)}
+	}
+	if child == self {
+		return &RefusedError{Backend: backend, Reason: fmt.Sprintf("process %d runs in wfb's own PID namespace (%s), not one of its own", pid, self)}
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// check is one access test the session identity must pass: op is a test(1)
+// primary (-r, -w, -x) applied to path; reason is what a failure means.
+type check struct {
+	op, path, reason string
+}
+
+// probeScript runs test(1) on each (op, path) pair and prints the index of
+// the first that fails. Paths arrive as arguments, so no quoting can break.
+const probeScript = `i=0
+while [ "$#" -ge 2 ]; do
+	if ! test "$1" "$2"; then echo "$i"; exit 3; fi
+	i=$((i+1)); shift 2
+done`
+
+// checks lists, in order, what the session identity must be able to do:
+// reach and read the workspace, execute the agent, write its home, tmp and
+// artifact directories. Every ancestor directory is its own check, so a
+// refusal names the exact component that blocks.
+func (s *Sandbox) checks(agentExists, givenArtifactDir bool) []check {
+	who := s.who()
+	var cs []check
+	reach := func(target, what string) {
+		for _, a := range ancestors(target) {
+			cs = append(cs, check{"-x", a, fmt.Sprintf("%s cannot traverse %s, on the way to %s %s; fix: chmod o+x %s, or move it", who, a, what, target, a)})
+		}
+	}
+	reach(s.workspace, "the workspace")
+	cs = append(cs,
+		check{"-r", s.workspace, fmt.Sprintf("%s cannot read the workspace %s", who, s.workspace)},
+		check{"-x", s.workspace, fmt.Sprintf("%s cannot enter the workspace %s", who, s.workspace)},
+	)
+	if agentExists {
+		reach(s.agentBin, "the agent binary")
+		cs = append(cs, check{"-x", s.agentBin, fmt.Sprintf("%s cannot execute the agent binary %s", who, s.agentBin)})
+		if isScript(s.agentBin) {
+			cs = append(cs, check{"-r", s.agentBin, fmt.Sprintf("%s cannot read the agent script %s (an interpreter must read it)", who, s.agentBin)})
+		}
+	}
+	reach(s.root, "the private root")
+	for _, d := range []struct{ path, what string }{{s.home, "its home"}, {s.tmp, "its tmp"}} {
+		cs = append(cs,
+			check{"-x", d.path, fmt.Sprintf("%s cannot enter %s %s", who, d.what, d.path)},
+			check{"-w", d.path, fmt.Sprintf("%s cannot write %s %s", who, d.what, d.path)},
+		)
+	}
+	if givenArtifactDir {
+		reach(s.artifactDir, "the artifact dir")
+	}
+	fix := ""
+	if s.cred != nil {
+		fix = fmt.Sprintf("; fix: chown %d %s", s.cred.Uid, s.artifactDir)
+	}
+	cs = append(cs,
+		check{"-x", s.artifactDir, fmt.Sprintf("%s cannot enter the artifact dir %s%s", who, s.artifactDir, fix)},
+		check{"-w", s.artifactDir, fmt.Sprintf("%s cannot write the artifact dir %s (an atomic write needs a writable directory)%s", who, s.artifactDir, fix)},
+	)
+	return cs
+}
+
+func (s *Sandbox) who() string {
+	if s.cred != nil {
+		return fmt.Sprintf("session uid %d", s.cred.Uid)
+	}
+	return fmt.Sprintf("session uid %d (wfb's own)", os.Geteuid())
+}
+
+// ancestors lists the directories above an absolute path, from "/" down.
+func ancestors(p string) []string {
+	var out []string
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if d == "/" || d == "." {
+			break
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+func isScript(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 2)
+	n, _ := f.Read(b)
+	return n == 2 && string(b) == "#!"
+}
+
+// probeCommand runs argv as the session identity with an empty environment
+// apart from a fixed PATH: the answer is the kernel's, not a guess from
+// mode bits.
+func probeCommand(ctx context.Context, cred *syscall.Credential, argv ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.Dir = "/"
+	if cred != nil {
+		c := *cred
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &c}
+	}
+	return cmd
+}
+
+// probe runs the checks as the session identity and returns the reason of
+// the first that fails ("" when all pass). err is a probe that could not run.
+func probe(ctx context.Context, cred *syscall.Credential, cs []check) (string, error) {
+	argv := []string{"/bin/sh", "-c", probeScript, "wfb-preflight"}
+	for _, c := range cs {
+		argv = append(argv, c.op, c.path)
+	}
+	cmd := probeCommand(ctx, cred, argv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.As(err, &exit) && exit.ExitCode() == 3:
+		i, perr := strconv.Atoi(strings.TrimSpace(stdout.String()))
+		if perr != nil || i < 0 || i >= len(cs) {
+			return "", fmt.Errorf("preflight probe: unexpected answer %q", stdout.String())
+		}
+		return cs[i].reason, nil
+	default:
+		return "", fmt.Errorf("preflight probe as %s: %w (stderr: %s)", credString(cred), err, strings.TrimSpace(stderr.String()))
+	}
+}
+
+// probeTree asks find(1), as the session identity, for the first entry of
+// the workspace it cannot read (or, for a directory, enter). Symlinks are
+// skipped: their own mode means nothing and their targets are not the
+// workspace.
+func probeTree(ctx context.Context, cred *syscall.Credential, workspace string) (string, error) {
+	cmd := probeCommand(ctx, cred, "/bin/sh", "-c",
+		`exec find "$1" -mindepth 1 ! -type l \( ! -readable -o -type d ! -executable \) -print0 -quit`,
+		"wfb-preflight", workspace)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if blocked := strings.TrimSuffix(stdout.String(), "\x00"); blocked != "" {
+		who := "session uid " + credString(cred)
+		return fmt.Sprintf("%s cannot read %s in the workspace %s; a review must be able to read what it reviews", who, blocked, workspace), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("preflight probe of workspace %s as %s: %w (stderr: %s)", workspace, credString(cred), err, strings.TrimSpace(stderr.String()))
+	}
+	return "", nil
+}
+
+func credString(cred *syscall.Credential) string {
+	if cred == nil {
+		return strconv.Itoa(os.Geteuid())
+	}
+	return strconv.FormatUint(uint64(cred.Uid), 10)
+}

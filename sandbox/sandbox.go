@@ -1,0 +1,491 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Backend names. Only HostUnsafe is implemented; the others are reserved so
+// that asking for them is refused with "not available yet" rather than
+// "unknown".
+const (
+	HostUnsafe = "host-unsafe"
+	Bwrap      = "bwrap"
+	Landlock   = "landlock"
+)
+
+// DefaultSessionID is the uid and gid (nobody:nogroup on Debian) a root wfb
+// runs a host-unsafe session as when nothing else is configured.
+const DefaultSessionID = 65534
+
+// Environment variables that override the session identity of a root wfb.
+const (
+	EnvSessionUID = "WFB_SANDBOX_UID"
+	EnvSessionGID = "WFB_SANDBOX_GID"
+)
+
+// Options says what sandbox to prepare.
+type Options struct {
+	// Workspace is the directory the agent works in (for a review: the
+	// checkout under review). It must exist and must not be a symlink.
+	Workspace string
+	// Backend names the isolation backend: HostUnsafe for now.
+	Backend string
+	// AgentBin is the agent executable (a path, or a name looked up in
+	// wfb's PATH the way exec.Command does). Preflight checks that the
+	// session uid can execute it; a binary that does not exist at all is
+	// left for the runner to report as a spawn failure.
+	AgentBin string
+	// ArtifactDir is where the session may write artifacts. Empty means
+	// artifacts/ inside the private root. A given directory must lie
+	// outside the workspace, must not be a symlink, and must be writable by
+	// the session uid; it is created (mode 0700, owned by the session uid)
+	// when its parent exists and it does not. It is never removed by Close.
+	ArtifactDir string
+	// RequirePIDNamespace refuses any backend that cannot run the session
+	// in a PID namespace of its own.
+	RequirePIDNamespace bool
+	// SessionUID and SessionGID set the unprivileged identity a root wfb
+	// runs the session as. Nil means $WFB_SANDBOX_UID / $WFB_SANDBOX_GID,
+	// else DefaultSessionID. Setting them when wfb is not root is refused:
+	// an unprivileged process cannot switch uid.
+	SessionUID, SessionGID *uint32
+}
+
+// RefusedError is a preflight refusal: nothing ran, and Reason says exactly
+// what is wrong and, where there is one, the fix. The runner records it as
+// sandbox-refused.
+type RefusedError struct {
+	Backend string
+	Reason  string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("sandbox %s refused: %s", e.Backend, e.Reason)
+}
+
+// Sandbox is a prepared place to run sessions in. Close removes its private
+// root.
+type Sandbox struct {
+	backend     backend
+	root        string
+	workspace   string
+	artifactDir string
+	home        string
+	tmp         string
+	agentBin    string
+	requirePID  bool
+	cred        *syscall.Credential
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// backend is what a kernel backend adds to the common preflight. hostUnsafe
+// is the only implementation; bwrap and landlock will be the others.
+type backend interface {
+	name() string
+	// pidNamespace reports whether the backend runs the session in a PID
+	// namespace of its own.
+	pidNamespace() bool
+	// prefix is the argv that goes before the agent's own.
+	prefix(sb *Sandbox) []string
+	// launch prepares one process start (extra files, the proof hook).
+	launch(ctx context.Context, sb *Sandbox) (*Launch, error)
+}
+
+var backends = map[string]backend{
+	HostUnsafe: hostUnsafe{},
+}
+
+var reserved = map[string]bool{Bwrap: true, Landlock: true}
+
+// Prepare runs the preflight for opts and, if it passes, creates the private
+// root (mode 0700) with home/, tmp/ and, unless opts.ArtifactDir is given,
+// artifacts/. A refusal is a *RefusedError; any other error is an
+// infrastructure failure. On every error path nothing is left behind.
+func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
+	refuse := func(format string, args ...any) error {
+		return &RefusedError{Backend: opts.Backend, Reason: fmt.Sprintf(format, args...)}
+	}
+	be, ok := backends[opts.Backend]
+	switch {
+	case opts.Backend == "":
+		return nil, refuse("no sandbox backend named (want %s)", HostUnsafe)
+	case reserved[opts.Backend]:
+		return nil, refuse("backend %s is not available yet (only %s is implemented)", opts.Backend, HostUnsafe)
+	case !ok:
+		return nil, refuse("unknown backend %q (want %s)", opts.Backend, HostUnsafe)
+	}
+	if opts.RequirePIDNamespace && !be.pidNamespace() {
+		return nil, refuse("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands", be.name())
+	}
+	cred, reason := sessionCredential(opts, os.Geteuid())
+	if reason != "" {
+		return nil, refuse("%s", reason)
+	}
+
+	workspace, reason := checkWorkspace(opts.Workspace)
+	if reason != "" {
+		return nil, refuse("%s", reason)
+	}
+	if opts.AgentBin == "" {
+		return nil, refuse("no agent binary given")
+	}
+	agentBin, agentExists := resolveAgent(opts.AgentBin)
+
+	var artifactDir string
+	createArtifactDir := false
+	if opts.ArtifactDir != "" {
+		artifactDir, createArtifactDir, reason = checkArtifactDir(opts.ArtifactDir, workspace)
+		if reason != "" {
+			return nil, refuse("%s", reason)
+		}
+	}
+
+	root, err := os.MkdirTemp("", "wfb-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("create sandbox private root: %w", err)
+	}
+	sb := &Sandbox{
+		backend:    be,
+		root:       root,
+		workspace:  workspace,
+		home:       filepath.Join(root, "home"),
+		tmp:        filepath.Join(root, "tmp"),
+		agentBin:   agentBin,
+		requirePID: opts.RequirePIDNamespace,
+		cred:       cred,
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, sb.Close())
+			if createArtifactDir {
+				// Only the empty directory Prepare made; never the user's files.
+				err = errors.Join(err, os.Remove(artifactDir))
+			}
+		}
+	}()
+	if realRoot, rerr := filepath.EvalSymlinks(root); rerr == nil {
+		sb.root = realRoot
+		sb.home = filepath.Join(realRoot, "home")
+		sb.tmp = filepath.Join(realRoot, "tmp")
+	}
+	if within(sb.root, workspace) {
+		return nil, refuse("the private root %s would lie inside the workspace %s; set TMPDIR to a directory outside it", sb.root, workspace)
+	}
+	private := []string{sb.root, sb.home, sb.tmp}
+	if artifactDir == "" {
+		artifactDir = filepath.Join(sb.root, "artifacts")
+		private = append(private, artifactDir)
+	}
+	sb.artifactDir = artifactDir
+	for _, d := range private {
+		if d != sb.root {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				return nil, fmt.Errorf("create sandbox directory: %w", err)
+			}
+		}
+		if err := sb.handOver(d); err != nil {
+			return nil, err
+		}
+	}
+	if createArtifactDir {
+		if err := os.Mkdir(artifactDir, 0o700); err != nil {
+			createArtifactDir = false
+			return nil, fmt.Errorf("create artifact dir: %w", err)
+		}
+		if err := sb.handOver(artifactDir); err != nil {
+			return nil, err
+		}
+	}
+
+	if cred != nil {
+		if reason := ownedBySession(workspace, cred.Uid); reason != "" {
+			return nil, refuse("%s", reason)
+		}
+	}
+	if reason, err := probe(ctx, cred, sb.checks(agentExists, opts.ArtifactDir != "")); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return nil, refuse("%s", reason)
+	}
+	if reason, err := probeTree(ctx, cred, workspace); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return nil, refuse("%s", reason)
+	}
+	return sb, nil
+}
+
+// handOver makes a directory wfb created private to the session: mode 0700
+// set explicitly (a restrictive umask must not strip the owner bits) and, when
+// the session runs as another uid, owned by it.
+func (s *Sandbox) handOver(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("create sandbox directory: %w", err)
+	}
+	if s.cred != nil {
+		if err := os.Lchown(dir, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return fmt.Errorf("hand %s to the session uid %d: %w", dir, s.cred.Uid, err)
+		}
+	}
+	return nil
+}
+
+// sessionCredential decides who the session runs as: nil (wfb's own uid)
+// unless wfb is root, in which case an unprivileged uid/gid with no
+// supplementary groups. A non-empty string is a refusal reason.
+func sessionCredential(opts Options, euid int) (*syscall.Credential, string) {
+	uid, uidFrom, reason := identity(opts.SessionUID, EnvSessionUID)
+	if reason != "" {
+		return nil, reason
+	}
+	gid, gidFrom, reason := identity(opts.SessionGID, EnvSessionGID)
+	if reason != "" {
+		return nil, reason
+	}
+	if euid != 0 {
+		for _, from := range []string{uidFrom, gidFrom} {
+			if from != "" {
+				return nil, fmt.Sprintf("%s asks for a session uid/gid, but wfb is not root (euid %d) and cannot switch identity; unset it", from, euid)
+			}
+		}
+		return nil, ""
+	}
+	if uid == 0 || gid == 0 {
+		return nil, fmt.Sprintf("session uid/gid %d:%d is root's: mode bits do not bind root, so the write boundary would not hold", uid, gid)
+	}
+	// Groups empty and NoSetGroups false: the child calls setgroups(0), so
+	// root's supplementary groups do not ride along.
+	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, ""
+}
+
+// identity resolves one id from the field, the environment or the default;
+// from names where a non-default value came from.
+func identity(field *uint32, env string) (id uint32, from, reason string) {
+	if field != nil {
+		return *field, "Options." + map[string]string{EnvSessionUID: "SessionUID", EnvSessionGID: "SessionGID"}[env], ""
+	}
+	v, ok := os.LookupEnv(env)
+	if !ok || v == "" {
+		return DefaultSessionID, "", ""
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, "", fmt.Sprintf("%s=%q is not a numeric id", env, v)
+	}
+	return uint32(n), env, ""
+}
+
+func checkWorkspace(given string) (string, string) {
+	if given == "" {
+		return "", "no workspace given"
+	}
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return "", fmt.Sprintf("workspace %s: %v", given, err)
+	}
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Sprintf("workspace %s does not exist", abs)
+	case err != nil:
+		return "", fmt.Sprintf("workspace %s: %v", abs, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(abs)
+		return "", fmt.Sprintf("workspace %s is a symlink (to %s); give the real directory so the boundary covers what the session sees", abs, target)
+	case !fi.IsDir():
+		return "", fmt.Sprintf("workspace %s is not a directory", abs)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Sprintf("workspace %s: %v", abs, err)
+	}
+	return real, ""
+}
+
+// resolveAgent finds the agent the way exec.Command would. A binary that
+// cannot be found is returned as given: the runner's spawn reports it.
+func resolveAgent(given string) (string, bool) {
+	p, err := exec.LookPath(given)
+	if err != nil {
+		if _, serr := os.Stat(given); serr == nil {
+			// Exists but not executable (by wfb): preflight names it.
+			abs, _ := filepath.Abs(given)
+			return abs, true
+		}
+		return given, false
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p, true
+	}
+	return abs, true
+}
+
+// checkArtifactDir resolves a user-given artifact directory and refuses one
+// that is a symlink, not a directory, or overlaps the workspace. create
+// reports that it does not exist yet and may be made.
+func checkArtifactDir(given, workspace string) (dir string, create bool, reason string) {
+	abs, err := filepath.Abs(given)
+	if err != nil {
+		return "", false, fmt.Sprintf("artifact dir %s: %v", given, err)
+	}
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		parent, perr := filepath.EvalSymlinks(filepath.Dir(abs))
+		if perr != nil {
+			return "", false, fmt.Sprintf("artifact dir %s does not exist and neither does its parent %s", abs, filepath.Dir(abs))
+		}
+		dir, create = filepath.Join(parent, filepath.Base(abs)), true
+	case err != nil:
+		return "", false, fmt.Sprintf("artifact dir %s: %v", abs, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(abs)
+		return "", false, fmt.Sprintf("artifact dir %s is a symlink (to %s); give the real directory", abs, target)
+	case !fi.IsDir():
+		return "", false, fmt.Sprintf("artifact dir %s is not a directory", abs)
+	default:
+		if dir, err = filepath.EvalSymlinks(abs); err != nil {
+			return "", false, fmt.Sprintf("artifact dir %s: %v", abs, err)
+		}
+	}
+	switch {
+	case within(dir, workspace):
+		return "", false, fmt.Sprintf("artifact dir %s (resolved: %s) lies inside the workspace %s; a review must write outside what it reviews", abs, dir, workspace)
+	case within(workspace, dir):
+		return "", false, fmt.Sprintf("workspace %s lies inside the artifact dir %s (resolved: %s); the writable artifact dir must not contain the workspace", workspace, abs, dir)
+	}
+	return dir, create, ""
+}
+
+// within reports whether path is dir or lies below it (both already
+// resolved and absolute).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
+}
+
+// ownedBySession refuses a workspace holding anything the session uid owns:
+// an owner may chmod its write bits back, so the boundary would not hold.
+func ownedBySession(workspace string, uid uint32) string {
+	var reason string
+	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
+			reason = fmt.Sprintf("%s in the workspace is owned by the session uid %d, which could chmod the write boundary away; chown it to another user or pick another session uid (%s)", p, uid, EnvSessionUID)
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Sprintf("walk workspace %s: %v", workspace, err)
+	}
+	return reason
+}
+
+// Backend is the name of the backend in use, as recorded in the row.
+func (s *Sandbox) Backend() string { return s.backend.name() }
+
+// Root is the private root: removed, with everything in it, by Close.
+func (s *Sandbox) Root() string { return s.root }
+
+// Workspace is the workspace's absolute path with symlinks resolved; the
+// runner starts the agent in it.
+func (s *Sandbox) Workspace() string { return s.workspace }
+
+// ArtifactDir is the directory the session may write its artifacts into,
+// outside the workspace.
+func (s *Sandbox) ArtifactDir() string { return s.artifactDir }
+
+// Home is the session's private HOME.
+func (s *Sandbox) Home() string { return s.home }
+
+// TmpDir is the session's private TMPDIR.
+func (s *Sandbox) TmpDir() string { return s.tmp }
+
+// AgentBin is the agent executable preflight checked: absolute when it was
+// found, as given when it was not (the spawn will then fail).
+func (s *Sandbox) AgentBin() string { return s.agentBin }
+
+// CommandPrefix is the argv that goes before the agent's own; empty for
+// host-unsafe. Backends that pass file descriptors to their launcher put
+// those per-process parts only in Launch's Prefix, so a runner should start
+// processes through Launch.
+func (s *Sandbox) CommandPrefix() []string { return s.backend.prefix(s) }
+
+// RequirePIDNamespace reports whether the session must run in a PID
+// namespace of its own (and Launch.Started proves it).
+func (s *Sandbox) RequirePIDNamespace() bool { return s.requirePID }
+
+// Credential is the identity to start the session with
+// (SysProcAttr.Credential); nil means wfb's own. A fresh copy each call.
+func (s *Sandbox) Credential() *syscall.Credential {
+	if s.cred == nil {
+		return nil
+	}
+	c := *s.cred
+	c.Groups = []uint32{}
+	return &c
+}
+
+// Close removes the private root. It is safe to call more than once.
+func (s *Sandbox) Close() error {
+	s.closeOnce.Do(func() {
+		if err := os.RemoveAll(s.root); err != nil {
+			// A session may have left directories without write or search
+			// permission; give them back to the owner and try again.
+			_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					_ = os.Chmod(p, 0o700)
+				}
+				return nil
+			})
+			if err := os.RemoveAll(s.root); err != nil {
+				s.closeErr = fmt.Errorf("remove sandbox private root: %w", err)
+			}
+		}
+	})
+	return s.closeErr
+}
+
+// PrepareReviewWorkspace returns the path the session must write the
+// artifact name to: inside ArtifactDir, outside the workspace, in a directory
+// the session can write (an atomic temp+rename needs a writable directory).
+// It does not create the file, so a session that never wrote it is told apart
+// from one that wrote it wrong; an artifact already there is refused, since
+// it would be scored as this session's.
+func PrepareReviewWorkspace(sb *Sandbox, name string) (string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") || strings.Contains(name, "..") {
+		return "", fmt.Errorf("artifact name %q: want a plain file name (no slash, no \"..\")", name)
+	}
+	p := filepath.Join(sb.artifactDir, name)
+	_, err := os.Lstat(p)
+	switch {
+	case err == nil:
+		return "", &RefusedError{Backend: sb.Backend(), Reason: fmt.Sprintf("artifact %s already exists and would be scored as this session's; remove it or use a fresh artifact dir", p)}
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("artifact %s: %w", p, err)
+	}
+	return p, nil
+}
