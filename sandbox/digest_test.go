@@ -43,7 +43,9 @@ func TestDigestSeesEveryKindOfChange(t *testing.T) {
 		name   string
 		change func(t *testing.T, ws string)
 	}{
-		{"content", func(t *testing.T, ws string) { writeFile(t, filepath.Join(ws, "source.ts"), "export const answer = 43;\n", 0o644) }},
+		{"content", func(t *testing.T, ws string) {
+			writeFile(t, filepath.Join(ws, "source.ts"), "export const answer = 43;\n", 0o644)
+		}},
 		{"same size content", func(t *testing.T, ws string) { writeFile(t, filepath.Join(ws, "src/lib/a.go"), "package lix\n", 0o644) }},
 		{"new file", func(t *testing.T, ws string) { writeFile(t, filepath.Join(ws, "src/new.go"), "", 0o644) }},
 		{"new empty dir", func(t *testing.T, ws string) { os.Mkdir(filepath.Join(ws, "empty"), 0o755) }},
