@@ -309,16 +309,16 @@ type agentSession struct {
 }
 
 func (s *agentSession) run(ctx context.Context) int {
-	s.emit(map[string]any{
-		"type":           "system",
-		"subtype":        "init",
-		"cwd":            s.cwd,
-		"session_id":     s.sessionID,
-		"tools":          s.opts.tools,
-		"mcp_servers":    []any{},
-		"model":          s.opts.model,
-		"permissionMode": s.opts.permissionMode,
-		"apiKeySource":   s.apiKeySource(),
+	s.emit(agentInitEvent{
+		Type:           "system",
+		Subtype:        "init",
+		CWD:            s.cwd,
+		SessionID:      s.sessionID,
+		Tools:          s.opts.tools,
+		MCPServers:     []any{},
+		Model:          s.opts.model,
+		PermissionMode: s.opts.permissionMode,
+		APIKeySource:   s.apiKeySource(),
 	})
 	var defs []any
 	for _, name := range s.opts.tools {
@@ -359,19 +359,20 @@ func (s *agentSession) run(ctx context.Context) int {
 		}
 		s.usage.add(reply.Usage)
 		s.lastText = reply.text()
-		s.emit(map[string]any{
-			"type": "assistant",
-			"message": map[string]any{
-				"id":          reply.ID,
-				"type":        "message",
-				"role":        "assistant",
-				"model":       s.opts.model,
-				"content":     reply.Content,
-				"stop_reason": reply.StopReason,
-				"usage":       reply.Usage,
+		replyUsage := newAgentUsage()
+		replyUsage.add(reply.Usage)
+		s.emit(agentAssistantEvent{
+			Type: "assistant",
+			Message: agentAssistantMessage{
+				ID:         reply.ID,
+				Type:       "message",
+				Role:       "assistant",
+				Model:      s.opts.model,
+				Content:    reply.Content,
+				StopReason: reply.StopReason,
+				Usage:      replyUsage,
 			},
-			"parent_tool_use_id": nil,
-			"session_id":         s.sessionID,
+			SessionID: s.sessionID,
 		})
 		var results []any
 		for _, b := range reply.Content {
@@ -384,11 +385,10 @@ func (s *agentSession) run(ctx context.Context) int {
 			}
 			block := agentToolResultBlock{Type: "tool_result", ToolUseID: b.ID, Content: r.Content, IsError: r.IsError}
 			results = append(results, block)
-			s.emit(map[string]any{
-				"type":               "user",
-				"message":            map[string]any{"role": "user", "content": []any{block}},
-				"parent_tool_use_id": nil,
-				"session_id":         s.sessionID,
+			s.emit(agentUserEvent{
+				Type:      "user",
+				Message:   agentUserMessage{Role: "user", Content: []agentToolResultBlock{block}},
+				SessionID: s.sessionID,
 			})
 		}
 		switch {
@@ -492,6 +492,50 @@ func agentWriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// agentInitEvent is stream-json's first line.
+type agentInitEvent struct {
+	Type           string   `json:"type"`
+	Subtype        string   `json:"subtype"`
+	CWD            string   `json:"cwd"`
+	SessionID      string   `json:"session_id"`
+	Tools          []string `json:"tools"`
+	MCPServers     []any    `json:"mcp_servers"`
+	Model          string   `json:"model"`
+	PermissionMode string   `json:"permissionMode"`
+	APIKeySource   string   `json:"apiKeySource"`
+}
+
+// agentAssistantEvent is one model reply in stream-json.
+type agentAssistantEvent struct {
+	Type            string                `json:"type"`
+	Message         agentAssistantMessage `json:"message"`
+	ParentToolUseID *string               `json:"parent_tool_use_id"`
+	SessionID       string                `json:"session_id"`
+}
+
+type agentAssistantMessage struct {
+	ID         string        `json:"id"`
+	Type       string        `json:"type"`
+	Role       string        `json:"role"`
+	Model      string        `json:"model"`
+	Content    []*agentBlock `json:"content"`
+	StopReason string        `json:"stop_reason"`
+	Usage      *agentUsage   `json:"usage"`
+}
+
+// agentUserEvent is one tool result in stream-json.
+type agentUserEvent struct {
+	Type            string           `json:"type"`
+	Message         agentUserMessage `json:"message"`
+	ParentToolUseID *string          `json:"parent_tool_use_id"`
+	SessionID       string           `json:"session_id"`
+}
+
+type agentUserMessage struct {
+	Role    string                 `json:"role"`
+	Content []agentToolResultBlock `json:"content"`
 }
 
 // agentModelUsage is one entry of modelUsage.

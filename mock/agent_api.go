@@ -335,7 +335,8 @@ func agentReadStream(r io.Reader) (*agentReply, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read stream from provider after %d events: %w", events, err)
+		// A dropped connection: say what it means for the reply, and why.
+		return nil, fmt.Errorf("%w (%d events received): %w", errAgentStreamCut, events, err)
 	}
 	if !stopped {
 		return nil, fmt.Errorf("%w (%d events received)", errAgentStreamCut, events)
