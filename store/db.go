@@ -1,0 +1,463 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// Errors that callers classify with errors.Is.
+var (
+	// ErrSchemaTooNew says the file was written by a newer wfb; it is
+	// refused and left untouched.
+	ErrSchemaTooNew = errors.New("results file schema is newer than this wfb")
+	// ErrSchemaTooOld says a read-only open found a file that needs
+	// migrating, which only a write open does.
+	ErrSchemaTooOld = errors.New("results file schema is older than this wfb")
+	// ErrNotResultsFile says the file is not SQLite, or is SQLite but was not
+	// written by wfb.
+	ErrNotResultsFile = errors.New("not a wfb results file")
+	// ErrReadOnly says the engine refused a write on a read-only handle.
+	ErrReadOnly = errors.New("the results file is opened read-only")
+	// ErrBadQuery says SQLite rejected a query (syntax, unknown table or
+	// column, and the like).
+	ErrBadQuery = errors.New("bad query")
+	// ErrNotFound says a run or result does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrDuplicateAttempt says an attempt id is already recorded; results
+	// are append-only and never overwritten.
+	ErrDuplicateAttempt = errors.New("attempt already recorded")
+)
+
+// busyTimeoutMS is how long a connection waits for another writer's lock
+// before failing with SQLITE_BUSY. Sweeps with many workers write often, so
+// this is generous.
+const busyTimeoutMS = 10000
+
+// DB is an open results file.
+type DB struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+}
+
+// migration is one embedded schema step.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in version order. File names
+// are NNNN_name.sql; the number is the version.
+func migrations() ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		if !ok || !strings.HasSuffix(e.Name(), ".sql") {
+			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", e.Name())
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: bad version %q", e.Name(), num)
+		}
+		b, err := migrationFS.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: strings.TrimSuffix(e.Name(), ".sql"), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the newest schema this binary knows.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil || len(ms) == 0 {
+		// The embedded set is fixed at build time and checked by tests.
+		panic(fmt.Sprintf("store: embedded migrations: %v", err))
+	}
+	return ms[len(ms)-1].version
+}
+
+// fileURI builds a SQLite URI for path with the given query. The URI form
+// (rather than a bare name) is what makes SQLite honour mode=ro, and escaping
+// keeps a '?' or '#' in a file name from being read as a parameter.
+func fileURI(path string, params []string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), OmitHost: false}
+	return u.String() + "?" + strings.Join(params, "&"), nil
+}
+
+// writerParams are applied by the driver to every new connection, in the
+// order given: busy_timeout first, so that the journal-mode switch below can
+// wait for a lock instead of failing.
+var writerParams = []string{
+	"_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")",
+	"_pragma=journal_mode(WAL)",
+	"_pragma=foreign_keys(1)",
+	"_pragma=synchronous(NORMAL)",
+	// BEGIN IMMEDIATE takes the write lock up front; a deferred transaction
+	// that later upgrades can fail with SQLITE_BUSY without waiting.
+	"_txlock=immediate",
+}
+
+var readerParams = []string{
+	"mode=ro",
+	"_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")",
+	"_pragma=query_only(1)",
+}
+
+// Open opens the results file at path for writing, creating it if absent,
+// and migrates it to the newest schema. A file written by a newer wfb is
+// refused with ErrSchemaTooNew and left byte-for-byte untouched; a file that
+// is not a wfb results file is refused with ErrNotResultsFile.
+func Open(ctx context.Context, path string) (*DB, error) {
+	known := SchemaVersion()
+	// Inspect an existing file through a read-only handle first: the writer's
+	// DSN switches the journal mode, which is itself a write that a refused
+	// file must never see.
+	if _, err := os.Stat(path); err == nil {
+		v, err := probeVersion(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if v > known {
+			return nil, tooNew(path, v, known)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+
+	dsn, err := fileURI(path, writerParams)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	sdb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	// One writer connection: SQLite allows one writer at a time anyway, and
+	// queueing in database/sql is cheaper than retrying SQLITE_BUSY.
+	sdb.SetMaxOpenConns(1)
+	d := &DB{db: sdb, path: path}
+	if err := sdb.PingContext(ctx); err != nil {
+		sdb.Close()
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	if err := d.migrate(ctx); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// OpenReadOnly opens an existing results file so that the engine itself
+// refuses every write: the file is opened with mode=ro, the connection is
+// query_only, and an authorizer denies ATTACH (which could otherwise create
+// and write another file) and attempts to switch query_only off. It never
+// creates or migrates the file.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open results %s: no such file: %w", path, err)
+		}
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	sdb, err := openReader(path)
+	if err != nil {
+		return nil, err
+	}
+	v, err := schemaVersion(ctx, sdb, path)
+	if err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	known := SchemaVersion()
+	switch {
+	case v > known:
+		sdb.Close()
+		return nil, tooNew(path, v, known)
+	case v < known:
+		sdb.Close()
+		return nil, fmt.Errorf("open results %s: schema version %d, this wfb reads version %d; run any write command (e.g. wfb session) to upgrade it: %w",
+			path, v, known, ErrSchemaTooOld)
+	}
+	return &DB{db: sdb, path: path, readOnly: true}, nil
+}
+
+func tooNew(path string, fileVersion, known int) error {
+	return fmt.Errorf("open results %s: written with schema version %d, but this wfb knows only up to version %d; use a newer wfb (the file was not changed): %w",
+		path, fileVersion, known, ErrSchemaTooNew)
+}
+
+func openReader(path string) (*sql.DB, error) {
+	dsn, err := fileURI(path, readerParams)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	c, err := sqlite.NewConnector(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	sdb := sql.OpenDB(readOnlyConnector{c})
+	sdb.SetMaxOpenConns(4)
+	return sdb, nil
+}
+
+// probeVersion reads the schema version of an existing file without writing
+// to it.
+func probeVersion(ctx context.Context, path string) (int, error) {
+	sdb, err := openReader(path)
+	if err != nil {
+		return 0, err
+	}
+	defer sdb.Close()
+	return schemaVersion(ctx, sdb, path)
+}
+
+// schemaVersion returns the newest migration recorded in the file: 0 for an
+// empty database, ErrNotResultsFile for anything that is not ours.
+func schemaVersion(ctx context.Context, sdb *sql.DB, path string) (int, error) {
+	var objects, hasTable int
+	err := sdb.QueryRowContext(ctx,
+		`SELECT count(*), count(*) FILTER (WHERE type = 'table' AND name = 'schema_migrations') FROM sqlite_schema`).
+		Scan(&objects, &hasTable)
+	if err != nil {
+		if sqliteCode(err) == sqlite3.SQLITE_NOTADB {
+			return 0, fmt.Errorf("open results %s: the file is not a SQLite database: %w", path, ErrNotResultsFile)
+		}
+		return 0, fmt.Errorf("open results %s: %w", path, err)
+	}
+	switch {
+	case objects == 0:
+		return 0, nil
+	case hasTable == 0:
+		return 0, fmt.Errorf("open results %s: a SQLite database, but not one wfb wrote (no schema_migrations table): %w", path, ErrNotResultsFile)
+	}
+	var v sql.NullInt64
+	if err := sdb.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("open results %s: read schema version: %w", path, err)
+	}
+	return int(v.Int64), nil
+}
+
+// migrate applies each missing migration in its own transaction and records
+// it. The version is re-read inside each transaction, so two processes
+// opening one new file do not both apply a step.
+func (d *DB) migrate(ctx context.Context) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	known := ms[len(ms)-1].version
+	for _, m := range ms {
+		err := d.Tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+				version    INTEGER PRIMARY KEY,
+				name       TEXT NOT NULL,
+				applied_at TEXT NOT NULL
+			)`); err != nil {
+				return err
+			}
+			var cur sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&cur); err != nil {
+				return err
+			}
+			if int(cur.Int64) > known {
+				return tooNew(d.path, int(cur.Int64), known)
+			}
+			if int(cur.Int64) >= m.version {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, formatTime(time.Now()))
+			return err
+		})
+		if err != nil {
+			if errors.Is(err, ErrSchemaTooNew) {
+				return err
+			}
+			return fmt.Errorf("open results %s: migrate: %w", d.path, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the file.
+func (d *DB) Close() error { return d.db.Close() }
+
+// Path returns the file name the DB was opened with.
+func (d *DB) Path() string { return d.path }
+
+// Tx runs fn in a transaction, committing if fn returns nil and rolling back
+// if it returns an error or panics (the panic is re-raised).
+func (d *DB) Tx(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return d.classify(err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return d.classify(tx.Commit())
+}
+
+// Query runs an ad hoc query and returns its columns and rows. Values are
+// nil for NULL, int64, float64, string or []byte. On a read-only DB a write
+// is refused by the engine and reported as ErrReadOnly; a query SQLite
+// rejects is reported as ErrBadQuery with SQLite's message.
+func (d *DB) Query(ctx context.Context, query string, args ...any) ([]string, [][]any, error) {
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, nil, d.classify(err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, nil, d.classify(err)
+	}
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, nil, d.classify(err)
+		}
+		for i, v := range vals {
+			vals[i] = normalize(v)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, d.classify(err)
+	}
+	return cols, out, nil
+}
+
+// normalize narrows what the driver may hand back to the documented set.
+// The driver turns columns declared DATE/TIME-like into time.Time and
+// BOOLEAN into bool; a query over an attached or foreign schema could
+// produce either.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case time.Time:
+		return formatTime(x)
+	case bool:
+		if x {
+			return int64(1)
+		}
+		return int64(0)
+	case int:
+		return int64(x)
+	case float32:
+		return float64(x)
+	}
+	return v
+}
+
+// classify wraps engine refusals in the package's sentinel errors, keeping
+// SQLite's own message.
+func (d *DB) classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
+		return fmt.Errorf("%w: %v", ErrReadOnly, err)
+	case sqlite3.SQLITE_ERROR:
+		return fmt.Errorf("%w: %v", ErrBadQuery, err)
+	}
+	return err
+}
+
+// sqliteCode returns the primary SQLite result code behind err, or -1.
+func sqliteCode(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		return se.Code() & 0xff
+	}
+	return -1
+}
+
+// readOnlyConnector installs the read-only authorizer on every connection
+// the pool opens, so no pooled connection is ever without it.
+type readOnlyConnector struct{ driver.Connector }
+
+func (c readOnlyConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	reg, ok := conn.(sqlite.AuthorizerRegisterer)
+	if !ok {
+		conn.Close()
+		return nil, fmt.Errorf("sqlite driver connection %T cannot take an authorizer", conn)
+	}
+	if err := reg.RegisterAuthorizer(readOnlyAuthorizer); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// readOnlyAuthorizer denies what mode=ro does not cover. ATTACH can create
+// and write a second file (VACUUM INTO attaches its target the same way),
+// and query_only can be switched off by a PRAGMA; everything else that
+// writes already fails on the read-only file.
+func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthAttach:
+		return sqlite.AuthorizerDeny
+	case sqlite.AuthPragma:
+		if strings.EqualFold(arg1, "query_only") && arg2 != "" {
+			return sqlite.AuthorizerDeny
+		}
+	}
+	return sqlite.AuthorizerOK
+}

@@ -1,0 +1,371 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// TimeLayout is how every time is stored: fixed-width RFC 3339 UTC with
+// milliseconds, so that text order is time order.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// MaxEvidenceBytes bounds each evidence field (result event, stdout tail,
+// stderr tail) as stored.
+const MaxEvidenceBytes = 64 << 10
+
+func formatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(TimeLayout, s) }
+
+// NewID returns a unique id that sorts roughly by creation time, e.g.
+// "run-20261130T024031Z-1f2e3d4c".
+func NewID(prefix string) string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		// crypto/rand does not fail on supported platforms.
+		panic(err)
+	}
+	return prefix + "-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// nullString maps "" to NULL: for optional text, empty means "not known".
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullInt(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func nullFloat(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// CreateRun records a new run. Free text (label, config) is redacted first.
+func (d *DB) CreateRun(ctx context.Context, r Run) error {
+	if r.ID == "" {
+		return fmt.Errorf("create run: id is empty")
+	}
+	if r.StartedAt.IsZero() {
+		return fmt.Errorf("create run %s: started_at is not set", r.ID)
+	}
+	status := r.Status
+	if status == "" {
+		status = RunRunning
+	}
+	var finished any
+	if r.FinishedAt != nil {
+		finished = formatTime(*r.FinishedAt)
+	}
+	_, err := d.db.ExecContext(ctx, `INSERT INTO runs
+		(run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, nullString(Redact(r.Label)), r.Kind, formatTime(r.StartedAt), finished, status,
+		nullString(r.Fingerprint), r.Harness, nullString(Redact(r.Config)))
+	if err != nil {
+		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+			return fmt.Errorf("create run %s: a run with this id is already recorded", r.ID)
+		}
+		return fmt.Errorf("create run %s: %w", r.ID, d.classify(err))
+	}
+	return nil
+}
+
+// FinishRun sets a run's final status and finish time. A run finishes once.
+func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) error {
+	switch status {
+	case RunComplete, RunAborted, RunInterrupted:
+	default:
+		return fmt.Errorf("finish run %s: status %q is not one of %s, %s, %s", id, status, RunComplete, RunAborted, RunInterrupted)
+	}
+	res, err := d.db.ExecContext(ctx,
+		`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
+		status, formatTime(at), id)
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", id, d.classify(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("finish run %s: %w", id, err)
+	}
+	if n == 0 {
+		if _, err := d.Run(ctx, id); err != nil {
+			return fmt.Errorf("finish run %s: %w", id, err)
+		}
+		return fmt.Errorf("finish run %s: already finished", id)
+	}
+	return nil
+}
+
+const runColumns = `run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config`
+
+// Run returns the run with the given id, or an error wrapping ErrNotFound.
+func (d *DB) Run(ctx context.Context, id string) (Run, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs WHERE run_id = ?`, id)
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", id, d.classify(err))
+	}
+	runs, err := scanRuns(rows)
+	if err != nil {
+		return Run{}, fmt.Errorf("run %s: %w", id, err)
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// Runs returns every run, newest first.
+func (d *DB) Runs(ctx context.Context) ([]Run, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT `+runColumns+` FROM runs ORDER BY started_at DESC, run_id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", d.classify(err))
+	}
+	runs, err := scanRuns(rows)
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w", err)
+	}
+	return runs, nil
+}
+
+func scanRuns(rows *sql.Rows) ([]Run, error) {
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		var (
+			r                           Run
+			label, finished, fp, config sql.NullString
+			started                     string
+		)
+		if err := rows.Scan(&r.ID, &label, &r.Kind, &started, &finished, &r.Status, &fp, &r.Harness, &config); err != nil {
+			return nil, err
+		}
+		var err error
+		if r.StartedAt, err = parseTime(started); err != nil {
+			return nil, fmt.Errorf("run %s: started_at: %w", r.ID, err)
+		}
+		if finished.Valid {
+			t, err := parseTime(finished.String)
+			if err != nil {
+				return nil, fmt.Errorf("run %s: finished_at: %w", r.ID, err)
+			}
+			r.FinishedAt = &t
+		}
+		r.Label, r.Fingerprint, r.Config = label.String, fp.String, config.String
+		runs = append(runs, r)
+	}
+	return runs, rows.Err()
+}
+
+// InsertResult records one attempt and its evidence in a transaction of its
+// own. See InsertResultTx.
+func (d *DB) InsertResult(ctx context.Context, r *Result) error {
+	return d.Tx(ctx, func(tx *sql.Tx) error { return d.InsertResultTx(ctx, tx, r) })
+}
+
+// InsertResultTx records one attempt inside tx. Results are append-only: an
+// attempt id already recorded is refused with ErrDuplicateAttempt, never
+// overwritten. An empty AttemptID is filled in with a new id. Free text
+// (error detail and evidence) is redacted, and evidence is bounded to
+// MaxEvidenceBytes per field, before anything is written.
+func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
+	if r.AttemptID == "" {
+		r.AttemptID = NewID("att")
+	}
+	if err := validateResult(r); err != nil {
+		return err
+	}
+	ok := 0
+	if r.OK {
+		ok = 1
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO results (
+		run_id, attempt_id, task, arm, rep, attempt, retry_of,
+		agent, agent_version, model, sandbox, started_at, duration_ms,
+		ok, error_kind, error_detail, process_state, exit_code,
+		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
+		cost_usd, cost_source, num_turns, session_id, verdict, findings_count
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
+		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
+		formatTime(r.StartedAt), nullInt(r.DurationMS),
+		ok, nullString(r.ErrorKind), nullString(Redact(r.ErrorDetail)), nullString(r.ProcessState), nullInt(r.ExitCode),
+		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
+		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
+		nullString(r.Verdict), nullInt(r.FindingsCount))
+	if err != nil {
+		switch sqliteExtCode(err) {
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("insert result %s: %w (results are append-only)", r.AttemptID, ErrDuplicateAttempt)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return fmt.Errorf("insert result %s: run %q is not recorded", r.AttemptID, r.RunID)
+		}
+		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
+	}
+	event := headBounded(Redact(r.ResultEvent), MaxEvidenceBytes)
+	stdout := tailBounded(Redact(r.StdoutTail), MaxEvidenceBytes)
+	stderr := tailBounded(Redact(r.StderrTail), MaxEvidenceBytes)
+	if event == "" && stdout == "" && stderr == "" {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO evidence (attempt_id, result_event, stdout_tail, stderr_tail) VALUES (?, ?, ?, ?)`,
+		r.AttemptID, nullString(event), nullString(stdout), nullString(stderr))
+	if err != nil {
+		return fmt.Errorf("insert evidence %s: %w", r.AttemptID, d.classify(err))
+	}
+	return nil
+}
+
+// validateResult refuses rows that would misstate what happened, with a
+// message naming the field. The CHECK constraints in the schema hold the
+// same line for writers that bypass this package.
+func validateResult(r *Result) error {
+	where := "insert result " + r.AttemptID
+	switch {
+	case r.RunID == "":
+		return fmt.Errorf("%s: run_id is empty", where)
+	case r.Task == "":
+		return fmt.Errorf("%s: task is empty", where)
+	case r.Arm == "":
+		return fmt.Errorf("%s: arm is empty", where)
+	case r.Rep < 0:
+		return fmt.Errorf("%s: rep %d is negative", where, r.Rep)
+	case r.Attempt < 1:
+		return fmt.Errorf("%s: attempt %d must be 1 or more", where, r.Attempt)
+	case r.StartedAt.IsZero():
+		return fmt.Errorf("%s: started_at is not set", where)
+	case r.OK && r.ErrorKind != "":
+		return fmt.Errorf("%s: ok is true but error_kind is %q", where, r.ErrorKind)
+	case !r.OK && r.ErrorKind == "":
+		return fmt.Errorf("%s: ok is false but error_kind is empty (a failure must say why)", where)
+	case !r.OK && !slices.Contains(ErrorKinds, r.ErrorKind):
+		return fmt.Errorf("%s: error_kind %q is not one of %s", where, r.ErrorKind, strings.Join(ErrorKinds, ", "))
+	}
+	return nil
+}
+
+const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, r.retry_of,
+	r.agent, r.agent_version, r.model, r.sandbox, r.started_at, r.duration_ms,
+	r.ok, r.error_kind, r.error_detail, r.process_state, r.exit_code,
+	r.input_tokens, r.output_tokens, r.cache_read_input_tokens, r.cache_creation_input_tokens,
+	r.cost_usd, r.cost_source, r.num_turns, r.session_id, r.verdict, r.findings_count,
+	e.result_event, e.stdout_tail, e.stderr_tail`
+
+// Results returns the attempts of a run, with their evidence, ordered by
+// start time then attempt id.
+func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
+	rows, err := d.db.QueryContext(ctx, `SELECT `+resultColumns+`
+		FROM results r LEFT JOIN evidence e ON e.attempt_id = r.attempt_id
+		WHERE r.run_id = ? ORDER BY r.started_at, r.attempt_id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("results of run %s: %w", runID, d.classify(err))
+	}
+	defer rows.Close()
+	var out []Result
+	for rows.Next() {
+		var (
+			r                                                                  Result
+			retryOf, agent, agentVersion, model, sandbox                       sql.NullString
+			errKind, errDetail, state, costSource, sessionID, verdict          sql.NullString
+			event, stdout, stderr                                              sql.NullString
+			duration, exit, in, outTok, cacheRead, cacheCreate, turns, finding sql.NullInt64
+			cost                                                               sql.NullFloat64
+			started                                                            string
+			ok                                                                 int64
+		)
+		if err := rows.Scan(&r.RunID, &r.AttemptID, &r.Task, &r.Arm, &r.Rep, &r.Attempt, &retryOf,
+			&agent, &agentVersion, &model, &sandbox, &started, &duration,
+			&ok, &errKind, &errDetail, &state, &exit,
+			&in, &outTok, &cacheRead, &cacheCreate,
+			&cost, &costSource, &turns, &sessionID, &verdict, &finding,
+			&event, &stdout, &stderr); err != nil {
+			return nil, fmt.Errorf("results of run %s: %w", runID, err)
+		}
+		t, err := parseTime(started)
+		if err != nil {
+			return nil, fmt.Errorf("result %s: started_at: %w", r.AttemptID, err)
+		}
+		r.StartedAt = t
+		r.OK = ok == 1
+		r.RetryOf, r.Agent, r.AgentVersion, r.Model, r.Sandbox = retryOf.String, agent.String, agentVersion.String, model.String, sandbox.String
+		r.ErrorKind, r.ErrorDetail, r.ProcessState = errKind.String, errDetail.String, state.String
+		r.CostSource, r.SessionID, r.Verdict = costSource.String, sessionID.String, verdict.String
+		r.ResultEvent, r.StdoutTail, r.StderrTail = event.String, stdout.String, stderr.String
+		r.DurationMS, r.ExitCode = intPtr(duration), intPtr(exit)
+		r.InputTokens, r.OutputTokens = intPtr(in), intPtr(outTok)
+		r.CacheReadInputTokens, r.CacheCreationInputTokens = intPtr(cacheRead), intPtr(cacheCreate)
+		r.NumTurns, r.FindingsCount = intPtr(turns), intPtr(finding)
+		if cost.Valid {
+			c := cost.Float64
+			r.CostUSD = &c
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("results of run %s: %w", runID, err)
+	}
+	return out, nil
+}
+
+func intPtr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}
+
+// tailBounded keeps the last max bytes of s (on a UTF-8 boundary) and says
+// how much was cut: for a process's output the end is where the error is.
+func tailBounded(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := len(s) - max
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return fmt.Sprintf("[wfb: truncated, first %d bytes omitted]\n", cut) + s[cut:]
+}
+
+// headBounded keeps the first max bytes of s (on a UTF-8 boundary) and says
+// how much was cut.
+func headBounded(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[wfb: truncated, last %d bytes omitted]", len(s)-cut)
+}
+
+// sqliteExtCode returns the extended SQLite result code behind err, or -1.
+func sqliteExtCode(err error) int {
+	var se interface{ Code() int }
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return -1
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRedact stops API keys, tokens and auth headers in free text (error
+// details, agent output, configs) from being stored, without mangling
+// measurements such as "input_tokens".
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"anthropic key bare", "key sk-ant-api03-abcDEF123456789_-xyz used", "key [REDACTED] used"},
+		{"openai key", "sk-abcdefghijklmnop1234", "[REDACTED]"},
+		{"openai project key", "using sk-proj-AbCdEfGhIjKlMnOp_123", "using [REDACTED]"},
+		{"bearer", "sending Bearer abc.def-ghi_jkl~", "sending Bearer [REDACTED]"},
+		{"authorization header line", "> Authorization: Bearer abc123\n> Host: x", "> Authorization: [REDACTED]\n> Host: x"},
+		{"authorization json", `{"authorization":"Basic dXNlcjpwYXNz","x":1}`, `{"authorization":"[REDACTED]","x":1}`},
+		{"x-api-key header", "x-api-key: abc123\naccept: */*", "x-api-key: [REDACTED]\naccept: */*"},
+		{"x-api-key json", `{"x-api-key":"abc123","y":2}`, `{"x-api-key":"[REDACTED]","y":2}`},
+		{"X-Api-Key json spaced", `{"X-Api-Key": "abc123"}`, `{"X-Api-Key": "[REDACTED]"}`},
+		{"env assignment", "ANTHROPIC_API_KEY=offline PATH=/usr/bin", "ANTHROPIC_API_KEY=[REDACTED] PATH=/usr/bin"},
+		{"token env", "GITHUB_TOKEN=ghp_123 next", "GITHUB_TOKEN=[REDACTED] next"},
+		{"bare api_key", `API_KEY=abc {"api_key": "def"}`, `API_KEY=[REDACTED] {"api_key": "[REDACTED]"}`},
+		{"secret env quoted", `AWS_SECRET="a b c"`, `AWS_SECRET="[REDACTED]"`},
+		{"password", "DB_PASSWORD=hunter2;", "DB_PASSWORD=[REDACTED];"},
+		{"json env", `{"env":{"OPENAI_API_KEY": "abc", "HOME":"/root"}}`, `{"env":{"OPENAI_API_KEY": "[REDACTED]", "HOME":"/root"}}`},
+		{"json in a json string", `{"msg":"{\"ANTHROPIC_API_KEY\":\"abc\"}"}`, `{"msg":"{\"ANTHROPIC_API_KEY\":\"[REDACTED]\"}"}`},
+		{"stderr line", "Error: 401 invalid x-api-key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA", "Error: 401 invalid x-api-key [REDACTED]"},
+		{"python dict", `{'ANTHROPIC_API_KEY': 'abc'}`, `{'ANTHROPIC_API_KEY': '[REDACTED]'}`},
+		// Measurements that merely contain "token" stay.
+		{"usage untouched", `{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`,
+			`{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`},
+		{"max_tokens untouched", "max_tokens=4096", "max_tokens=4096"},
+		{"short sk- word untouched", "task sk-learn", "task sk-learn"},
+		{"empty", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Redact(tc.in)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Redact(%q) (-want +got):\n%s", tc.in, diff)
+			}
+			// Redacting twice (runner, then store) changes nothing more.
+			if again := Redact(got); again != got {
+				t.Errorf("Redact is not idempotent: %q -> %q", got, again)
+			}
+		})
+	}
+}
