@@ -1,0 +1,397 @@
+package report
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Table is a rendered-agnostic result: a title, named columns, rows of typed
+// cells and footnotes (warnings, caveats) that belong with the numbers.
+//
+// A cell is nil (NULL: not measured), int64, int, float64, string, bool or
+// []byte. NULL is never shown as 0 or as an empty string where the format
+// can tell them apart.
+type Table struct {
+	Title     string
+	Columns   []string
+	Rows      [][]any
+	Footnotes []string
+}
+
+// Format is an output format for Render.
+type Format string
+
+// Formats Render knows.
+const (
+	// FormatTable draws a box table for a terminal; NULL shows as NULL.
+	FormatTable Format = "table"
+	// FormatTSV writes a header line and one line per row, tab-separated;
+	// tab, newline, carriage return and backslash in a cell are escaped as
+	// \t \n \r \\; NULL shows as NULL.
+	FormatTSV Format = "tsv"
+	// FormatMarkdown writes a GitHub table (pipes and backslashes escaped,
+	// < and > as entities, newlines as <br>), the title in bold above and
+	// the footnotes as a list below; NULL shows as NULL.
+	FormatMarkdown Format = "markdown"
+	// FormatCSV writes RFC 4180 CSV with a header line. NULL is an EMPTY
+	// field, and so is an empty string: CSV cannot tell them apart, use json
+	// where that matters. Title and footnotes are not written.
+	FormatCSV Format = "csv"
+	// FormatJSON writes an array of objects keyed by column, in column
+	// order; NULL is null, numbers are JSON numbers (non-finite floats,
+	// which JSON cannot hold, are the strings "NaN", "+Inf", "-Inf"), bytes
+	// are base64 strings. Title and footnotes are not written.
+	FormatJSON Format = "json"
+)
+
+// Formats lists every format, in the order help text shows them.
+var Formats = []Format{FormatTable, FormatTSV, FormatMarkdown, FormatCSV, FormatJSON}
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("unknown format %q: valid formats are %s", s, strings.Join(names, ", "))
+}
+
+// Render writes t to w in format f.
+func Render(w io.Writer, t *Table, f Format) error {
+	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return fmt.Errorf("render %q: row %d has %d cells for %d columns", t.Title, i+1, len(row), len(t.Columns))
+		}
+		for c, v := range row {
+			switch v.(type) {
+			case nil, int64, int, float64, string, bool, []byte:
+			default:
+				return fmt.Errorf("render %q: row %d, column %s: cell of type %T", t.Title, i+1, t.Columns[c], v)
+			}
+		}
+	}
+	switch f {
+	case FormatTable:
+		return renderBox(w, t)
+	case FormatTSV:
+		return renderTSV(w, t)
+	case FormatMarkdown:
+		return renderMarkdown(w, t)
+	case FormatCSV:
+		return renderCSV(w, t)
+	case FormatJSON:
+		return renderJSON(w, t)
+	}
+	_, err := ParseFormat(string(f))
+	return err
+}
+
+// text is a cell as people read it.
+func text(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case float64:
+		return formatFloat(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case []byte:
+		return "x'" + hex.EncodeToString(x) + "'"
+	}
+	return fmt.Sprint(v) // unreachable: Render checks cell types first
+}
+
+// formatFloat prints the shortest decimal that round-trips, never an
+// exponent: 0.42, not 4.2e-01.
+func formatFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func isNumber(v any) bool {
+	switch v.(type) {
+	case int64, int, float64:
+		return true
+	}
+	return false
+}
+
+// numericColumns says which columns hold only numbers (NULLs aside), so
+// they can be right-aligned.
+func numericColumns(t *Table) []bool {
+	num := make([]bool, len(t.Columns))
+	for c := range t.Columns {
+		seen := false
+		num[c] = true
+		for _, row := range t.Rows {
+			if row[c] == nil {
+				continue
+			}
+			seen = true
+			if !isNumber(row[c]) {
+				num[c] = false
+				break
+			}
+		}
+		num[c] = num[c] && seen
+	}
+	return num
+}
+
+func renderBox(w io.Writer, t *Table) error {
+	var buf bytes.Buffer
+	if t.Title != "" {
+		fmt.Fprintln(&buf, t.Title)
+	}
+	align := make(tw.Alignment, len(t.Columns))
+	for c, num := range numericColumns(t) {
+		align[c] = tw.AlignLeft
+		if num {
+			align[c] = tw.AlignRight
+		}
+	}
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
+		// Column names are SQL identifiers: show them as they are, not
+		// upper-cased with underscores turned into spaces.
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithTrimSpace(tw.Off),
+	)
+	tbl.Header(toAny(t.Columns)...)
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = text(v)
+		}
+		if err := tbl.Append(cells); err != nil {
+			return err
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	writeFootnotes(&buf, t.Footnotes, "")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func writeFootnotes(w io.Writer, notes []string, bullet string) {
+	if len(notes) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	for i, n := range notes {
+		if bullet == "" {
+			fmt.Fprintf(w, "[%d] %s\n", i+1, n)
+		} else {
+			fmt.Fprintf(w, "%s%s\n", bullet, n)
+		}
+	}
+}
+
+var tsvEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
+
+func renderTSV(w io.Writer, t *Table) error {
+	var buf bytes.Buffer
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i > 0 {
+				buf.WriteByte('\t')
+			}
+			buf.WriteString(tsvEscaper.Replace(c))
+		}
+		buf.WriteByte('\n')
+	}
+	line(t.Columns)
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			cells[i] = text(v)
+		}
+		line(cells)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+
+func renderMarkdown(w io.Writer, t *Table) error {
+	var buf bytes.Buffer
+	if t.Title != "" {
+		fmt.Fprintf(&buf, "**%s**\n\n", markdownEscaper.Replace(t.Title))
+	}
+	row := func(cells []string) {
+		buf.WriteString("|")
+		for _, c := range cells {
+			buf.WriteString(" " + markdownEscaper.Replace(c) + " |")
+		}
+		buf.WriteString("\n")
+	}
+	row(t.Columns)
+	buf.WriteString("|")
+	for _, num := range numericColumns(t) {
+		if num {
+			buf.WriteString(" ---: |")
+		} else {
+			buf.WriteString(" --- |")
+		}
+	}
+	buf.WriteString("\n")
+	for _, r := range t.Rows {
+		cells := make([]string, len(r))
+		for i, v := range r {
+			cells[i] = text(v)
+		}
+		row(cells)
+	}
+	if len(t.Footnotes) > 0 {
+		notes := make([]string, len(t.Footnotes))
+		for i, n := range t.Footnotes {
+			notes[i] = markdownEscaper.Replace(n)
+		}
+		writeFootnotes(&buf, notes, "- ")
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func renderCSV(w io.Writer, t *Table) error {
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	if err := cw.Write(t.Columns); err != nil {
+		return err
+	}
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i, v := range row {
+			if v != nil {
+				cells[i] = text(v)
+			}
+		}
+		if err := cw.Write(cells); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+func renderJSON(w io.Writer, t *Table) error {
+	keys := jsonKeys(t.Columns)
+	var buf bytes.Buffer
+	buf.WriteString("[")
+	for r, row := range t.Rows {
+		if r > 0 {
+			buf.WriteString(",")
+		}
+		buf.WriteString("\n  {")
+		for c, v := range row {
+			if c > 0 {
+				buf.WriteString(", ")
+			}
+			k, err := json.Marshal(keys[c])
+			if err != nil {
+				return err
+			}
+			buf.Write(k)
+			buf.WriteString(": ")
+			b, err := jsonValue(v)
+			if err != nil {
+				return fmt.Errorf("render json: row %d, column %s: %w", r+1, t.Columns[c], err)
+			}
+			buf.Write(b)
+		}
+		buf.WriteString("}")
+	}
+	if len(t.Rows) > 0 {
+		buf.WriteString("\n")
+	}
+	buf.WriteString("]\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// jsonKeys makes column names unique, since a JSON object cannot hold the
+// same key twice (SELECT 1 AS n, 2 AS n): the second n becomes "n_2".
+func jsonKeys(cols []string) []string {
+	seen := map[string]bool{}
+	keys := make([]string, len(cols))
+	for i, c := range cols {
+		k := c
+		for n := 2; seen[k]; n++ {
+			k = c + "_" + strconv.Itoa(n)
+		}
+		seen[k] = true
+		keys[i] = k
+	}
+	return keys
+}
+
+func jsonValue(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return json.Marshal(formatFloat(x))
+		}
+		return []byte(formatFloat(x)), nil
+	case []byte:
+		return json.Marshal(base64.StdEncoding.EncodeToString(x))
+	case string:
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		// Keep <, > and & readable; the output is data, not HTML.
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(x); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	}
+	return json.Marshal(v) // int64, int, bool
+}
