@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -886,5 +887,45 @@ func TestAgentSIGTERMExitsWithoutAResult(t *testing.T) {
 	}
 	if strings.Contains(stdout.String(), `"type":"result"`) {
 		t.Errorf("a result was printed after SIGTERM:\n%s", stdout.String())
+	}
+}
+
+// BenchmarkAgentSessionInProcess measures one stand-in session (one
+// streamed model request, a Write, the JSON result) without process start.
+func BenchmarkAgentSessionInProcess(b *testing.B) {
+	dir := b.TempDir()
+	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
+	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	env := agentEnv(p)
+	for b.Loop() {
+		if code := AgentMain(b.Context(), []string{"-p", "--output-format", "json", "go"}, strings.NewReader(""), io.Discard, io.Discard, func(k string) string { return env[k] }); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}
+
+// BenchmarkAgentSessionSubprocess measures the same session as the runner
+// sees it: a fresh agent process per session.
+func BenchmarkAgentSessionSubprocess(b *testing.B) {
+	dir := b.TempDir()
+	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
+	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	env := append([]string{"WFB_TEST_AGENT=1", "PATH=/usr/bin:/bin"}, "ANTHROPIC_BASE_URL="+p.URL())
+	for b.Loop() {
+		cmd := exec.Command(os.Args[0], "-p", "--output-format", "json", "go")
+		cmd.Dir, cmd.Env = dir, env
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
