@@ -1,17 +1,90 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/store"
 )
 
+type sqlOptions struct {
+	DB     string
+	Format string
+	Query  string
+}
+
 func newSQLCmd(s *Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "sql",
-		Short: "(not built yet)",
+	opts := &sqlOptions{}
+	cmd := &cobra.Command{
+		Use:   "sql [--db FILE] [--format FORMAT] QUERY",
+		Short: "Run read-only SQL over the results file",
+		Long: `Run one SQL query over the results file and print its rows.
+
+The file is opened read-only by the engine itself: INSERT, UPDATE, DELETE,
+DROP, ATTACH and PRAGMA tricks are refused by SQLite, whatever the query
+looks like. The stable interface is the tables runs and results and the
+views results_v and arm_summary_v (see the README).
+
+NULL means "not measured" and is printed as NULL (an empty field in csv,
+null in json); 0 is a measured zero. --format auto draws a table on a
+terminal and writes TSV when piped. Given several statements separated by
+';', SQLite runs each and only the last one's rows are printed.
+
+Exit status 2 for a query SQLite rejects, a write, or a missing file.`,
+		Example: `  wfb sql "SELECT arm, ok, cost_usd FROM results_v WHERE label = 'baseline'"
+  wfb sql --format markdown "SELECT * FROM arm_summary_v" >> "$GITHUB_STEP_SUMMARY"`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput("sql takes exactly one QUERY argument (quote it), got %d", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("sql: not built yet")
+			opts.Query = args[0]
+			return sqlRun(cmd.Context(), s, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	return cmd
+}
+
+func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
+	// Check the format before touching the file, so a typo fails fast.
+	format, err := outputFormat(s, opts.Format)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(opts.Query) == "" {
+		return badInput("sql: the query is empty")
+	}
+	path := dbPath(opts.DB, s)
+	db, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
+			errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
+			return asBadInput(err)
+		}
+		return err
+	}
+	defer db.Close()
+
+	cols, rows, err := db.Query(ctx, opts.Query)
+	switch {
+	case errors.Is(err, store.ErrReadOnly):
+		// SQLite's own words say which write it refused.
+		detail := strings.TrimPrefix(err.Error(), store.ErrReadOnly.Error()+": ")
+		return badInput("the results file is opened read-only; wfb sql cannot write (SQLite: %s)", detail)
+	case errors.Is(err, store.ErrBadQuery):
+		return asBadInput(err)
+	case err != nil:
+		return err
+	}
+	return report.Render(s.Out, &report.Table{Columns: cols, Rows: rows}, format)
 }

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/store"
+)
+
+func init() {
+	// Other test files of this package may declare -update too; register
+	// it only once.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// sqlFixture writes a results file with one run and three attempts: a
+// measured success, a measured zero, and a refused (unmeasured) one.
+func sqlFixture(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC)
+	if err := db.CreateRun(ctx, store.Run{ID: "run-1", Label: "baseline", Kind: "run", StartedAt: start,
+		Status: store.RunRunning, Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	i64 := func(v int64) *int64 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	for _, r := range []store.Result{
+		{AttemptID: "att-1", Arm: "a", OK: true, InputTokens: i64(2000), OutputTokens: i64(300), CostUSD: f64(0.42)},
+		{AttemptID: "att-2", Arm: "a", OK: true, InputTokens: i64(0), OutputTokens: i64(0), CostUSD: f64(0)},
+		{AttemptID: "att-3", Arm: "b|c", OK: false, ErrorKind: store.KindSessionError,
+			ErrorDetail: "usage field cache_read_input_tokens missing\nrefused"},
+	} {
+		r.RunID, r.Task, r.Attempt, r.StartedAt, r.ProcessState = "run-1", "t1", 1, start, store.StateExited
+		if err := db.InsertResult(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+// runSQL runs `wfb sql ARGS...` in process and returns stdout, stderr and
+// the exit code.
+func runSQL(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	s, out, errOut := TestStreams("", env)
+	code := run(context.Background(), append([]string{"sql"}, args...), s)
+	return out.String(), errOut.String(), code
+}
+
+// TestSQLPrintsRowsKeepingNullApartFromZero stops `wfb sql` from showing an
+// unmeasured value as 0 (or a measured 0 as blank) in any format.
+func TestSQLPrintsRowsKeepingNullApartFromZero(t *testing.T) {
+	path := sqlFixture(t)
+	const query = `SELECT attempt_id, arm, ok, error_kind, error_detail, input_tokens, cost_usd FROM results_v ORDER BY attempt_id`
+	for _, tc := range []struct {
+		format string
+		golden string // file under testdata/, or "" to compare with want
+		want   string
+	}{
+		{format: "json", golden: "sql_results.json"},
+		{format: "markdown", golden: "sql_results.md"},
+		{format: "tsv", want: "attempt_id\tarm\tok\terror_kind\terror_detail\tinput_tokens\tcost_usd\n" +
+			"att-1\ta\t1\tNULL\tNULL\t2000\t0.42\n" +
+			"att-2\ta\t1\tNULL\tNULL\t0\t0\n" +
+			"att-3\tb|c\t0\tsession-error\tusage field cache_read_input_tokens missing\\nrefused\tNULL\tNULL\n"},
+		{format: "csv", want: "attempt_id,arm,ok,error_kind,error_detail,input_tokens,cost_usd\n" +
+			"att-1,a,1,,,2000,0.42\n" +
+			"att-2,a,1,,,0,0\n" +
+			"att-3,b|c,0,session-error,\"usage field cache_read_input_tokens missing\nrefused\",,\n"},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			out, errOut, code := runSQL(t, nil, "--db", path, "--format", tc.format, query)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr %q", code, errOut)
+			}
+			want := tc.want
+			if tc.golden != "" {
+				golden := filepath.Join("testdata", tc.golden)
+				if updateGolden() {
+					if err := os.MkdirAll("testdata", 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				b, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				want = string(b)
+			}
+			if diff := cmp.Diff(want, out); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSQLFormatAutoFollowsTheTerminal stops box-drawing characters from
+// landing in a pipe, and plain TSV from being shown to a person.
+func TestSQLFormatAutoFollowsTheTerminal(t *testing.T) {
+	path := sqlFixture(t)
+	for _, tc := range []struct {
+		terminal bool
+		want     string
+	}{
+		{false, "n\n3\n"},
+		{true, "┌───┐\n│ n │\n├───┤\n│ 3 │\n└───┘\n"},
+	} {
+		s, out, errOut := TestStreams("", map[string]string{"WFB_DB": path})
+		s.OutIsTerminal = tc.terminal
+		if code := run(context.Background(), []string{"sql", "SELECT count(*) AS n FROM results"}, s); code != 0 {
+			t.Fatalf("terminal=%v: exit %d, stderr %q", tc.terminal, code, errOut)
+		}
+		if diff := cmp.Diff(tc.want, out.String()); diff != "" {
+			t.Errorf("terminal=%v (-want +got):\n%s", tc.terminal, diff)
+		}
+	}
+}
+
+// TestSQLRefusesWritesAndBadInputWithExit2 stops `wfb sql` from modifying
+// the results file, and stops user mistakes from looking like internal
+// failures (exit 1) or, worse, success.
+func TestSQLRefusesWritesAndBadInputWithExit2(t *testing.T) {
+	path := sqlFixture(t)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nope.db")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // substrings of stderr
+	}{
+		{"delete", []string{"--db", path, "DELETE FROM results"}, []string{"opened read-only; wfb sql cannot write", "readonly"}},
+		{"update", []string{"--db", path, "UPDATE runs SET label = 'x'"}, []string{"cannot write"}},
+		{"drop", []string{"--db", path, "DROP VIEW results_v"}, []string{"cannot write"}},
+		{"query_only trick", []string{"--db", path, "PRAGMA query_only = 0"}, []string{"cannot write"}},
+		{"attach", []string{"--db", path, "ATTACH '" + filepath.Join(t.TempDir(), "x.db") + "' AS x"}, []string{"cannot write"}},
+		{"syntax error", []string{"--db", path, "SELEC * FROM results"}, []string{`near "SELEC": syntax error`}},
+		{"unknown table", []string{"--db", path, "SELECT * FROM nope"}, []string{"no such table: nope"}},
+		{"missing file", []string{"--db", missing, "SELECT 1"}, []string{missing, "no such file"}},
+		{"bad format", []string{"--db", path, "--format", "yaml", "SELECT 1"}, []string{`"yaml"`, "table, tsv, markdown, csv, json"}},
+		{"no query", []string{"--db", path}, []string{"exactly one QUERY"}},
+		{"empty query", []string{"--db", path, "  "}, []string{"empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runSQL(t, nil, tc.args...)
+			if code != exitBadInput {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitBadInput, errOut)
+			}
+			if out != "" {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q does not contain %q", errOut, w)
+				}
+			}
+		})
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("wfb sql changed the results file")
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("wfb sql created %s", missing)
+	}
+}
