@@ -96,6 +96,10 @@ type Provider struct {
 	// method, path, status and which reply was served. It never receives a
 	// header value or a body.
 	Log io.Writer
+	// DiscardRequests, when set before serving starts, keeps no recording
+	// (Requests stays empty): a long-running server would otherwise hold
+	// every request body an agent ever sent.
+	DiscardRequests bool
 
 	script  *Script
 	closing chan struct{}
@@ -103,6 +107,7 @@ type Provider struct {
 
 	mu       sync.Mutex
 	next     int // index of the next scripted reply
+	seq      int // requests received, for ids
 	requests []Request
 	srv      *http.Server
 	url      string
@@ -306,16 +311,23 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	rec.Body = body
 	p.mu.Lock()
-	n := len(p.requests)
-	p.requests = append(p.requests, rec)
+	p.seq++
+	seq := p.seq
+	n := -1 // index in p.requests
+	if !p.DiscardRequests {
+		n = len(p.requests)
+		p.requests = append(p.requests, rec)
+	}
 	p.mu.Unlock()
 
 	// The deferred record and log run on the abort panics below too.
 	note := ""
 	defer func() {
-		p.mu.Lock()
-		p.requests[n].Status = w.status
-		p.mu.Unlock()
+		if n >= 0 {
+			p.mu.Lock()
+			p.requests[n].Status = w.status
+			p.mu.Unlock()
+		}
 		p.logf(r.Method, r.URL.Path, w.status, note)
 	}()
 
@@ -385,7 +397,7 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	}
 
-	id := fmt.Sprintf("%06d", n+1)
+	id := fmt.Sprintf("%06d", seq)
 	w.Header().Set("Request-Id", "req_mock_"+id)
 	if reply.Status != 0 && (reply.Status < 200 || reply.Status > 299) {
 		obj := reply.Error

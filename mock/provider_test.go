@@ -836,3 +836,33 @@ func BenchmarkProviderMessages(b *testing.B) { benchmarkProvider(b, false) }
 // BenchmarkProviderMessagesStream measures one streamed model turn (text and
 // a tool call, 11 SSE events) over real loopback HTTP.
 func BenchmarkProviderMessagesStream(b *testing.B) { benchmarkProvider(b, true) }
+
+// TestProviderDiscardRequestsServesButKeepsNothing stops a long-running
+// `wfb mock serve` from holding every request body it ever saw, without
+// breaking the reply order or the unique ids.
+func TestProviderDiscardRequestsServesButKeepsNothing(t *testing.T) {
+	p := NewProvider(&Script{Replies: []Reply{{Text: "a"}, {Text: "b"}}})
+	p.DiscardRequests = true
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, "127.0.0.1:0", func(u string) { ready <- u }) }()
+	url := <-ready
+	var got []string
+	for range 3 {
+		_, body := provPost(t, url+"/v1/messages", map[string]any{}, nil)
+		m := provDecode(t, body)
+		got = append(got, m["id"].(string)+" "+m["content"].([]any)[0].(map[string]any)["text"].(string))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"msg_mock_000001 a", "msg_mock_000002 b", "msg_mock_000003 ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("served (-want +got):\n%s", diff)
+	}
+	if n := len(p.Requests()); n != 0 {
+		t.Errorf("kept %d requests, want none", n)
+	}
+}

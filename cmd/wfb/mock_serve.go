@@ -56,6 +56,7 @@ func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error 
 	}
 	p := mock.NewProvider(script)
 	p.Log = s.ErrOut
+	p.DiscardRequests = true // nothing reads them; they would only grow
 	err = p.Serve(cmd.Context(), opts.addr, func(url string) {
 		fmt.Fprintln(s.Out, url)
 		fmt.Fprintf(s.ErrOut, "mock provider serving %s at %s (%d replies, then the default); interrupt to stop\n",
