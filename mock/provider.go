@@ -292,6 +292,7 @@ func (w *provStatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWrite
 
 func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := &provStatusWriter{ResponseWriter: rw}
+	at := time.Now() // arrival, before a large body is read
 	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, provMaxBody))
 	rec := Request{
 		Method:  r.Method,
@@ -299,7 +300,7 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		Query:   r.URL.Query(),
 		Header:  provRedactHeader(r.Header),
 		RawBody: raw,
-		At:      time.Now(),
+		At:      at,
 	}
 	var body map[string]any
 	bodyErr := readErr
