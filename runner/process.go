@@ -63,8 +63,7 @@ const (
 // timeout, or for ctx. On timeout or cancellation the group gets SIGTERM,
 // then SIGKILL after the grace period. When the leader exits, whatever is
 // left of its group is killed: descendants never outlive a session.
-func runProcess(ctx context.Context, ps processSpec) processResult {
-	var res processResult
+func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	stdoutTail, stderrTail := newTailBuffer(tailBytes), newTailBuffer(tailBytes)
 	defer func() {
 		res.StdoutTail = stdoutTail.String()

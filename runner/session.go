@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
@@ -36,9 +35,13 @@ var _ Recorder = (*store.DB)(nil)
 // satisfies it.
 type Isolation interface {
 	Backend() string
-	CommandPrefix() []string
 	RequirePIDNamespace() bool
-	Credential() *syscall.Credential
+	// ArtifactDir is the directory the session may write outside its
+	// workspace; the agent is granted it.
+	ArtifactDir() string
+	// Launch prepares one process start: the command prefix, the
+	// credential, extra files, and the proof to run once it started.
+	Launch(ctx context.Context) (*sandbox.Launch, error)
 }
 
 var _ Isolation = (*sandbox.Sandbox)(nil)
@@ -125,20 +128,27 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		StartedAt:    time.Now().UTC(),
 		ProcessState: store.StateNotStarted,
 	}
-	var prefix []string
-	var cred *syscall.Credential
-	requirePIDNS := false
-	if spec.Sandbox != nil {
-		row.Sandbox = spec.Sandbox.Backend()
-		prefix = spec.Sandbox.CommandPrefix()
-		cred = spec.Sandbox.Credential()
-		requirePIDNS = spec.Sandbox.RequirePIDNamespace()
-	}
 	fail := func(kind, format string, args ...any) store.Result {
 		row.OK, row.ErrorKind = false, kind
 		row.ErrorDetail = fmt.Sprintf(format, args...)
 		return row
 	}
+	launch := &sandbox.Launch{}
+	requirePIDNS := false
+	if spec.Sandbox != nil {
+		row.Sandbox = spec.Sandbox.Backend()
+		requirePIDNS = spec.Sandbox.RequirePIDNamespace()
+		var err error
+		if launch, err = spec.Sandbox.Launch(ctx); err != nil {
+			var refused *sandbox.RefusedError
+			if errors.As(err, &refused) {
+				return fail(store.KindSandboxRefused, "%s; nothing was run", refused.Reason)
+			}
+			return fail(store.KindInfraError, "prepare the sandbox launch: %v", err)
+		}
+		defer launch.Close()
+	}
+	prefix := launch.Prefix
 
 	if requirePIDNS && len(prefix) == 0 {
 		return fail(store.KindSandboxRefused,
@@ -190,7 +200,9 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		Dir:          spec.Workdir,
 		Env:          envList(env),
 		Stdin:        prompt,
-		Credential:   cred,
+		Credential:   launch.Credential,
+		ExtraFiles:   launch.ExtraFiles,
+		Started:      func(pid int) error { return launch.Started(ctx, pid) },
 		Timeout:      spec.Timeout,
 		Grace:        grace,
 		OnStdoutLine: out.line,
@@ -319,6 +331,11 @@ func interpret(row *store.Result, spec SessionSpec, pr processResult, out *claud
 	if len(problems) > 0 {
 		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
+	if n := len(res.Denials); n > 0 {
+		// Claude Code still says "success" when its permission policy
+		// refused a tool call; the row says so instead of passing silently.
+		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
+	}
 	if _, _, why := parseCost(res.TotalCostUSD); why != "" {
 		// Not a failure: cost is simply not measured.
 		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+why)
@@ -395,6 +412,14 @@ func joinDetail(a, b string) string {
 	return a + "; " + b
 }
 
+func rawList(rs []json.RawMessage) [][]byte {
+	out := make([][]byte, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	return out
+}
+
 func joinLines(ls [][]byte) []byte {
 	var b []byte
 	for i, l := range ls {
@@ -453,10 +478,19 @@ func claudeArgv(spec SessionSpec) ([]string, error) {
 	if len(spec.AllowedTools) > 0 {
 		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
 	}
+	// Claude Code silently denies writes outside the working directory
+	// unless the directory is granted.
+	var grant []string
+	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
+		grant = append(grant, spec.Sandbox.ArtifactDir())
+	}
 	if spec.Review != nil {
-		// Writes outside the working directory are silently denied unless
-		// the directory is granted.
-		argv = append(argv, "--add-dir", filepath.Dir(spec.Review.ArtifactPath))
+		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
+			grant = append(grant, d)
+		}
+	}
+	for _, d := range grant {
+		argv = append(argv, "--add-dir", d)
 	}
 	argv = append(argv, "--no-session-persistence")
 	return append(argv, spec.ExtraArgs...), nil

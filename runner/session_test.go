@@ -195,7 +195,7 @@ func TestAScriptedWriteProducesAReviewArtifactTheScorerAccepts(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
-	p := startProvider(t, defaultReply(mock.Reply{Text: "reviewing", Tools: []mock.Tool{write}}))
+	p := startProvider(t, defaultReply(mock.Reply{Text: "reviewing", Tools: []mock.Tool{write}, Usage: mock.FullUsage(100, 20, 0, 0)}))
 	// Take the command configuration from the sandbox the way a bench run
 	// does. On host-unsafe the prefix is empty by construction, so this pins
 	// the WIRING, not the isolation.
@@ -284,18 +284,8 @@ func TestTheWriteBoundaryRefusesTheWorkspaceAndPermitsTheArtifact(t *testing.T) 
 	for _, how := range []string{"explicit boundary", "review session"} {
 		t.Run(how, func(t *testing.T) {
 			r := newRig(t)
+			// Not created here: Prepare creates it, the session's to write.
 			artifacts := filepath.Join(r.tmp, "artifacts")
-			if err := os.Mkdir(artifacts, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if os.Geteuid() == 0 {
-				// The session runs unprivileged; its artifact directory must
-				// be its own to write (Prepare refuses otherwise).
-				uid, gid := sandbox.SessionUser()
-				if err := os.Chown(artifacts, uid, gid); err != nil {
-					t.Fatal(err)
-				}
-			}
 			sb, err := sandbox.Prepare(context.Background(), sandbox.Options{
 				Workspace: r.clone, Backend: "host-unsafe", AgentBin: testBinary(t), ArtifactDir: artifacts,
 			})
@@ -308,7 +298,7 @@ func TestTheWriteBoundaryRefusesTheWorkspaceAndPermitsTheArtifact(t *testing.T) 
 			before, _ := os.ReadFile(protected)
 			writeArtifact := mock.Tool{Name: "Write", Input: map[string]any{"file_path": target, "content": reviewJSON}}
 			tamper := mock.Tool{Name: "Write", Input: map[string]any{"file_path": protected, "content": "tampered"}}
-			p := startProvider(t, defaultReply(mock.Reply{Text: "writing", Tools: []mock.Tool{writeArtifact, tamper}}))
+			p := startProvider(t, defaultReply(mock.Reply{Text: "writing", Tools: []mock.Tool{writeArtifact, tamper}, Usage: mock.FullUsage(100, 20, 0, 0)}))
 
 			var row store.Result
 			if how == "explicit boundary" {

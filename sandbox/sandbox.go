@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -59,6 +60,11 @@ type Options struct {
 	// else DefaultSessionID. Setting them when wfb is not root is refused:
 	// an unprivileged process cannot switch uid.
 	SessionUID, SessionGID *uint32
+	// StageAgent copies the agent binary into the private root (bin/,
+	// mode 0755) and runs that copy. It serves self-contained binaries that
+	// live where the session uid cannot reach them, such as wfb itself under
+	// `go run`, whose build directory is private to root.
+	StageAgent bool
 }
 
 // RefusedError is a preflight refusal: nothing ran, and Reason says exactly
@@ -196,6 +202,11 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			}
 		}
 		if err := sb.handOver(d); err != nil {
+			return nil, err
+		}
+	}
+	if opts.StageAgent && agentExists {
+		if sb.agentBin, err = stageAgent(agentBin, sb.root); err != nil {
 			return nil, err
 		}
 	}
@@ -488,4 +499,36 @@ func PrepareReviewWorkspace(sb *Sandbox, name string) (string, error) {
 		return "", fmt.Errorf("artifact %s: %w", p, err)
 	}
 	return p, nil
+}
+
+// stageAgent copies the executable bin into root/bin and returns the copy's
+// path. The copy is root's (or wfb's) and only readable and executable by
+// the session, so it cannot be swapped under a later session.
+func stageAgent(bin, root string) (string, error) {
+	dir := filepath.Join(root, "bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	src, err := os.Open(bin)
+	if err != nil {
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	defer src.Close()
+	dst := filepath.Join(dir, filepath.Base(bin))
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	if _, err := io.Copy(out, src); err != nil {
+		out.Close()
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	if err := out.Close(); err != nil {
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	// Explicit, so a restrictive umask cannot make it unexecutable.
+	if err := os.Chmod(dst, 0o755); err != nil {
+		return "", fmt.Errorf("stage the agent binary: %w", err)
+	}
+	return dst, nil
 }

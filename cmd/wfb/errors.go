@@ -44,9 +44,12 @@ var errInterrupted = errors.New("interrupted")
 // exitCode maps an error from a command to the process exit code.
 func exitCode(err error) int {
 	var bad *badInputError
+	var code *exitCodeError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &code):
+		return code.code
 	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &bad):

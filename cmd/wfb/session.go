@@ -1,17 +1,208 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
 )
 
+// sessionOptions are the flags of `wfb session`.
+type sessionOptions struct {
+	Workspace   string
+	Prompt      string
+	Agent       string
+	AgentBin    string
+	BaseURL     string
+	MockScript  string
+	Model       string
+	Sandbox     string
+	Review      bool
+	ArtifactDir string
+	Timeout     time.Duration
+	DB          string
+	Label       string
+	Format      string
+}
+
 func newSessionCmd(s *Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "session",
-		Short: "(not built yet)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("session: not built yet")
+	opts := &sessionOptions{}
+	cmd := &cobra.Command{
+		Use:   "session --workspace DIR --prompt TEXT (--mock-script FILE | --base-url URL)",
+		Short: "Run one agent session and record its row",
+		Long: `Run one agent session end to end and record its row in a run of its own.
+
+With --mock-script, wfb starts its scripted provider itself and the session runs
+offline. With --base-url, the API key is read from ANTHROPIC_API_KEY, passed to
+the agent, and never stored.
+
+Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
+2 on bad input.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return sessionRun(cmd.Context(), s, opts)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Workspace, "workspace", "", "the directory the agent works in (required)")
+	f.StringVar(&opts.Prompt, "prompt", "", "the prompt, passed on stdin (required)")
+	f.StringVar(&opts.Agent, "agent", runner.AgentStandIn, "agent: stand-in or claude")
+	f.StringVar(&opts.AgentBin, "agent-bin", "", "the agent executable (default: wfb itself for stand-in, claude on PATH)")
+	f.StringVar(&opts.BaseURL, "base-url", "", "the model API base URL (key from ANTHROPIC_API_KEY)")
+	f.StringVar(&opts.MockScript, "mock-script", "", "serve this mock script locally and point the agent at it")
+	f.StringVar(&opts.Model, "model", "", "model name passed to the agent")
+	f.StringVar(&opts.Sandbox, "sandbox", sandbox.HostUnsafe, "sandbox backend")
+	f.BoolVar(&opts.Review, "review", false, "a review session: the workspace must not change; the artifact is parsed and stored")
+	f.StringVar(&opts.ArtifactDir, "artifact-dir", "", "where the review artifact is written (outside the workspace; default: inside the sandbox's private root)")
+	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "session timeout")
+	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+	f.StringVar(&opts.Label, "label", "", "label for the session's run")
+	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	return cmd
+}
+
+// validate checks the flags before anything is created or recorded.
+func (o *sessionOptions) validate() error {
+	switch {
+	case o.Workspace == "":
+		return badInput("--workspace is required")
+	case o.Prompt == "":
+		return badInput("--prompt is required")
+	case o.BaseURL == "" && o.MockScript == "":
+		return badInput("give --mock-script FILE (offline) or --base-url URL (a real API)")
+	case o.BaseURL != "" && o.MockScript != "":
+		return badInput("--base-url and --mock-script are exclusive")
+	case o.Agent != runner.AgentStandIn && o.Agent != runner.AgentClaude:
+		return badInput("--agent %q: want %s or %s", o.Agent, runner.AgentStandIn, runner.AgentClaude)
+	case o.ArtifactDir != "" && !o.Review:
+		return badInput("--artifact-dir only makes sense with --review")
+	case o.Timeout <= 0:
+		return badInput("--timeout must be positive")
+	}
+	st, err := os.Stat(o.Workspace)
+	if err != nil {
+		return badInput("--workspace: %v", err)
+	}
+	if !st.IsDir() {
+		return badInput("--workspace %s is not a directory", o.Workspace)
+	}
+	if _, err := parseOutputFormat(o.Format); err != nil {
+		return asBadInput(err)
+	}
+	return nil
+}
+
+func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	var script *mock.Script
+	if opts.MockScript != "" {
+		var err error
+		if script, err = mock.LoadScript(opts.MockScript); err != nil {
+			return asBadInput(err)
+		}
+	}
+	apiKey := "offline"
+	if opts.BaseURL != "" {
+		if apiKey = s.Getenv("ANTHROPIC_API_KEY"); apiKey == "" {
+			return badInput("--base-url needs ANTHROPIC_API_KEY in the environment")
+		}
+	}
+	agentBin, agentArgs, err := resolveAgentBin(opts.Agent, opts.AgentBin)
+	if err != nil {
+		return err
+	}
+
+	db, err := store.Open(ctx, dbPath(opts.DB, s))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	config, _ := json.Marshal(map[string]any{
+		"command": "session", "agent": opts.Agent, "model": opts.Model, "sandbox": opts.Sandbox,
+		"review": opts.Review, "base_url": opts.BaseURL, "mock_script": opts.MockScript,
+		"timeout": opts.Timeout.String(), "workspace": opts.Workspace,
+	})
+	run := store.Run{
+		ID: store.NewID("run"), Label: opts.Label, Kind: "session", StartedAt: time.Now().UTC(),
+		Status: store.RunRunning, Harness: version, Config: string(config),
+	}
+	if err := db.CreateRun(ctx, run); err != nil {
+		return err
+	}
+
+	baseURL := opts.BaseURL
+	if script != nil {
+		p, err := mock.StartProvider(script)
+		if err != nil {
+			return finishRun(ctx, db, run.ID, store.RunAborted, fmt.Errorf("start the mock provider: %w", err))
+		}
+		defer p.Close()
+		baseURL = p.URL()
+	}
+
+	row, err := runner.RunCell(ctx, db, runner.Cell{
+		RunID: run.ID, Task: filepath.Base(opts.Workspace), Arm: opts.Agent,
+		Agent: opts.Agent, AgentBin: agentBin, AgentArgs: agentArgs, Model: opts.Model,
+		Prompt: opts.Prompt, Workspace: opts.Workspace, Sandbox: opts.Sandbox,
+		Review: opts.Review, ArtifactDir: opts.ArtifactDir, Timeout: opts.Timeout,
+		BaseURL: baseURL, APIKey: apiKey,
+	})
+	status := store.RunComplete
+	if ctx.Err() != nil {
+		status = store.RunInterrupted
+	}
+	if ferr := finishRun(ctx, db, run.ID, status, err); ferr != nil {
+		return ferr
+	}
+	if perr := printRow(s, row, opts.Format); perr != nil {
+		return perr
+	}
+	switch {
+	case status == store.RunInterrupted:
+		return errInterrupted
+	case !row.OK:
+		return errNotOK
+	}
+	return nil
+}
+
+// finishRun closes the run with status, keeping cause (if any) as the error.
+func finishRun(ctx context.Context, db *store.DB, runID, status string, cause error) error {
+	if cause != nil {
+		status = store.RunAborted
+	}
+	// The run's end is recorded even when ctx was cancelled by Ctrl-C.
+	ferr := db.FinishRun(context.WithoutCancel(ctx), runID, status, time.Now().UTC())
+	return errors.Join(cause, ferr)
+}
+
+// resolveAgentBin finds the agent executable and the arguments before the
+// adapter's own flags.
+func resolveAgentBin(agent, given string) (string, []string, error) {
+	if agent == runner.AgentStandIn && given == "" {
+		bin, args, err := runner.StandInAgent()
+		return bin, args, err
+	}
+	if given == "" {
+		given = "claude"
+	}
+	bin, err := exec.LookPath(given)
+	if err != nil {
+		// Not bad input: the row records the spawn failure.
+		return given, nil, nil
+	}
+	return bin, nil, nil
 }

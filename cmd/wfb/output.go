@@ -1,0 +1,88 @@
+package main
+
+import (
+	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/store"
+)
+
+// parseOutputFormat accepts "auto" or a report format.
+func parseOutputFormat(s string) (string, error) {
+	if s == "auto" || s == "" {
+		return "auto", nil
+	}
+	f, err := report.ParseFormat(s)
+	if err != nil {
+		return "", err
+	}
+	return string(f), nil
+}
+
+// outputFormat resolves "auto": a table on a terminal, TSV when piped.
+func outputFormat(s *Streams, flag string) (report.Format, error) {
+	f, err := parseOutputFormat(flag)
+	if err != nil {
+		return "", asBadInput(err)
+	}
+	if f == "auto" {
+		if s.OutIsTerminal {
+			return report.FormatTable, nil
+		}
+		return report.FormatTSV, nil
+	}
+	return report.Format(f), nil
+}
+
+// rowTable shows one result row as field/value pairs, NULL kept apart from
+// zero.
+func rowTable(r store.Result) *report.Table {
+	i64 := func(p *int64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	f64 := func(p *float64) any {
+		if p == nil {
+			return nil
+		}
+		return *p
+	}
+	str := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
+	ok := int64(0)
+	if r.OK {
+		ok = 1
+	}
+	fields := []struct {
+		name  string
+		value any
+	}{
+		{"run_id", r.RunID}, {"attempt_id", r.AttemptID}, {"task", r.Task}, {"arm", r.Arm},
+		{"agent", r.Agent}, {"model", str(r.Model)}, {"sandbox", r.Sandbox},
+		{"ok", ok}, {"error_kind", str(r.ErrorKind)}, {"error_detail", str(r.ErrorDetail)},
+		{"process_state", r.ProcessState}, {"exit_code", i64(r.ExitCode)}, {"duration_ms", i64(r.DurationMS)},
+		{"input_tokens", i64(r.InputTokens)}, {"output_tokens", i64(r.OutputTokens)},
+		{"cache_read_input_tokens", i64(r.CacheReadInputTokens)},
+		{"cache_creation_input_tokens", i64(r.CacheCreationInputTokens)},
+		{"cost_usd", f64(r.CostUSD)}, {"cost_source", str(r.CostSource)}, {"num_turns", i64(r.NumTurns)},
+		{"session_id", str(r.SessionID)}, {"verdict", str(r.Verdict)}, {"findings_count", i64(r.FindingsCount)},
+	}
+	t := &report.Table{Columns: []string{"field", "value"}}
+	for _, f := range fields {
+		t.Rows = append(t.Rows, []any{f.name, f.value})
+	}
+	return t
+}
+
+// printRow prints one result row in the requested format.
+func printRow(s *Streams, r store.Result, format string) error {
+	f, err := outputFormat(s, format)
+	if err != nil {
+		return err
+	}
+	return report.Render(s.Out, rowTable(r), f)
+}
