@@ -22,6 +22,7 @@ type processSpec struct {
 	Dir        string
 	Env        []string // the complete environment; nothing is inherited
 	Stdin      string
+	NoStdin    bool // /dev/null instead of a pipe carrying Stdin
 	Credential *syscall.Credential
 	Timeout    time.Duration
 	Grace      time.Duration // between SIGTERM and SIGKILL
@@ -107,6 +108,9 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	// child: Wait then returns when the leader exits, not when every holder
 	// of the pipe has gone.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if ps.NoStdin {
+		cmd.Stdin = nil // os/exec opens /dev/null
+	}
 	cmd.ExtraFiles = ps.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,11 +153,10 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		return fail(store.KindSandboxRefused,
 			"a PID namespace is required but the %s backend runs the agent without a command prefix, so nothing creates one; nothing was run", row.Sandbox)
 	}
-	argv, err := claudeArgv(spec)
+	ad, err := adapterFor(spec.Agent)
 	if err != nil {
-		return fail(store.KindInfraError, "build agent command: %v", err)
+		return fail(store.KindInfraError, "%v", err)
 	}
-	argv = append(append([]string{}, prefix...), argv...)
 
 	env := map[string]string{}
 	for k, v := range spec.Env {
@@ -190,21 +188,25 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		}
 	}
 
-	grace := spec.Grace
-	if grace <= 0 {
-		grace = 5 * time.Second
+	cmd, err := ad.command(spec, prompt)
+	if err != nil {
+		return fail(store.KindInfraError, "build the agent command: %v", err)
 	}
-	out := &claudeOutput{}
+	for k, v := range cmd.env {
+		env[k] = v
+	}
+	out := ad.output()
 	pr := runProcess(ctx, processSpec{
-		Argv:         argv,
+		Argv:         append(append([]string{}, prefix...), cmd.argv...),
 		Dir:          spec.Workdir,
 		Env:          envList(env),
-		Stdin:        prompt,
+		Stdin:        cmd.stdin,
+		NoStdin:      cmd.noStdin,
 		Credential:   launch.Credential,
 		ExtraFiles:   launch.ExtraFiles,
 		Started:      func(pid int) error { return launch.Started(ctx, pid) },
 		Timeout:      spec.Timeout,
-		Grace:        grace,
+		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
 	})
 	row.ProcessState = pr.State
@@ -244,33 +246,53 @@ func addFailure(row *store.Result, kind, detail string) {
 
 // interpret turns what the process did and printed into the row's outcome
 // and measurements.
-func interpret(row *store.Result, spec SessionSpec, pr processResult, out *claudeOutput) {
+func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentOutput) {
+	if !interpretProcess(row, spec, pr) {
+		return
+	}
+	out.interpret(row, pr)
+}
+
+// interpretProcess records how the process ended. It returns false when the
+// agent never produced output worth parsing (it did not start, was stopped,
+// or timed out); the row then already says why.
+func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
 	switch pr.State {
 	case store.StateSpawnFailure:
 		addFailure(row, store.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
-		return
+		return false
 	case store.StateNotStarted:
 		addFailure(row, store.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
-		return
+		return false
 	case store.StateCancelled:
 		addFailure(row, store.KindCancelled, "the session was cancelled (SIGTERM to its process group)")
-		return
+		return false
 	case store.StateTimeout, store.StateForcedKill:
 		how := "it exited after SIGTERM"
 		if pr.State == store.StateForcedKill {
 			how = fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())
 		}
 		addFailure(row, store.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
-		return
+		return false
 	}
 	row.OK = true
 	if pr.PipesHeld {
 		addFailure(row, store.KindSessionError, "a descendant of the agent left its process group and held its output open")
 	}
-	exit := "signal " + pr.Signal
+	return true
+}
+
+// exitText says how the process ended, for error details.
+func (pr processResult) exitText() string {
 	if pr.ExitCode != nil {
-		exit = "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
+		return "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
 	}
+	return "signal " + pr.Signal
+}
+
+// interpret parses Claude Code's result event strictly into the row.
+func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
+	exit := pr.exitText()
 	switch n := len(out.results); {
 	case n == 0:
 		detail := fmt.Sprintf("the agent printed no result event (%s, %d stdout lines", exit, out.lines)
@@ -439,61 +461,6 @@ func envList(env map[string]string) []string {
 	}
 	sort.Strings(kv)
 	return kv
-}
-
-// claudeArgv builds Claude Code's headless command line (the stand-in shares
-// its interface). The prompt goes on stdin.
-func claudeArgv(spec SessionSpec) ([]string, error) {
-	switch spec.Agent {
-	case AgentClaude, AgentStandIn:
-	default:
-		return nil, fmt.Errorf("unknown agent %q (want %s or %s)", spec.Agent, AgentClaude, AgentStandIn)
-	}
-	if spec.AgentBin == "" {
-		return nil, errors.New("no agent binary")
-	}
-	format := spec.OutputFormat
-	if format == "" {
-		format = "stream-json"
-	}
-	if format != "stream-json" && format != "json" {
-		return nil, fmt.Errorf("output format %q: want stream-json or json", format)
-	}
-	argv := append([]string{spec.AgentBin}, spec.AgentArgs...)
-	argv = append(argv, "-p", "--output-format", format)
-	if format == "stream-json" {
-		argv = append(argv, "--verbose")
-	}
-	if spec.Model != "" {
-		argv = append(argv, "--model", spec.Model)
-	}
-	if spec.MaxTurns > 0 {
-		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
-	}
-	perm := spec.Permission
-	if perm == "" {
-		perm = "acceptEdits"
-	}
-	argv = append(argv, "--permission-mode", perm)
-	if len(spec.AllowedTools) > 0 {
-		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
-	}
-	// Claude Code silently denies writes outside the working directory
-	// unless the directory is granted.
-	var grant []string
-	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
-		grant = append(grant, spec.Sandbox.ArtifactDir())
-	}
-	if spec.Review != nil {
-		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
-			grant = append(grant, d)
-		}
-	}
-	for _, d := range grant {
-		argv = append(argv, "--add-dir", d)
-	}
-	argv = append(argv, "--no-session-persistence")
-	return append(argv, spec.ExtraArgs...), nil
 }
 
 // StandInAgent returns the command that runs wfb's stand-in agent: this
