@@ -1,0 +1,538 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/wfbench/wfb/report/stats"
+)
+
+// DiffOptions says how `wfb diff` groups and judges a comparison.
+type DiffOptions struct {
+	// ByTask compares task by task (and arm by arm); otherwise arm by arm.
+	ByTask bool
+	// Alpha is the significance level; a change with p > Alpha shows "~".
+	Alpha float64
+	// Metrics are the metrics to compare, usually Columns.Metrics().
+	Metrics []Metric
+}
+
+// Side names the two sides of a diff.
+const (
+	SideA = 0
+	SideB = 1
+)
+
+// Differ accumulates the attempts of side A and side B and compares them.
+// It is pure: rows in, a Diff out.
+//
+// How the sides line up is decided from the data:
+//
+//   - When the sides share arms (two runs of one bench), each shared arm is
+//     compared with itself; an arm on one side only is named in a footnote.
+//     When they share none (arm=baseline vs arm=candidate), everything in A
+//     is compared with everything in B, as one line "baseline → candidate".
+//   - Pass/fail is judged per cell (run, task, arm, rep) on its last attempt.
+//     Cells pair up by task and rep — and by arm when arms are compared with
+//     themselves, and by run when both sides come from the same runs. When
+//     every cell has exactly one partner, the exact McNemar test compares the
+//     pairs; otherwise Fisher's exact test compares the two sets of cells, and
+//     a footnote says why they did not pair.
+//   - Continuous metrics are compared over every attempt's measured values
+//     with the Mann–Whitney U test.
+type Differ struct {
+	opts  DiffOptions
+	names []string
+	ids   map[string]int32
+	sides [2]*sideAcc
+}
+
+type cellKey struct{ run, task, arm, rep int32 }
+
+type cellOut struct {
+	attempt int32
+	ok      bool
+	errored bool // not ok, with an error kind (see IsError)
+}
+
+type taskArm struct{ task, arm int32 }
+
+type fineAcc struct {
+	attempts int
+	kinds    map[int32]int
+	values   [NumMetrics][]float64
+}
+
+type sideAcc struct {
+	cells    map[cellKey]cellOut
+	fine     map[taskArm]*fineAcc
+	versions map[int32]bool
+	runs     map[int32]bool
+	retries  int
+}
+
+// NewDiffer returns an empty Differ.
+func NewDiffer(opts DiffOptions) *Differ {
+	d := &Differ{opts: opts, ids: map[string]int32{}}
+	d.id("") // id 0 is the empty string
+	for i := range d.sides {
+		d.sides[i] = &sideAcc{cells: map[cellKey]cellOut{}, fine: map[taskArm]*fineAcc{},
+			versions: map[int32]bool{}, runs: map[int32]bool{}}
+	}
+	return d
+}
+
+func (d *Differ) id(s string) int32 {
+	if i, ok := d.ids[s]; ok {
+		return i
+	}
+	i := int32(len(d.names))
+	d.names = append(d.names, s)
+	d.ids[s] = i
+	return i
+}
+
+// Add counts one attempt on side (SideA or SideB). r is not retained.
+func (d *Differ) Add(side int, r *Row) {
+	s := d.sides[side]
+	run, task, arm := d.id(r.RunID), d.id(r.Task), d.id(r.Arm)
+	s.runs[run] = true
+	if r.AgentVersion != "" {
+		s.versions[d.id(r.AgentVersion)] = true
+	}
+	if r.Attempt > 1 {
+		s.retries++
+	}
+	kind := int32(0)
+	if !r.OK {
+		k := r.ErrorKind
+		if k == "" {
+			k = "unknown"
+		}
+		kind = d.id(k)
+	}
+	ck := cellKey{run, task, arm, int32(r.Rep)}
+	if prev, seen := s.cells[ck]; !seen || int32(r.Attempt) >= prev.attempt {
+		s.cells[ck] = cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
+	}
+	ta := taskArm{task, arm}
+	f := s.fine[ta]
+	if f == nil {
+		f = &fineAcc{kinds: map[int32]int{}}
+		s.fine[ta] = f
+	}
+	f.attempts++
+	if !r.OK {
+		f.kinds[kind]++
+	}
+	for _, m := range d.opts.Metrics {
+		if v := r.Values[m]; !math.IsNaN(v) {
+			f.values[m] = append(f.values[m], v)
+		}
+	}
+}
+
+// DiffLine is one compared metric of one group.
+type DiffLine struct {
+	Task string // empty unless compared by task
+	Arm  string // the arm, or "a → b" when the sides have different arms
+	// Key is a stable name for programs ("strict_pass_rate", "cost_usd");
+	// Name is for people.
+	Key, Name string
+	// Metric is the metric compared; meaningless for the pass rates (Rate).
+	Metric Metric
+	Rate   bool
+	Cmp    stats.Comparison
+}
+
+// Diff is what `wfb diff` shows, before rendering.
+type Diff struct {
+	Options DiffOptions
+	// ByArm is false when the sides have no arm in common and were
+	// compared as a whole.
+	ByArm     bool
+	Lines     []DiffLine
+	Footnotes []string
+}
+
+type groupKey struct{ task, arm int32 }
+
+type pairKey struct{ run, task, arm, rep int32 }
+
+// Result compares the sides. runs describes the runs in the file, for the
+// fingerprint warning; runs a side did not touch are ignored.
+func (d *Differ) Result(runs []RunInfo) *Diff {
+	A, B := d.sides[SideA], d.sides[SideB]
+	out := &Diff{Options: d.opts}
+	var notes []string
+
+	armsA, armsB := d.armsOf(A), d.armsOf(B)
+	common := map[int32]bool{}
+	for a := range armsA {
+		if armsB[a] {
+			common[a] = true
+		}
+	}
+	out.ByArm = len(common) > 0
+	acrossLabel := ""
+	if out.ByArm {
+		for _, side := range []struct {
+			name       string
+			arms, peer map[int32]bool
+		}{{"A", armsA, armsB}, {"B", armsB, armsA}} {
+			var only []string
+			for a := range side.arms {
+				if !side.peer[a] {
+					only = append(only, d.names[a])
+				}
+			}
+			if len(only) > 0 {
+				sort.Strings(only)
+				notes = append(notes, fmt.Sprintf("arm %s only in %s: not compared.", strings.Join(only, ", "), side.name))
+			}
+		}
+	} else {
+		acrossLabel = d.joinNames(armsA) + " → " + d.joinNames(armsB)
+	}
+	sameRuns := len(A.runs) == len(B.runs)
+	for r := range A.runs {
+		if !B.runs[r] {
+			sameRuns = false
+		}
+	}
+
+	gkey := func(task, arm int32) (groupKey, bool) {
+		g := groupKey{task: -1, arm: -1}
+		if d.opts.ByTask {
+			g.task = task
+		}
+		if out.ByArm {
+			if !common[arm] {
+				return g, false
+			}
+			g.arm = arm
+		}
+		return g, true
+	}
+	pkey := func(c cellKey) pairKey {
+		p := pairKey{run: -1, task: c.task, arm: -1, rep: c.rep}
+		if sameRuns {
+			p.run = c.run
+		}
+		if out.ByArm {
+			p.arm = c.arm
+		}
+		return p
+	}
+
+	type groupAcc struct {
+		cells    [2]map[pairKey][]cellOut
+		attempts [2]int
+		kinds    [2]map[int32]int
+		values   [2][NumMetrics][]float64
+	}
+	groups := map[groupKey]*groupAcc{}
+	get := func(g groupKey) *groupAcc {
+		a := groups[g]
+		if a == nil {
+			a = &groupAcc{}
+			for i := range 2 {
+				a.cells[i] = map[pairKey][]cellOut{}
+				a.kinds[i] = map[int32]int{}
+			}
+			groups[g] = a
+		}
+		return a
+	}
+	for i, s := range d.sides {
+		for c, o := range s.cells {
+			g, ok := gkey(c.task, c.arm)
+			if !ok {
+				continue
+			}
+			a := get(g)
+			p := pkey(c)
+			a.cells[i][p] = append(a.cells[i][p], o)
+		}
+		for ta, f := range s.fine {
+			g, ok := gkey(ta.task, ta.arm)
+			if !ok {
+				continue
+			}
+			a := get(g)
+			a.attempts[i] += f.attempts
+			for k, n := range f.kinds {
+				a.kinds[i][k] += n
+			}
+			for _, m := range d.opts.Metrics {
+				a.values[i][m] = append(a.values[i][m], f.values[m]...)
+			}
+		}
+	}
+
+	keys := make([]groupKey, 0, len(groups))
+	for g := range groups {
+		keys = append(keys, g)
+	}
+	name := func(id int32) string {
+		if id < 0 {
+			return ""
+		}
+		return d.names[id]
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if name(a.task) != name(b.task) {
+			return name(a.task) < name(b.task)
+		}
+		return name(a.arm) < name(b.arm)
+	})
+
+	alpha := d.opts.Alpha
+	for _, gk := range keys {
+		a := groups[gk]
+		task, arm := name(gk.task), name(gk.arm)
+		if !out.ByArm {
+			arm = acrossLabel
+		}
+		where := groupName(task, arm)
+		var lines []DiffLine
+		line := func(key, nm string, m Metric, rate bool, c stats.Comparison) {
+			lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c})
+		}
+
+		strict, clean, why := comparePassFail(a.cells, alpha)
+		if why != "" {
+			notes = append(notes, where+": "+why)
+		}
+		line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
+		line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
+		for _, m := range d.opts.Metrics {
+			va, vb := a.values[SideA][m], a.values[SideB][m]
+			if m.Kind() == Proportion {
+				line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
+				continue
+			}
+			line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
+		}
+		notes = append(notes, lineWarnings(where, lines)...)
+		notes = append(notes, d.kindShift(where, a.attempts, a.kinds, alpha)...)
+		out.Lines = append(out.Lines, lines...)
+	}
+
+	notes = append(notes, d.sideWarnings(runs)...)
+	out.Footnotes = append([]string{diffNote(alpha)}, notes...)
+	return out
+}
+
+func groupName(task, arm string) string {
+	if task != "" {
+		return fmt.Sprintf("task %s, arm %s", task, arm)
+	}
+	return "arm " + arm
+}
+
+func countOnes(xs []float64) int {
+	n := 0
+	for _, x := range xs {
+		if x == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// comparePassFail compares the strict and clean pass rates of a group's
+// cells, paired when every cell has exactly one partner; why says, when not
+// paired, what kept the cells from pairing.
+func comparePassFail(cells [2]map[pairKey][]cellOut, alpha float64) (strict, clean stats.Comparison, why string) {
+	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
+	for k, os := range cells[SideA] {
+		if len(os) > 1 {
+			dupA++
+		}
+		if _, ok := cells[SideB][k]; !ok {
+			onlyA++
+		}
+	}
+	for k, os := range cells[SideB] {
+		if len(os) > 1 {
+			dupB++
+		}
+		if _, ok := cells[SideA][k]; !ok {
+			onlyB++
+		}
+	}
+	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
+	if paired {
+		var sp, cp []stats.Pair
+		for k, os := range cells[SideA] {
+			oa, ob := os[0], cells[SideB][k][0]
+			p := stats.Pair{A: oa.ok, B: ob.ok}
+			sp = append(sp, p)
+			if !isErrorOut(oa) && !isErrorOut(ob) {
+				cp = append(cp, p)
+			}
+		}
+		return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), ""
+	}
+	var pass, n, cpass, cn [2]int
+	for i := range 2 {
+		for _, os := range cells[i] {
+			for _, o := range os {
+				n[i]++
+				if o.ok {
+					pass[i]++
+				}
+				if !isErrorOut(o) {
+					cn[i]++
+					if o.ok {
+						cpass[i]++
+					}
+				}
+			}
+		}
+	}
+	switch {
+	case dupA > 0 || dupB > 0:
+		why = fmt.Sprintf("pass rates compared unpaired (Fisher): %d cells of A and %d of B share a task and rep with another cell on their own side (several runs per side), so cells do not pair one to one.", dupA, dupB)
+	case onlyA > 0 || onlyB > 0:
+		why = fmt.Sprintf("pass rates compared unpaired (Fisher): %d cells of A have no partner in B and %d of B none in A.", onlyA, onlyB)
+	}
+	return stats.CompareRates(pass[0], n[0], pass[1], n[1], alpha), stats.CompareRates(cpass[0], cn[0], cpass[1], cn[1], alpha), why
+}
+
+func isErrorOut(o cellOut) bool { return o.errored }
+
+// lineWarnings turns the statistics' warnings into footnotes, one per
+// distinct warning per group, naming the metrics it applies to.
+func lineWarnings(where string, lines []DiffLine) []string {
+	var order []string
+	metricsOf := map[string][]string{}
+	add := func(w, metric string) {
+		if _, seen := metricsOf[w]; !seen {
+			order = append(order, w)
+		}
+		if !slices.Contains(metricsOf[w], metric) {
+			metricsOf[w] = append(metricsOf[w], metric)
+		}
+	}
+	for _, l := range lines {
+		nm := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(l.Name, " (%)"), " (USD)"), " (s)")
+		for _, w := range l.Cmp.Warnings {
+			add(w, nm)
+		}
+		for _, w := range l.Cmp.A.Warnings {
+			add("A: "+w, nm)
+		}
+		for _, w := range l.Cmp.B.Warnings {
+			add("B: "+w, nm)
+		}
+	}
+	notes := make([]string, 0, len(order))
+	for _, w := range order {
+		notes = append(notes, fmt.Sprintf("%s (%s): %s.", where, strings.Join(metricsOf[w], ", "), strings.TrimSuffix(w, ".")))
+	}
+	return notes
+}
+
+// kindShift warns when an error kind's share of attempts differs between
+// the sides significantly (Fisher's exact test at alpha): a change in pass
+// rate may then come from the environment (an outage, a refused sandbox)
+// rather than from the workflow.
+func (d *Differ) kindShift(where string, attempts [2]int, kinds [2]map[int32]int, alpha float64) []string {
+	var ks []string
+	seen := map[int32]bool{}
+	for i := range 2 {
+		for k := range kinds[i] {
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, d.names[k])
+			}
+		}
+	}
+	sortKinds(ks)
+	var shifted []string
+	for _, k := range ks {
+		id := d.ids[k]
+		a, b := kinds[SideA][id], kinds[SideB][id]
+		c := stats.CompareRates(a, attempts[SideA], b, attempts[SideB], alpha)
+		if c.Significant {
+			shifted = append(shifted, fmt.Sprintf("%s %d of %d → %d of %d (p=%.3g)", k, a, attempts[SideA], b, attempts[SideB], c.P))
+		}
+	}
+	if len(shifted) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: the error-kind mix shifted: %s; a change in pass rate may come from the environment, not the workflow.",
+		where, strings.Join(shifted, "; "))}
+}
+
+// sideWarnings compares what the two sides ran: bench fingerprints, agent
+// versions, retries.
+func (d *Differ) sideWarnings(runs []RunInfo) []string {
+	var notes []string
+	fp := [2][]string{}
+	for i, s := range d.sides {
+		for _, r := range runs {
+			if id, ok := d.ids[r.ID]; ok && s.runs[id] && r.Fingerprint != "" && !slices.Contains(fp[i], r.Fingerprint) {
+				fp[i] = append(fp[i], r.Fingerprint)
+			}
+		}
+		sort.Strings(fp[i])
+	}
+	if !slices.Equal(fp[0], fp[1]) {
+		notes = append(notes, fmt.Sprintf("the sides ran different bench fingerprints (A: %s; B: %s): the bench changed, not only the workflow.",
+			orNone(fp[0]), orNone(fp[1])))
+	}
+	ver := [2][]string{}
+	for i, s := range d.sides {
+		for v := range s.versions {
+			ver[i] = append(ver[i], d.names[v])
+		}
+		sort.Strings(ver[i])
+	}
+	if !slices.Equal(ver[0], ver[1]) {
+		notes = append(notes, fmt.Sprintf("the sides ran different agent versions (A: %s; B: %s).", orNone(ver[0]), orNone(ver[1])))
+	}
+	for i, s := range d.sides {
+		if s.retries > 0 {
+			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: pass rates use each cell's last attempt; continuous metrics use every attempt.",
+				[]string{"A", "B"}[i], s.retries))
+		}
+	}
+	return notes
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none recorded"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func (d *Differ) armsOf(s *sideAcc) map[int32]bool {
+	arms := map[int32]bool{}
+	for ta := range s.fine {
+		arms[ta.arm] = true
+	}
+	return arms
+}
+
+func (d *Differ) joinNames(set map[int32]bool) string {
+	var ns []string
+	for id := range set {
+		ns = append(ns, d.names[id])
+	}
+	sort.Strings(ns)
+	return strings.Join(ns, "+")
+}
+
+// diffNote explains how to read a diff, once, under every diff table.
+func diffNote(alpha float64) string {
+	return fmt.Sprintf("Δ = (B − A) / A; ~ = not significant at alpha %v. Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians over measured values with the Mann–Whitney U test.",
+		alpha, strings.Join(ErrorKindsExcluded(), ", "))
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ExportFormat is an output format of `wfb export`.
+type ExportFormat string
+
+// Export formats.
+const (
+	// ExportCSV writes RFC 4180 CSV with a header line; NULL is an empty
+	// field.
+	ExportCSV ExportFormat = "csv"
+	// ExportJSONL writes one JSON object per attempt, keys in column
+	// order; NULL is null.
+	ExportJSONL ExportFormat = "jsonl"
+)
+
+// ParseExportFormat returns the export format named s.
+func ParseExportFormat(s string) (ExportFormat, error) {
+	switch ExportFormat(s) {
+	case ExportCSV, ExportJSONL:
+		return ExportFormat(s), nil
+	}
+	return "", fmt.Errorf("unknown export format %q: valid formats are csv, jsonl", s)
+}
+
+// Export writes every results column of the runs' attempts to w, in the
+// schema's column order (stable: migrations only append columns), one line
+// per attempt, run by run in insertion order. Values are written as stored: integers as
+// integers, reals at full precision, NULL as an empty CSV field or JSON null.
+func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f ExportFormat, w io.Writer) error {
+	if _, err := ParseExportFormat(string(f)); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	var cw *csv.Writer
+	if f == ExportCSV {
+		cw = csv.NewWriter(bw)
+		if err := cw.Write(cols.Names); err != nil {
+			return err
+		}
+	}
+	quoted := make([]string, len(cols.Names))
+	keys := make([][]byte, len(cols.Names))
+	for i, n := range cols.Names {
+		quoted[i] = `"` + strings.ReplaceAll(n, `"`, `""`) + `"`
+		keys[i], _ = json.Marshal(n)
+	}
+	q := "SELECT rowid, " + strings.Join(quoted, ", ") +
+		" FROM results WHERE rowid > ? AND run_id = ? ORDER BY rowid LIMIT " + strconv.Itoa(chunkRows)
+	record := make([]string, len(cols.Names))
+	for _, runID := range runIDs {
+		if err := exportRun(ctx, src, q, runID, cols, cw, bw, keys, record); err != nil {
+			return err
+		}
+	}
+	if cw != nil {
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// exportRun writes one run's rows, a chunk at a time.
+func exportRun(ctx context.Context, src Source, q, runID string, cols Columns, cw *csv.Writer, bw *bufio.Writer, keys [][]byte, record []string) error {
+	last := int64(-1 << 62)
+	for {
+		_, rows, err := src.Query(ctx, q, last, runID)
+		if err != nil {
+			return fmt.Errorf("export run %s: %w", runID, err)
+		}
+		for _, r := range rows {
+			last = asInt(r[0])
+			vals := r[1:]
+			if cw != nil {
+				for i, v := range vals {
+					record[i] = csvValue(v)
+				}
+				if err := cw.Write(record); err != nil {
+					return err
+				}
+				continue
+			}
+			bw.WriteByte('{')
+			for i, v := range vals {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				bw.Write(keys[i])
+				bw.WriteByte(':')
+				b, err := jsonlValue(v)
+				if err != nil {
+					return fmt.Errorf("export run %s: column %s: %w", runID, cols.Names[i], err)
+				}
+				bw.Write(b)
+			}
+			bw.WriteString("}\n")
+		}
+		if len(rows) < chunkRows {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return asString(v)
+}
+
+func jsonlValue(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return []byte("null"), nil
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return []byte("null"), nil
+		}
+		return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
+	case int64:
+		return []byte(strconv.FormatInt(x, 10)), nil
+	case []byte:
+		return jsonString(string(x))
+	}
+	return jsonString(asString(v))
+}
+
+// jsonString encodes s without HTML escaping: the output is data, and
+// "<" should read as "<".
+func jsonString(s string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"math"
+	"slices"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// Row is one attempt as the builders read it: the results columns a report
+// needs, typed. Values holds each metric, NaN when the column is NULL ("not
+// measured"); a measured 0 stays 0. SQLite stores no NaN (it becomes NULL),
+// so NaN loses nothing.
+type Row struct {
+	RunID        string
+	Task         string
+	Arm          string
+	Rep          int
+	Attempt      int
+	AgentVersion string
+	OK           bool
+	ErrorKind    string // empty when OK
+	Values       [NumMetrics]float64
+}
+
+// Metric names one measured quantity of an attempt.
+type Metric int
+
+// Metrics, in the order reports show them. The review-quality metrics come
+// from columns the "Benches" schema adds; a file without those columns
+// simply has no such metrics (see Columns.Metrics).
+const (
+	InputTokens Metric = iota
+	OutputTokens
+	CacheReadTokens
+	CacheWriteTokens
+	CostUSD
+	Turns
+	WallTime
+	Precision
+	Recall
+	WeightedF1
+	VerdictCorrect
+	NumMetrics // not a metric: the number of them
+)
+
+// MetricKind says how a metric is summarised and tested.
+type MetricKind int
+
+const (
+	// Continuous metrics are summarised by median and IQR and compared with
+	// the Mann–Whitney U test.
+	Continuous MetricKind = iota
+	// Proportion metrics are 0/1 per attempt, summarised as a rate and
+	// compared with Fisher's or McNemar's exact test.
+	Proportion
+)
+
+type metricInfo struct {
+	name    string // as shown in tables
+	column  string // results column it is read from
+	unit    string // "tokens", "USD", "turns", "ms", "" for a ratio
+	kind    MetricKind
+	quality bool // review quality: present only when labels were scored
+	lower   bool // lower is better (used to colour nothing; documents direction)
+}
+
+var metrics = [NumMetrics]metricInfo{
+	InputTokens:      {"input tokens", "input_tokens", "tokens", Continuous, false, true},
+	OutputTokens:     {"output tokens", "output_tokens", "tokens", Continuous, false, true},
+	CacheReadTokens:  {"cache read tokens", "cache_read_input_tokens", "tokens", Continuous, false, true},
+	CacheWriteTokens: {"cache write tokens", "cache_creation_input_tokens", "tokens", Continuous, false, true},
+	CostUSD:          {"cost", "cost_usd", "USD", Continuous, false, true},
+	Turns:            {"turns", "num_turns", "turns", Continuous, false, true},
+	WallTime:         {"wall time", "duration_ms", "ms", Continuous, false, true},
+	Precision:        {"precision", "precision", "", Continuous, true, false},
+	Recall:           {"recall", "recall", "", Continuous, true, false},
+	WeightedF1:       {"weighted F1", "weighted_f1", "", Continuous, true, false},
+	VerdictCorrect:   {"verdict accuracy", "verdict_correct", "", Proportion, true, false},
+}
+
+// Name returns the metric's name as tables show it.
+func (m Metric) Name() string { return metrics[m].name }
+
+// Column returns the results column the metric is read from.
+func (m Metric) Column() string { return metrics[m].column }
+
+// Unit returns the metric's unit: "tokens", "USD", "turns", "ms", or "" for
+// a ratio in [0, 1].
+func (m Metric) Unit() string { return metrics[m].unit }
+
+// Kind says whether the metric is continuous or a 0/1 proportion.
+func (m Metric) Kind() MetricKind { return metrics[m].kind }
+
+// Quality reports whether the metric measures review quality.
+func (m Metric) Quality() bool { return metrics[m].quality }
+
+// Measured reports whether r has a value for m.
+func (r *Row) Measured(m Metric) bool { return !math.IsNaN(r.Values[m]) }
+
+// Unmeasured returns a Values array with every metric not measured.
+func Unmeasured() [NumMetrics]float64 {
+	var v [NumMetrics]float64
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
+}
+
+// Error kinds split in two classes, and the split is the difference between
+// the strict and the clean rate:
+//
+//   - An error says the workflow was never fairly measured: the harness, the
+//     sandbox, the provider or the user got in the way (infra-error,
+//     sandbox-refused, spawn-failure, cancelled, provider-error,
+//     oracle-failed). These attempts are left out of the clean rate's
+//     denominator.
+//   - A failure says the workflow ran and did badly (session-error, timeout,
+//     workspace-modified, artifact-missing, artifact-invalid,
+//     verify-failed). These count against the workflow in both rates.
+//
+// A kind outside the documented vocabulary counts as a failure: when wfb does
+// not know what happened it does not excuse the attempt.
+var errorKinds = []string{
+	store.KindInfraError, store.KindSandboxRefused, store.KindSpawnFailure,
+	store.KindCancelled, store.KindProviderError, store.KindOracleFailed,
+}
+
+// IsError reports whether kind is an error (excluded from the clean rate's
+// denominator) rather than a failure of the workflow. See errorKinds.
+func IsError(kind string) bool { return slices.Contains(errorKinds, kind) }
+
+// ErrorKindsExcluded lists the error kinds the clean rate leaves out, in
+// documentation order.
+func ErrorKindsExcluded() []string { return slices.Clone(errorKinds) }
+
+// kindOrder returns the position of kind in the documented vocabulary, with
+// unknown kinds after every known one.
+func kindOrder(kind string) int {
+	if i := slices.Index(store.ErrorKinds, kind); i >= 0 {
+		return i
+	}
+	return len(store.ErrorKinds)
+}
+
+// sortKinds sorts error kinds in documentation order, unknown ones last and
+// alphabetically.
+func sortKinds(kinds []string) {
+	slices.SortFunc(kinds, func(a, b string) int {
+		if oa, ob := kindOrder(a), kindOrder(b); oa != ob {
+			return oa - ob
+		}
+		switch {
+		case a < b:
+			return -1
+		case a > b:
+			return 1
+		}
+		return 0
+	})
+}

@@ -1,0 +1,501 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/wfbench/wfb/report/stats"
+)
+
+// Human reports whether f is read by people (table, tsv, markdown) rather
+// than by programs (csv, json). People get rounded numbers, units in the
+// column names and the long layout; programs get full precision, stable
+// snake_case keys and one wide table.
+func Human(f Format) bool { return f != FormatCSV && f != FormatJSON }
+
+// RenderAll writes tables to w in format f, a blank line between them.
+// Builders return exactly one table for csv and json, so those outputs stay
+// one document.
+func RenderAll(w io.Writer, tables []*Table, f Format) error {
+	for i, t := range tables {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := Render(w, t, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dual builds a table in two spellings at once: for people and for
+// programs. Each column has a human name and a machine key; each cell a
+// human and a machine value.
+type dual struct {
+	title          string
+	names, keys    []string
+	human, machine [][]any
+	hrow, mrow     []any
+}
+
+func (d *dual) col(name, key string) {
+	d.names = append(d.names, name)
+	d.keys = append(d.keys, key)
+}
+
+// cell appends one cell to the current row.
+func (d *dual) cell(h, m any) {
+	d.hrow = append(d.hrow, h)
+	d.mrow = append(d.mrow, m)
+}
+
+// same appends a cell that reads the same for people and programs.
+func (d *dual) same(v any) { d.cell(v, v) }
+
+func (d *dual) endRow() {
+	d.human = append(d.human, d.hrow)
+	d.machine = append(d.machine, d.mrow)
+	d.hrow, d.mrow = nil, nil
+}
+
+func (d *dual) table(human bool, notes []string) *Table {
+	if human {
+		return &Table{Title: d.title, Columns: d.names, Rows: d.human, Footnotes: notes}
+	}
+	return &Table{Title: d.title, Columns: d.keys, Rows: d.machine, Footnotes: notes}
+}
+
+// num returns x, or nil (NULL: not measured) when x is NaN.
+func num(x float64) any {
+	if math.IsNaN(x) {
+		return nil
+	}
+	return x
+}
+
+// percent returns a rate in [0, 1] as a percentage with one decimal.
+func percent(r float64) any {
+	if math.IsNaN(r) {
+		return nil
+	}
+	return math.Round(r*1000) / 10
+}
+
+// roundSig rounds x to digits significant digits.
+func roundSig(x float64, digits int) float64 {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return x
+	}
+	p := math.Pow(10, float64(digits-1)-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*p) / p
+}
+
+// humanName is the metric's name with the unit people read it in.
+func humanName(m Metric) string {
+	switch m.Unit() {
+	case "USD":
+		return m.Name() + " (USD)"
+	case "ms":
+		return m.Name() + " (s)"
+	}
+	if m.Kind() == Proportion {
+		return m.Name() + " (%)"
+	}
+	return m.Name()
+}
+
+// humanValue rounds a metric's value for people, in the unit humanName
+// names: whole tokens and turns (a median may end in .5), seconds to three
+// significant digits, dollars to four, ratios to three decimals.
+func humanValue(m Metric, v float64) any {
+	if math.IsNaN(v) {
+		return nil
+	}
+	switch {
+	case m.Kind() == Proportion:
+		return percent(v)
+	case m.Unit() == "tokens" || m.Unit() == "turns":
+		return math.Round(v*10) / 10
+	case m.Unit() == "ms":
+		return roundSig(v/1000, 3)
+	case m.Unit() == "USD":
+		return roundSig(v, 4)
+	}
+	return math.Round(v*1000) / 1000
+}
+
+// humanCost spells a cost total: NULL when nothing was measured, and a
+// trailing * when some attempts' cost was not measured, so that the sum is
+// a lower bound.
+func humanCost(sum float64, measured, attempts int) any {
+	if measured == 0 {
+		return nil
+	}
+	s := strconv.FormatFloat(roundSig(sum, 4), 'f', -1, 64)
+	if measured < attempts {
+		s += "*"
+	}
+	return s
+}
+
+// machineCost is the cost total for programs: NULL unless every attempt's
+// cost was measured. The sum over measured attempts is its own column.
+func machineCost(sum float64, measured, attempts int) any {
+	if measured == 0 || measured < attempts {
+		return nil
+	}
+	return sum
+}
+
+// kindKey turns an error kind into a column key: failed_session_error.
+func kindKey(kind string) string {
+	return "failed_" + strings.ReplaceAll(kind, "-", "_")
+}
+
+// RunsTable builds the `wfb runs` table.
+func RunsTable(runs []RunInfo, f Format) *Table {
+	d := dual{title: "wfb runs"}
+	d.col("run", "run_id")
+	d.col("label", "label")
+	d.col("started", "started_at")
+	d.col("status", "status")
+	d.col("cells", "cells")
+	d.col("attempts", "attempts")
+	d.col("ok", "ok")
+	d.col("failed", "failed")
+	d.col("cost (USD)", "cost_usd_total")
+	d.col("cost n", "cost_usd_n")
+	if !Human(f) {
+		d.col("", "cost_usd_measured_sum")
+		d.col("", "finished_at")
+		d.col("", "fingerprint")
+	}
+	var notes []string
+	for _, r := range runs {
+		d.same(r.ID)
+		d.same(nullIfEmpty(r.Label))
+		d.same(r.StartedAt)
+		d.same(r.Status)
+		d.same(r.Cells)
+		d.same(r.Attempts)
+		d.same(r.OK)
+		d.same(r.Attempts - r.OK)
+		d.cell(humanCost(r.CostSum, r.CostN, r.Attempts), machineCost(r.CostSum, r.CostN, r.Attempts))
+		d.same(r.CostN)
+		if !Human(f) {
+			d.same(measuredSum(r.CostSum, r.CostN))
+			d.same(nullIfEmpty(r.FinishedAt))
+			d.same(nullIfEmpty(r.Fingerprint))
+		}
+		d.endRow()
+		switch {
+		case r.CostN == 0 && r.Attempts > 0:
+			notes = append(notes, fmt.Sprintf("run %s: cost unmeasured for all %d attempts: NULL, not 0.", r.ID, r.Attempts))
+		case r.CostN < r.Attempts:
+			notes = append(notes, fmt.Sprintf("run %s: cost unmeasured for %d of %d attempts: the cost shown (marked *) sums the %d measured, a lower bound.",
+				r.ID, r.Attempts-r.CostN, r.Attempts, r.CostN))
+		}
+	}
+	return d.table(Human(f), notes)
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func measuredSum(sum float64, n int) any {
+	if n == 0 {
+		return nil
+	}
+	return sum
+}
+
+// rateNote explains the two rates once, under every outcome table.
+func rateNote() string {
+	return "strict rate = ok / attempted (every attempt counts; an error is a failure). clean rate = ok / (attempted − errored), where errored attempts are those the workflow was never fairly measured on: " +
+		strings.Join(ErrorKindsExcluded(), ", ") + "."
+}
+
+// Tables returns the report as tables in format f. People get two tables
+// (outcomes, then metrics with one line per metric); programs get one wide
+// table with a line per group.
+func (t *Tabulation) Tables(title string, f Format) []*Table {
+	if Human(f) {
+		return []*Table{t.outcomeTable(title), t.metricTable()}
+	}
+	return []*Table{t.wideTable(title)}
+}
+
+func (t *Tabulation) groupCols(d *dual) {
+	if t.Options.ByTask {
+		d.col("task", "task")
+	}
+	d.col("arm", "arm")
+}
+
+func (t *Tabulation) groupCells(d *dual, g *Group) {
+	if t.Options.ByTask {
+		d.same(g.Task)
+	}
+	d.same(g.Arm)
+}
+
+func (t *Tabulation) hasCost() bool {
+	for _, m := range t.Options.Metrics {
+		if m == CostUSD {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Tabulation) outcomeTable(title string) *Table {
+	d := dual{title: title}
+	t.groupCols(&d)
+	d.col("attempted", "attempted")
+	d.col("ok", "ok")
+	for _, k := range t.Kinds {
+		d.col(k, kindKey(k))
+	}
+	d.col("strict %", "strict_rate")
+	d.col("clean %", "clean_rate")
+	if t.hasCost() {
+		d.col("cost total (USD)", "cost_usd_total")
+	}
+	for _, g := range t.Groups {
+		t.groupCells(&d, g)
+		d.same(g.Attempted)
+		d.same(g.OK)
+		for _, k := range t.Kinds {
+			d.same(g.Failed[k])
+		}
+		d.same(percent(g.StrictRate()))
+		d.same(percent(g.CleanRate()))
+		if t.hasCost() {
+			c := g.Metrics[CostUSD]
+			d.same(humanCost(c.Sum, c.N, g.Attempted))
+		}
+		d.endRow()
+	}
+	return d.table(true, append([]string{rateNote()}, t.OutcomeNotes...))
+}
+
+func (t *Tabulation) metricTable() *Table {
+	d := dual{title: "medians over measured values (n = how many were measured)"}
+	t.groupCols(&d)
+	d.col("metric", "metric")
+	d.col("n", "n")
+	d.col("median", "median")
+	d.col("p25", "p25")
+	d.col("p75", "p75")
+	for _, g := range t.Groups {
+		for _, m := range t.Options.Metrics {
+			s := g.Metrics[m]
+			t.groupCells(&d, g)
+			d.same(humanName(m))
+			d.same(s.N)
+			d.same(humanValue(m, s.Center))
+			d.same(humanValue(m, s.Q1))
+			d.same(humanValue(m, s.Q3))
+			d.endRow()
+		}
+	}
+	notes := t.MetricNotes
+	if hasProportion(t.Options.Metrics) {
+		notes = append([]string{"A proportion (verdict accuracy) shows its mean as the median; it has no quartiles."}, notes...)
+	}
+	return d.table(true, notes)
+}
+
+func hasProportion(ms []Metric) bool {
+	for _, m := range ms {
+		if m.Kind() == Proportion {
+			return true
+		}
+	}
+	return false
+}
+
+// wideTable is the machine layout: one line per group, every figure in its
+// own column at full precision, NULL where nothing was measured.
+func (t *Tabulation) wideTable(title string) *Table {
+	d := dual{title: title}
+	t.groupCols(&d)
+	d.col("", "attempted")
+	d.col("", "ok")
+	d.col("", "failed")
+	d.col("", "errored")
+	for _, k := range t.Kinds {
+		d.col("", kindKey(k))
+	}
+	d.col("", "strict_rate")
+	d.col("", "clean_rate")
+	if t.hasCost() {
+		d.col("", "cost_usd_total")
+		d.col("", "cost_usd_measured_sum")
+	}
+	for _, m := range t.Options.Metrics {
+		c := m.Column()
+		d.col("", c+"_n")
+		if m.Kind() == Proportion {
+			d.col("", c+"_mean")
+			continue
+		}
+		d.col("", c+"_median")
+		d.col("", c+"_p25")
+		d.col("", c+"_p75")
+	}
+	for _, g := range t.Groups {
+		t.groupCells(&d, g)
+		d.same(g.Attempted)
+		d.same(g.OK)
+		d.same(g.Attempted - g.OK)
+		d.same(g.Errored)
+		for _, k := range t.Kinds {
+			d.same(g.Failed[k])
+		}
+		d.same(num(g.StrictRate()))
+		d.same(num(g.CleanRate()))
+		if t.hasCost() {
+			c := g.Metrics[CostUSD]
+			d.same(machineCost(c.Sum, c.N, g.Attempted))
+			d.same(measuredSum(c.Sum, c.N))
+		}
+		for _, m := range t.Options.Metrics {
+			s := g.Metrics[m]
+			d.same(s.N)
+			d.same(num(s.Center))
+			if m.Kind() == Continuous {
+				d.same(num(s.Q1))
+				d.same(num(s.Q3))
+			}
+		}
+		d.endRow()
+	}
+	return d.table(false, nil)
+}
+
+// humanLine rounds a diff line's value for people.
+func humanLine(l *DiffLine, v float64) any {
+	if l.Rate {
+		return percent(v)
+	}
+	return humanValue(l.Metric, v)
+}
+
+// humanInterval spells a confidence interval, "lo – hi", with ∞ where the
+// sample was too small to bound it; NULL when there was nothing to bound.
+func humanInterval(l *DiffLine, lo, hi float64) any {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return nil
+	}
+	end := func(v float64) string {
+		switch {
+		case math.IsInf(v, -1):
+			return "-∞"
+		case math.IsInf(v, 1):
+			return "∞"
+		}
+		return text(humanLine(l, v))
+	}
+	return end(lo) + " – " + end(hi)
+}
+
+// humanDelta spells the relative change benchstat's way: "~" when not
+// significant, a signed percentage when it is.
+func humanDelta(c *stats.Comparison) string {
+	switch {
+	case !c.Significant:
+		return "~"
+	case math.IsNaN(c.Delta):
+		if c.B.Center > c.A.Center {
+			return "up from 0"
+		}
+		return "down"
+	}
+	return fmt.Sprintf("%+.1f%%", c.Delta*100)
+}
+
+var testNames = map[string]string{
+	stats.TestMannWhitneyU: "Mann–Whitney U",
+	stats.TestFisherExact:  "Fisher exact",
+	stats.TestMcNemarExact: "McNemar exact (paired)",
+}
+
+// Tables returns the diff as one table in format f, titled with the two
+// sides as the user named them.
+func (df *Diff) Tables(specA, specB string, f Format) []*Table {
+	human := Human(f)
+	level := int(math.Round((1 - df.Options.Alpha) * 100))
+	d := dual{title: fmt.Sprintf("wfb diff: A = %s, B = %s", specA, specB)}
+	if df.Options.ByTask {
+		d.col("task", "task")
+	}
+	d.col("arm", "arm")
+	d.col("metric", "metric")
+	d.col("A", "a")
+	d.col(fmt.Sprintf("A %d%% CI", level), "a_lo")
+	if !human {
+		d.col("", "a_hi")
+	}
+	d.col("B", "b")
+	d.col(fmt.Sprintf("B %d%% CI", level), "b_lo")
+	if !human {
+		d.col("", "b_hi")
+	}
+	d.col("Δ", "delta")
+	d.col("p", "p")
+	d.col("n", "n_a")
+	if !human {
+		d.col("", "n_b")
+		d.col("", "significant")
+	}
+	d.col("test", "test")
+	for i := range df.Lines {
+		l := &df.Lines[i]
+		c := &l.Cmp
+		if df.Options.ByTask {
+			d.same(l.Task)
+		}
+		d.same(l.Arm)
+		d.cell(l.Name, l.Key)
+		d.cell(humanLine(l, c.A.Center), num(c.A.Center))
+		d.cell(humanInterval(l, c.A.Lo, c.A.Hi), num(c.A.Lo))
+		if !human {
+			d.same(num(c.A.Hi))
+		}
+		d.cell(humanLine(l, c.B.Center), num(c.B.Center))
+		d.cell(humanInterval(l, c.B.Lo, c.B.Hi), num(c.B.Lo))
+		if !human {
+			d.same(num(c.B.Hi))
+		}
+		d.cell(humanDelta(c), num(c.Delta))
+		if math.IsNaN(c.P) {
+			d.same(nil)
+		} else {
+			d.cell(roundSig(c.P, 3), c.P)
+		}
+		if human {
+			n := fmt.Sprintf("%d+%d", c.A.N, c.B.N)
+			if c.Test == stats.TestMcNemarExact {
+				n = fmt.Sprintf("%d pairs", c.A.N)
+			}
+			d.same(n)
+		} else {
+			d.same(c.A.N)
+			d.same(c.B.N)
+			d.same(c.Significant)
+		}
+		d.cell(testNames[c.Test], c.Test)
+		d.endRow()
+	}
+	return []*Table{d.table(human, df.Footnotes)}
+}
