@@ -51,6 +51,10 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newSQLCmd(s),
 		newMockCmd(s),
 		newSessionCmd(s),
+		newRunsCmd(s),
+		newReportCmd(s),
+		newDiffCmd(s),
+		newExportCmd(s),
 	)
 	// Unknown commands are bad input too.
 	root.Args = func(_ *cobra.Command, args []string) error {
