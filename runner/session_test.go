@@ -383,3 +383,136 @@ func TestANonsenseCacheValueIsRefusedRatherThanForwarded(t *testing.T) {
 		})
 	}
 }
+
+// reviewRig prepares a host-unsafe sandbox whose artifact path the script
+// can name, and returns the path.
+func (r *rig) reviewSandbox(t *testing.T) (*sandbox.Sandbox, string) {
+	t.Helper()
+	sb, err := sandbox.Prepare(context.Background(), sandbox.Options{
+		Workspace: r.clone, Backend: sandbox.HostUnsafe, AgentBin: testBinary(t),
+	})
+	if err != nil {
+		t.Fatalf("prepare the sandbox: %v", err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb, artifact
+}
+
+// The original scored evidence from the wrong directory: a stale
+// review-output.json in the workspace must never stand in for the artifact
+// the session did not write.
+func TestAStaleArtifactInTheWorkspaceIsNeverScored(t *testing.T) {
+	r := newRig(t)
+	if err := os.WriteFile(filepath.Join(r.clone, review.ReviewOutput), []byte(reviewJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb, artifact := r.reviewSandbox(t)
+	p := startProvider(t, defaultReply(mock.Reply{Text: "I reviewed it.", Usage: mock.FullUsage(10, 5, 0, 0)}))
+	row := r.session(t, p, func(s *SessionSpec) {
+		s.Sandbox = sb
+		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+	})
+	if row.OK || row.ErrorKind != store.KindArtifactMissing {
+		t.Fatalf("ok=%v kind=%q (%s), want artifact-missing", row.OK, row.ErrorKind, row.ErrorDetail)
+	}
+	if row.Verdict != "" || row.FindingsCount != nil {
+		t.Errorf("verdict %q findings %v scored from somewhere", row.Verdict, row.FindingsCount)
+	}
+	// The session's measurements are still kept: the failure is the artifact.
+	if row.InputTokens == nil || *row.InputTokens != 10 {
+		t.Errorf("input tokens %v, want the measured 10", row.InputTokens)
+	}
+}
+
+// Never-written and written-but-invalid are different failures.
+func TestAnInvalidArtifactIsNotAMissingOne(t *testing.T) {
+	r := newRig(t)
+	sb, artifact := r.reviewSandbox(t)
+	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": `{"schema_version": 1, "verdict": "lgtm", "findings": []}`}}
+	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{write}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	row := r.session(t, p, func(s *SessionSpec) {
+		s.Sandbox = sb
+		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+	})
+	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
+		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid", row.OK, row.ErrorKind, row.ErrorDetail)
+	}
+	if !strings.Contains(row.ErrorDetail, "lgtm") {
+		t.Errorf("detail %q does not name the bad verdict", row.ErrorDetail)
+	}
+}
+
+// A symlink planted at the artifact path is refused, not followed.
+func TestASymlinkArtifactIsRefused(t *testing.T) {
+	r := newRig(t)
+	sb, artifact := r.reviewSandbox(t)
+	elsewhere := filepath.Join(r.tmp, "elsewhere.json")
+	if err := os.WriteFile(elsewhere, []byte(reviewJSON), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := mock.Tool{Name: "Bash", Input: map[string]any{"command": "ln -s " + elsewhere + " " + artifact}}
+	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{link}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	row := r.session(t, p, func(s *SessionSpec) {
+		s.Sandbox = sb
+		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+	})
+	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
+		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid for a symlink", row.OK, row.ErrorKind, row.ErrorDetail)
+	}
+}
+
+// A missing agent binary is a row, not a crash and not a silent skip.
+func TestAMissingAgentBinaryIsASpawnFailureRow(t *testing.T) {
+	r := newRig(t)
+	p := startProvider(t, &mock.Script{})
+	row := r.session(t, p, func(s *SessionSpec) { s.AgentBin = filepath.Join(r.tmp, "no-such-agent") })
+	if row.OK || row.ErrorKind != store.KindSpawnFailure || row.ProcessState != store.StateSpawnFailure {
+		t.Fatalf("ok=%v kind=%q state=%q, want spawn-failure", row.OK, row.ErrorKind, row.ProcessState)
+	}
+	if len(p.Requests()) != 0 {
+		t.Errorf("the provider saw %d requests from an agent that never started", len(p.Requests()))
+	}
+	if !r.sqlIsNull(t, row.AttemptID, "duration_ms") || !r.sqlIsNull(t, row.AttemptID, "input_tokens") {
+		t.Error("an agent that never ran has measurements in the file")
+	}
+}
+
+// A hung provider is bounded by wfb's timeout; the row says timeout.
+func TestAHungProviderIsBoundedByTheTimeout(t *testing.T) {
+	r := newRig(t)
+	p := startProvider(t, defaultReply(mock.Reply{Hang: true}))
+	row := r.session(t, p, func(s *SessionSpec) {
+		s.Timeout = 500 * time.Millisecond
+		s.Grace = 500 * time.Millisecond
+	})
+	if row.OK || row.ErrorKind != store.KindTimeout {
+		t.Fatalf("ok=%v kind=%q (%s), want timeout", row.OK, row.ErrorKind, row.ErrorDetail)
+	}
+	if row.DurationMS == nil || *row.DurationMS < 500 {
+		t.Errorf("duration %v ms, want at least the timeout", row.DurationMS)
+	}
+}
+
+// The digest check stands behind every boundary: a review session that
+// changed the workspace is workspace-modified even when the agent says
+// success. Run with no sandbox and no boundary, so the write gets through.
+func TestAModifiedWorkspaceIsRecordedEvenWhenTheAgentSucceeded(t *testing.T) {
+	r := newRig(t)
+	artifactDir := openTempDir(t)
+	artifact := filepath.Join(artifactDir, review.ReviewOutput)
+	tamper := mock.Tool{Name: "Write", Input: map[string]any{"file_path": filepath.Join(r.clone, "source.ts"), "content": "tampered"}}
+	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
+	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{write, tamper}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	// No sandbox and no boundary: the agent runs as wfb's own user.
+	row := r.session(t, p, func(s *SessionSpec) {
+		s.Review = &ReviewSpec{ArtifactPath: artifact}
+		s.ExtraArgs = []string{"--add-dir", artifactDir}
+	})
+	if row.OK || row.ErrorKind != store.KindWorkspaceModified {
+		t.Fatalf("ok=%v kind=%q (%s), want workspace-modified", row.OK, row.ErrorKind, row.ErrorDetail)
+	}
+}
