@@ -33,7 +33,7 @@ type rig struct {
 
 // openTempDir makes a temp dir that an unprivileged session uid can
 // traverse (t.TempDir's parents are 0700).
-func openTempDir(t *testing.T) string {
+func openTempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "wfb-runner-")
 	if err != nil {
@@ -46,7 +46,7 @@ func openTempDir(t *testing.T) string {
 	return dir
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "wfb.db"))
@@ -85,7 +85,22 @@ func defaultReply(r mock.Reply) *mock.Script { return &mock.Script{Default: &r} 
 // agent, the way the seed's _session does, and returns the stored row.
 func (r *rig) session(t *testing.T, p *mock.Provider, adjust ...func(*SessionSpec)) store.Result {
 	t.Helper()
-	spec := SessionSpec{
+	spec := r.spec(t, p)
+	for _, a := range adjust {
+		a(&spec)
+	}
+	row, err := RunSession(context.Background(), r.db, spec)
+	if err != nil {
+		t.Fatalf("RunSession: %v", err)
+	}
+	r.checkStored(t, row)
+	return row
+}
+
+// spec is the seed's _session: "review the change" on the rig's clone
+// through the stand-in agent, against provider p.
+func (r *rig) spec(t testing.TB, p *mock.Provider) SessionSpec {
+	return SessionSpec{
 		RunID:     r.runID,
 		Task:      "seed",
 		Arm:       "stand-in",
@@ -103,15 +118,6 @@ func (r *rig) session(t *testing.T, p *mock.Provider, adjust ...func(*SessionSpe
 			"WFB_TEST_AGENT":     "1",
 		},
 	}
-	for _, a := range adjust {
-		a(&spec)
-	}
-	row, err := RunSession(context.Background(), r.db, spec)
-	if err != nil {
-		t.Fatalf("RunSession: %v", err)
-	}
-	r.checkStored(t, row)
-	return row
 }
 
 // checkStored proves the row the caller saw is the row in the file.
