@@ -344,13 +344,16 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	case res.Subtype != "success":
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
 	}
-	if pr.ExitCode == nil || *pr.ExitCode != 0 {
+	if row.OK && (pr.ExitCode == nil || *pr.ExitCode != 0) {
+		// A failed result explains its own exit code.
 		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
 	}
 	if out.nonJSON > 0 {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", out.nonJSON, out.firstNonJSON))
 	}
-	if len(problems) > 0 {
+	if len(problems) > 0 && (row.OK || len(res.Usage) > 0) {
+		// A failed turn that reported no usage at all is explained by its
+		// failure; usage it did report and got wrong is worth saying.
 		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 	if n := len(res.Denials); n > 0 {

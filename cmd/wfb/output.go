@@ -78,11 +78,21 @@ func rowTable(r store.Result) *report.Table {
 	return t
 }
 
-// printRow prints one result row in the requested format.
+// printRow prints one result row in the requested format: field/value
+// lines for people, one record (columns = fields) for csv and json.
 func printRow(s *Streams, r store.Result, format string) error {
 	f, err := outputFormat(s, format)
 	if err != nil {
 		return err
 	}
-	return report.Render(s.Out, rowTable(r), f)
+	t := rowTable(r)
+	if f == report.FormatJSON || f == report.FormatCSV {
+		wide := &report.Table{Rows: [][]any{{}}}
+		for _, kv := range t.Rows {
+			wide.Columns = append(wide.Columns, kv[0].(string))
+			wide.Rows[0] = append(wide.Rows[0], kv[1])
+		}
+		t = wide
+	}
+	return report.Render(s.Out, t, f)
 }

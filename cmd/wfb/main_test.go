@@ -1,0 +1,17 @@
+package main
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for the wfb executable: commands
+// that re-execute wfb (the stand-in agent is `wfb mock agent`) find
+// os.Executable() to be this binary, called with wfb's own arguments.
+// Test flags always start with -test., so wfb arguments are unambiguous.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "mock" {
+		os.Exit(Main(os.Args[1:], SystemStreams()))
+	}
+	os.Exit(m.Run())
+}

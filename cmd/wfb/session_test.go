@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// sessionFixture is a workspace any uid can read and a results file.
+func sessionFixture(t *testing.T) (workspace, db string) {
+	t.Helper()
+	tmp, err := os.MkdirTemp("", "wfb-cmd-session-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	workspace = filepath.Join(tmp, "clone")
+	if err := os.Mkdir(workspace, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(workspace, "source.ts"), []byte("export const answer = 42;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return workspace, filepath.Join(t.TempDir(), "wfb.db")
+}
+
+func writeScript(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "script.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// storedRows reads back what `wfb session` recorded.
+func storedRows(t *testing.T, db string) []store.Result {
+	t.Helper()
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runs, err := d.Runs(context.Background())
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v (%d)", err, len(runs))
+	}
+	if runs[0].Status != store.RunComplete || runs[0].FinishedAt == nil {
+		t.Errorf("run status %q finished %v, want complete with a finish time", runs[0].Status, runs[0].FinishedAt)
+	}
+	rows, err := d.Results(context.Background(), runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestSessionCommandRecordsAndPrintsTheRow(t *testing.T) {
+	cases := []struct {
+		name, script string
+		review       bool
+		wantCode     int
+		wantKind     string
+		wantOut      map[string]any
+	}{
+		{
+			name:     "ok",
+			script:   "default: {text: hi, usage: {input_tokens: 2000, output_tokens: 300, cache_read_input_tokens: 7000, cache_creation_input_tokens: 1000}}\n",
+			wantCode: 0,
+			wantOut:  map[string]any{"cost_usd": 0.42, "input_tokens": 2000.0, "error_kind": nil, "ok": 1.0},
+		},
+		{
+			name:     "provider failure",
+			script:   "default: {status: 529}\n",
+			wantCode: 1,
+			wantKind: store.KindProviderError,
+			wantOut:  map[string]any{"error_kind": "provider-error", "input_tokens": nil, "cost_usd": nil, "ok": 0.0},
+		},
+		{
+			name:     "review never written",
+			script:   "default: {text: looked, usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}}\n",
+			review:   true,
+			wantCode: 1,
+			wantKind: store.KindArtifactMissing,
+			wantOut:  map[string]any{"error_kind": "artifact-missing", "verdict": nil, "findings_count": nil, "input_tokens": 1.0},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			workspace, db := sessionFixture(t)
+			args := []string{"session", "--workspace", workspace, "--prompt", "review the change",
+				"--mock-script", writeScript(t, c.script), "--db", db, "--format", "json", "--timeout", "30s"}
+			if c.review {
+				args = append(args, "--review")
+			}
+			s, out, errOut := TestStreams("", nil)
+			code := run(context.Background(), args, s)
+			if code != c.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.wantCode, out, errOut)
+			}
+			var printed []map[string]any
+			if err := json.Unmarshal(out.Bytes(), &printed); err != nil || len(printed) != 1 {
+				t.Fatalf("output is not one JSON record (%v):\n%s", err, out)
+			}
+			for k, want := range c.wantOut {
+				if got, ok := printed[0][k]; !ok || got != want {
+					t.Errorf("printed %s = %#v, want %#v", k, got, want)
+				}
+			}
+			rows := storedRows(t, db)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows stored, want 1", len(rows))
+			}
+			if rows[0].ErrorKind != c.wantKind || rows[0].OK != (c.wantKind == "") {
+				t.Errorf("stored ok=%v kind=%q, want kind %q", rows[0].OK, rows[0].ErrorKind, c.wantKind)
+			}
+		})
+	}
+}
+
+// Bad input is refused before anything is recorded: exit 2, no file.
+func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
+	workspace, db := sessionFixture(t)
+	good := writeScript(t, "default: {text: hi}\n")
+	bad := writeScript(t, "default:\n  status: 42\n")
+	cases := map[string][]string{
+		"no provider":      {"session", "--workspace", workspace, "--prompt", "p", "--db", db},
+		"both providers":   {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--base-url", "http://127.0.0.1:1"},
+		"missing dir":      {"session", "--workspace", workspace + "/nope", "--prompt", "p", "--db", db, "--mock-script", good},
+		"bad script":       {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", bad},
+		"no prompt":        {"session", "--workspace", workspace, "--db", db, "--mock-script", good},
+		"unknown agent":    {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--agent", "gpt"},
+		"base url no key":  {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", "http://127.0.0.1:1"},
+		"unknown flag":     {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--frobnicate"},
+		"artifact no rev.": {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--artifact-dir", "/tmp"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			s, out, errOut := TestStreams("", nil)
+			if code := run(context.Background(), args, s); code != exitBadInput {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
+			}
+			if errOut.Len() == 0 {
+				t.Error("no error message")
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Error("bad input created the results file")
+			}
+		})
+	}
+	// The bad script's error names the file, line and field.
+	s, _, errOut := TestStreams("", nil)
+	run(context.Background(), cases["bad script"], s)
+	if !strings.Contains(errOut.String(), bad+":2") || !strings.Contains(errOut.String(), "status") {
+		t.Errorf("bad script error %q does not name file:line and field", errOut)
+	}
+}
+
+// The key for a real API comes from the environment, reaches the agent, and
+// never reaches the results file.
+func TestSessionCommandNeverStoresTheAPIKey(t *testing.T) {
+	workspace, db := sessionFixture(t)
+	// Point at a provider that does not exist: the session fails, the row
+	// (and its evidence) is still written, and must not carry the key.
+	const key = "sk-ant-api03-wfbtestkeyDO-NOT-STORE-0123456789"
+	s, _, _ := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
+	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p",
+		"--base-url", "http://127.0.0.1:9", "--db", db, "--timeout", "20s", "--format", "json"}, s)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d", code, exitFailed)
+	}
+	for _, f := range []string{db, db + "-wal"} {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(data), key) || strings.Contains(string(data), "DO-NOT-STORE") {
+			t.Errorf("%s contains the API key", f)
+		}
+	}
+}
