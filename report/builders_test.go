@@ -181,11 +181,11 @@ func TestMedianMatchesTheDiffCentre(t *testing.T) {
 // columns being shown (as if measured and missing) for files written before
 // the columns existed, and stops them being hidden once they exist.
 func TestQualityMetricsAppearOnlyWhenTheFileHasThem(t *testing.T) {
-	old := NewColumns("run_id", "task", "arm", "input_tokens", "cost_usd", "num_turns", "duration_ms")
+	old := NewColumns([]string{"run_id", "task", "arm", "input_tokens", "cost_usd", "num_turns", "duration_ms"})
 	if diff := cmp.Diff([]Metric{InputTokens, CostUSD, Turns, WallTime}, old.Metrics()); diff != "" {
 		t.Errorf("metrics of an old file (-want +got):\n%s", diff)
 	}
-	withQuality := NewColumns("run_id", "input_tokens", "precision", "recall", "weighted_f1", "verdict_correct")
+	withQuality := NewColumns([]string{"run_id", "input_tokens"}, "score_id", "attempt_id", "scored_at", "precision", "recall", "weighted_f1", "verdict_correct")
 	if diff := cmp.Diff([]Metric{InputTokens, Precision, Recall, WeightedF1, VerdictCorrect}, withQuality.Metrics()); diff != "" {
 		t.Errorf("metrics of a file with quality columns (-want +got):\n%s", diff)
 	}

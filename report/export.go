@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,7 +37,8 @@ func ParseExportFormat(s string) (ExportFormat, error) {
 }
 
 // Export writes every results column of the runs' attempts to w, in the
-// schema's column order (stable: migrations only append columns), one line
+// schema's column order (stable: migrations only append columns), followed
+// by the attempt's latest review score where the file has scores, one line
 // per attempt, run by run in insertion order. Values are written as stored: integers as
 // integers, reals at full precision, NULL as an empty CSV field or JSON null.
 func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f ExportFormat, w io.Writer) error {
@@ -47,19 +49,28 @@ func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f Ex
 	var cw *csv.Writer
 	if f == ExportCSV {
 		cw = csv.NewWriter(bw)
-		if err := cw.Write(cols.Names); err != nil {
+		if err := cw.Write(exportColumns(cols)); err != nil {
 			return err
 		}
 	}
-	quoted := make([]string, len(cols.Names))
-	keys := make([][]byte, len(cols.Names))
-	for i, n := range cols.Names {
-		quoted[i] = `"` + strings.ReplaceAll(n, `"`, `""`) + `"`
+	names := exportColumns(cols)
+	quoted := make([]string, len(names))
+	keys := make([][]byte, len(names))
+	for i, n := range names {
+		if i < len(cols.Names) {
+			quoted[i] = `r."` + n + `"`
+		} else {
+			quoted[i] = `s."` + n + `"`
+		}
 		keys[i], _ = json.Marshal(n)
 	}
-	q := "SELECT rowid, " + strings.Join(quoted, ", ") +
-		" FROM results WHERE rowid > ? AND run_id = ? ORDER BY rowid LIMIT " + strconv.Itoa(chunkRows)
-	record := make([]string, len(cols.Names))
+	from := " FROM results r"
+	if cols.hasScores() {
+		from += latestScore
+	}
+	q := "SELECT r.rowid, " + strings.Join(quoted, ", ") + from +
+		" WHERE r.rowid > ? AND r.run_id = ? ORDER BY r.rowid LIMIT " + strconv.Itoa(chunkRows)
+	record := make([]string, len(names))
 	for _, runID := range runIDs {
 		if err := exportRun(ctx, src, q, runID, cols, cw, bw, keys, record); err != nil {
 			return err
@@ -103,7 +114,7 @@ func exportRun(ctx context.Context, src Source, q, runID string, cols Columns, c
 				bw.WriteByte(':')
 				b, err := jsonlValue(v)
 				if err != nil {
-					return fmt.Errorf("export run %s: column %s: %w", runID, cols.Names[i], err)
+					return fmt.Errorf("export run %s: column %s: %w", runID, keys[i], err)
 				}
 				bw.Write(b)
 			}
@@ -116,6 +127,13 @@ func exportRun(ctx context.Context, src Source, q, runID string, cols Columns, c
 			return err
 		}
 	}
+}
+
+// exportColumns lists what Export writes: every results column, then,
+// when the file has scores, the columns of each attempt's latest score
+// (NULL for an attempt never scored).
+func exportColumns(cols Columns) []string {
+	return append(slices.Clone(cols.Names), cols.Scores...)
 }
 
 func csvValue(v any) string {

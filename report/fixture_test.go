@@ -37,10 +37,10 @@ var N = math.NaN()
 
 // fx is one fixture attempt: the columns a report reads, with NaN for NULL.
 type fx struct {
-	run, task, arm string
-	rep, attempt   int
-	version        string
-	kind           string // "" = ok
+	run, task, arm                   string
+	rep, attempt                     int
+	version                          string
+	kind                             string // "" = ok
 	in, out, cr, cw, cost, turns, ms float64
 }
 

@@ -25,52 +25,94 @@ var ErrSelection = errors.New("bad selection")
 // values however large the file is.
 const chunkRows = 20000
 
-// Columns is the set of columns the results table has in this file, in
-// schema order. Newer schemas add columns (review quality, for instance);
-// reports show what the file has and nothing it does not.
+// Columns is what this file's schema holds: the results table's columns
+// in schema order, and the review-quality columns of the scores table
+// when the file has one. Newer schemas add columns; reports show what the
+// file has and nothing it does not.
 type Columns struct {
 	Names []string
 	set   map[string]bool
+	// Scores lists, in schema order, the columns of the scores table (one
+	// row per scoring of an attempt; the latest one counts) other than its
+	// ids; empty when the file has no scores table.
+	Scores []string
+	scores map[string]bool
 }
 
 // Has reports whether the results table has column name.
 func (c Columns) Has(name string) bool { return c.set[name] }
 
-// Metrics returns the metrics whose column exists, in report order.
+// Metrics returns the metrics the file can measure, in report order: the
+// usage metrics whose results column exists, and the review-quality ones
+// whose scores column exists.
 func (c Columns) Metrics() []Metric {
 	var ms []Metric
 	for m := Metric(0); m < NumMetrics; m++ {
-		if c.Has(m.Column()) {
+		if (m.Quality() && c.scores[m.Column()]) || (!m.Quality() && c.Has(m.Column())) {
 			ms = append(ms, m)
 		}
 	}
 	return ms
 }
 
-// NewColumns returns a Columns holding names, in the order given.
-func NewColumns(names ...string) Columns {
-	c := Columns{Names: slices.Clone(names), set: make(map[string]bool, len(names))}
+// hasScores reports whether any quality metric comes from the scores table.
+func (c Columns) hasScores() bool { return len(c.scores) > 0 }
+
+// NewColumns returns a Columns holding the results columns names, in the
+// order given, and the scores columns in scores.
+func NewColumns(names []string, scores ...string) Columns {
+	c := Columns{Names: slices.Clone(names), set: make(map[string]bool, len(names)), scores: map[string]bool{}}
 	for _, n := range names {
 		c.set[n] = true
+	}
+	for _, n := range scores {
+		if !slices.Contains([]string{"score_id", "attempt_id"}, n) {
+			c.scores[n] = true
+			c.Scores = append(c.Scores, n)
+		}
 	}
 	return c
 }
 
-// LoadColumns reads the results table's columns from the file's schema.
+// LoadColumns reads the results table's columns, and the scores table's,
+// from the file's schema.
 func LoadColumns(ctx context.Context, src Source) (Columns, error) {
-	_, rows, err := src.Query(ctx, `SELECT name FROM pragma_table_info('results') ORDER BY cid`)
+	names, err := tableColumns(ctx, src, "results")
 	if err != nil {
-		return Columns{}, fmt.Errorf("read results columns: %w", err)
+		return Columns{}, err
+	}
+	if len(names) == 0 {
+		return Columns{}, fmt.Errorf("read results columns: the file has no results table")
+	}
+	scores, err := tableColumns(ctx, src, "scores")
+	if err != nil {
+		return Columns{}, err
+	}
+	if !slices.Contains(scores, "attempt_id") || !slices.Contains(scores, "scored_at") || !slices.Contains(scores, "score_id") {
+		scores = nil
+	}
+	return NewColumns(names, scores...), nil
+}
+
+func tableColumns(ctx context.Context, src Source, table string) ([]string, error) {
+	_, rows, err := src.Query(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
+	if err != nil {
+		return nil, fmt.Errorf("read %s columns: %w", table, err)
 	}
 	names := make([]string, 0, len(rows))
 	for _, r := range rows {
 		names = append(names, asString(r[0]))
 	}
-	if len(names) == 0 {
-		return Columns{}, fmt.Errorf("read results columns: the file has no results table")
-	}
-	return NewColumns(names...), nil
+	return names, nil
 }
+
+// latestScore joins each results row r with its latest score s: the latest
+// scored_at, then the greatest score_id (as the latest_scores_v view
+// orders them). The correlated lookup uses the (attempt_id, scored_at)
+// index, where joining the window-function view would rank every score on
+// every chunk.
+const latestScore = ` LEFT JOIN scores s ON s.score_id = (SELECT score_id FROM scores
+	WHERE attempt_id = r.attempt_id ORDER BY scored_at DESC, score_id DESC LIMIT 1)`
 
 // RunInfo is one run with what `wfb runs` shows about it, aggregated by
 // SQLite over the run's attempts.
@@ -239,9 +281,9 @@ func (s Selection) where() (string, []any) {
 	var parts []string
 	var args []any
 	for _, c := range s.Conds {
-		col := `"` + c.Key + `"`
+		col := `r."` + c.Key + `"`
 		if c.Key == "day" {
-			col = "substr(started_at, 1, 10)"
+			col = "substr(r.started_at, 1, 10)"
 		}
 		marks := strings.TrimSuffix(strings.Repeat("?, ", len(c.Values)), ", ")
 		parts = append(parts, col+" IN ("+marks+")")
@@ -262,15 +304,19 @@ func (s Selection) where() (string, []any) {
 func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn func(*Row)) error {
 	ms := cols.Metrics()
 	var b strings.Builder
-	b.WriteString("SELECT rowid, run_id, task, arm, rep, attempt, ")
+	b.WriteString("SELECT r.rowid, r.run_id, r.task, r.arm, r.rep, r.attempt, ")
 	if cols.Has("agent_version") {
-		b.WriteString("agent_version")
+		b.WriteString("r.agent_version")
 	} else {
 		b.WriteString("NULL")
 	}
-	b.WriteString(", ok, error_kind")
+	b.WriteString(", r.ok, r.error_kind")
 	for _, m := range ms {
-		b.WriteString(`, "` + m.Column() + `"`)
+		if m.Quality() {
+			b.WriteString(`, s."` + m.Column() + `"`)
+		} else {
+			b.WriteString(`, r."` + m.Column() + `"`)
+		}
 	}
 	cond, condArgs := sel.where()
 	intern := map[string]string{}
@@ -314,15 +360,20 @@ func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn f
 			}
 		}
 	}
-	limit := " ORDER BY rowid LIMIT " + strconv.Itoa(chunkRows)
+	from := " FROM results r"
+	if cols.hasScores() {
+		from += latestScore
+	}
+	limit := " ORDER BY r.rowid LIMIT " + strconv.Itoa(chunkRows)
 	if sel.RunIDs == nil {
 		// NOT INDEXED keeps SQLite on the rowid range: an index on a
 		// filtered column would make every chunk re-sort its matches.
-		return scan(b.String()+" FROM results NOT INDEXED WHERE rowid > ? AND ("+cond+")"+limit, nil)
+		return scan(b.String()+strings.Replace(from, "results r", "results r NOT INDEXED", 1)+
+			" WHERE r.rowid > ? AND ("+cond+")"+limit, nil)
 	}
 	// One run at a time: the (run_id) index holds rowids in order, so each
 	// chunk is a range seek rather than a scan of the run.
-	q := b.String() + " FROM results WHERE rowid > ? AND run_id = ? AND (" + cond + ")" + limit
+	q := b.String() + from + " WHERE r.rowid > ? AND r.run_id = ? AND (" + cond + ")" + limit
 	for _, id := range sel.RunIDs {
 		if err := scan(q, []any{id}); err != nil {
 			return err

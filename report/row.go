@@ -27,8 +27,9 @@ type Row struct {
 type Metric int
 
 // Metrics, in the order reports show them. The review-quality metrics come
-// from columns the "Benches" schema adds; a file without those columns
-// simply has no such metrics (see Columns.Metrics).
+// from each attempt's latest row in the scores table; a file without that
+// table (or those columns) simply has no such metrics (see
+// Columns.Metrics), and an attempt never scored has them NULL.
 const (
 	InputTokens Metric = iota
 	OutputTokens
@@ -82,7 +83,8 @@ var metrics = [NumMetrics]metricInfo{
 // Name returns the metric's name as tables show it.
 func (m Metric) Name() string { return metrics[m].name }
 
-// Column returns the results column the metric is read from.
+// Column returns the column the metric is read from: a results column, or
+// for a quality metric a scores column.
 func (m Metric) Column() string { return metrics[m].column }
 
 // Unit returns the metric's unit: "tokens", "USD", "turns", "ms", or "" for
