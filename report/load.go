@@ -23,7 +23,7 @@ var ErrSelection = errors.New("bad selection")
 // chunkRows is how many results rows one query fetches. Loading walks the
 // table in rowid order a chunk at a time, so memory holds one chunk of raw
 // values however large the file is.
-const chunkRows = 20000
+var chunkRows = 20000
 
 // Columns is what this file's schema holds: the results table's columns
 // in schema order, and the review-quality columns of the scores table

@@ -1,0 +1,218 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/wfbench/wfb/store"
+)
+
+func ptrInt(v float64) *int64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	n := int64(v)
+	return &n
+}
+
+func ptrFloat(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// writeFixture writes the fixture into a real results file under
+// t.TempDir(): runs r1 and r2 as the fixture describes them, every attempt
+// through store.InsertResult, and review scores for two attempts of r1 (one
+// of them scored twice: the later score must win).
+func writeFixture(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, r := range fixtureRuns[:2] {
+		started, _ := time.Parse(store.TimeLayout, r.StartedAt)
+		finished, _ := time.Parse(store.TimeLayout, r.FinishedAt)
+		err := db.CreateRun(ctx, store.Run{ID: r.ID, Label: r.Label, Kind: "run", StartedAt: started, FinishedAt: &finished,
+			Status: r.Status, Fingerprint: r.Fingerprint, Harness: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, f := range fixture {
+		day := "2026-11-29"
+		if f.run == "r2" {
+			day = "2026-11-30"
+		}
+		started, _ := time.Parse(time.RFC3339, fmt.Sprintf("%sT10:%02d:00Z", day, i))
+		res := &store.Result{RunID: f.run, AttemptID: fmt.Sprintf("%s-%02d", f.run, i), Task: f.task, Arm: f.arm, Rep: f.rep, Attempt: f.attempt,
+			Agent: "stand-in", AgentVersion: f.version, Sandbox: "host-unsafe", StartedAt: started,
+			OK: f.kind == "", ErrorKind: f.kind, DurationMS: ptrInt(f.ms),
+			InputTokens: ptrInt(f.in), OutputTokens: ptrInt(f.out), CacheReadInputTokens: ptrInt(f.cr), CacheCreationInputTokens: ptrInt(f.cw),
+			CostUSD: ptrFloat(f.cost), NumTurns: ptrInt(f.turns)}
+		if res.CostUSD != nil {
+			res.CostSource = "reported"
+		}
+		if err := db.InsertResult(ctx, res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	yes := true
+	for _, s := range []store.Score{
+		{ScoreID: "s1", AttemptID: "r1-00", ScoredAt: at, LabelsDigest: "l1", TP: 1, FP: 1, FN: 1, Precision: ptrFloat(0.5), Recall: ptrFloat(0.5), WeightedF1: ptrFloat(0.5)},
+		{ScoreID: "s2", AttemptID: "r1-00", ScoredAt: at.Add(time.Hour), LabelsDigest: "l2", TP: 2, FP: 0, FN: 1, Precision: ptrFloat(1), Recall: ptrFloat(2.0 / 3), WeightedF1: ptrFloat(0.8), VerdictCorrect: &yes},
+		{ScoreID: "s3", AttemptID: "r1-01", ScoredAt: at, LabelsDigest: "l2", TP: 0, FP: 0, FN: 2, Recall: ptrFloat(0)},
+	} {
+		if err := db.InsertScore(ctx, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
+func openFixture(t *testing.T) (*store.DB, Columns, []RunInfo) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.OpenReadOnly(ctx, writeFixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cols, err := LoadColumns(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := LoadRuns(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, cols, runs
+}
+
+var nanEqual = cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })
+
+// TestLoadedRowsAreTheStoredRows stops the loader from losing, duplicating
+// or zero-filling rows: what comes back from a real file, across chunk
+// boundaries, is exactly what was written, NULL as NaN and 0 as 0, with the
+// latest review score of each attempt.
+func TestLoadedRowsAreTheStoredRows(t *testing.T) {
+	defer func(n int) { chunkRows = n }(chunkRows)
+	chunkRows = 4 // 13 and 12 rows per run: several chunks each, one partial
+	db, cols, runs := openFixture(t)
+	var got []Row
+	sel := Selection{Spec: "r1 r2", RunIDs: []string{"r1", "r2"}}
+	if err := LoadRows(context.Background(), db, cols, sel, func(r *Row) { got = append(got, *r) }); err != nil {
+		t.Fatal(err)
+	}
+	want := fixtureRowsWhere(nil)
+	want[0].Values[Precision], want[0].Values[Recall], want[0].Values[WeightedF1], want[0].Values[VerdictCorrect] = 1, 2.0/3, 0.8, 1
+	want[1].Values[Recall] = 0
+	if diff := cmp.Diff(want, got, nanEqual); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(fixtureRuns[:2], runs); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
+
+// TestSelectionsNameRunsLabelsAndFilters stops a selection from matching
+// the wrong attempts, and a typo from matching nothing silently.
+func TestSelectionsNameRunsLabelsAndFilters(t *testing.T) {
+	db, cols, runs := openFixture(t)
+	type picked struct{ Runs, Arms, Days map[string]int }
+	tests := []struct {
+		spec string
+		want picked
+	}{
+		{"r1", picked{Runs: map[string]int{"r1": 13}}},
+		{"cand", picked{Runs: map[string]int{"r2": 12}}},
+		{"arm=candidate", picked{Runs: map[string]int{"r1": 6, "r2": 6}, Arms: map[string]int{"candidate": 12}}},
+		{"arm=candidate,label=base", picked{Runs: map[string]int{"r1": 6}, Arms: map[string]int{"candidate": 6}}},
+		{"day=2026-11-30,task=t1", picked{Runs: map[string]int{"r2": 6}}},
+		{"arm=baseline,arm=candidate,run=r2,rep=0", picked{Runs: map[string]int{"r2": 4}}},
+		{"error_kind=timeout", picked{Runs: map[string]int{"r1": 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			sel, err := ResolveSelection(context.Background(), db, cols, runs, tt.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := picked{Runs: map[string]int{}}
+			if tt.want.Arms != nil {
+				got.Arms = map[string]int{}
+			}
+			err = LoadRows(context.Background(), db, cols, sel, func(r *Row) {
+				got.Runs[r.RunID]++
+				if got.Arms != nil {
+					got.Arms[r.Arm]++
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("picked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBadSelectionsSayWhatIsWrong stops a typo in a run id or filter key
+// from reading as "no data" or failing without saying what exists.
+func TestBadSelectionsSayWhatIsWrong(t *testing.T) {
+	db, cols, runs := openFixture(t)
+	tests := []struct{ spec, want string }{
+		{"r9", `no run or label "r9"; latest runs: r2 (cand), r1 (base)`},
+		{"colour=blue", `unknown key "colour"; use day, run, label or a results column (run_id, attempt_id, task`},
+		{"arm=x,=y", `condition 2 "=y": want key=value`},
+		{"label=nope,arm=x", `no run or label "nope"`},
+		{"  ", "empty run, label or filter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec, func(t *testing.T) {
+			_, err := ResolveSelection(context.Background(), db, cols, runs, tt.spec)
+			if !errors.Is(err, ErrSelection) {
+				t.Fatalf("err = %v; want ErrSelection", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %q; want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestExportWritesEveryColumnNullAsNull stops an export that drops columns,
+// reorders them between versions, or writes NULL as 0 — the export is what
+// pandas and DuckDB users analyse.
+func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
+	db, cols, _ := openFixture(t)
+	for _, f := range []ExportFormat{ExportCSV, ExportJSONL} {
+		t.Run(string(f), func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Export(context.Background(), db, cols, []string{"r1"}, f, &buf); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "export_r1."+string(f), buf.Bytes())
+			if lines := strings.Count(buf.String(), "\n"); (f == ExportCSV && lines != 14) || (f == ExportJSONL && lines != 13) {
+				t.Errorf("%d lines; want one per attempt of r1 (13) plus a CSV header", lines)
+			}
+		})
+	}
+}
