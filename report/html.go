@@ -250,7 +250,13 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 		}
 		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: cost %s, %s %s</title></circle>\n",
 			x, y, col, html.EscapeString(p.arm), tickLabel(p.x), html.EscapeString(yName), tickLabel(p.y))
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x+9, y-8, html.EscapeString(p.arm))
+		// Alternate labels above and below their points, so that arms
+		// with close figures do not print over each other.
+		dy := -8.0
+		if i%2 == 1 {
+			dy = 18
+		}
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x+9, y+dy, html.EscapeString(p.arm))
 	}
 	b.WriteString("</svg>\n</figure>\n")
 }

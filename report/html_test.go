@@ -1,0 +1,129 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fixtureHTML builds the page for the fixture: report tables by task and
+// arm, charts by arm, with review quality for some attempts so the scatter
+// plots quality rather than pass rate.
+func fixtureHTML(t *testing.T) []byte {
+	t.Helper()
+	rows := fixtureRowsWhere(nil)
+	for i := range rows {
+		if rows[i].OK {
+			rows[i].Values[WeightedF1] = 0.5 + 0.04*float64(i%7)
+		}
+	}
+	ms := append(baseMetrics, WeightedF1)
+	byTask := Tabulate(rows, TabulateOptions{ByTask: true, Metrics: ms})
+	byArm := Tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns}})
+	title := "wfb report: runs r1, r2"
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byTask.Tables(title, FormatTable), ByArm: byArm}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestHTMLIsSelfContained stops the HTML report from fetching anything: a
+// page shared from a laptop or CI must not call out to a CDN, and must show
+// its charts offline.
+func TestHTMLIsSelfContained(t *testing.T) {
+	page := string(fixtureHTML(t))
+	for _, bad := range []*regexp.Regexp{
+		regexp.MustCompile(`(?i)https?://`),
+		regexp.MustCompile(`(?i)<script`),
+		regexp.MustCompile(`(?i)<link`),
+		regexp.MustCompile(`(?i)<img`),
+		regexp.MustCompile(`(?i)@import|url\(`),
+	} {
+		if loc := bad.FindStringIndex(page); loc != nil {
+			t.Errorf("page contains %q at byte %d", page[loc[0]:loc[1]], loc[0])
+		}
+	}
+	for _, want := range []string{
+		"Cost vs weighted F1 per arm",
+		"Outcome of every attempt per arm",
+		"Distribution of cost per arm",
+		"Distribution of turns per arm",
+		"<svg", "sandbox-refused", "provider-error",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
+
+// TestHTMLRendersInHeadlessChromium stops a page that a browser cannot draw
+// (broken SVG, markup that collapses to nothing) from passing because the
+// string checks do: it is rendered by a real Chromium and the screenshot
+// must show a substantial drawing.
+func TestHTMLRendersInHeadlessChromium(t *testing.T) {
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("chromium not found on PATH and WFB_REQUIRE_CHROMIUM=1: install the Debian package chromium")
+		}
+		t.Skip("chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	if err := os.WriteFile(page, fixtureHTML(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "report.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,900",
+		"file://"+page)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	if keep := os.Getenv("WFB_KEEP_SCREENSHOT"); keep != "" {
+		b, _ := os.ReadFile(shot)
+		_ = os.WriteFile(keep, b, 0o644)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot is not a PNG: %v", err)
+	}
+	b := img.Bounds()
+	inked, coloured := 0, 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if r < 0xf000 || g < 0xf000 || bl < 0xf000 {
+				inked++
+			}
+			// Chart marks are saturated; text and borders are grey.
+			if max(r, g, bl)-min(r, g, bl) > 0x4000 {
+				coloured++
+			}
+		}
+	}
+	total := b.Dx() * b.Dy()
+	if inked < total/50 {
+		t.Errorf("screenshot is nearly blank: %d of %d pixels not white", inked, total)
+	}
+	if coloured < 2000 {
+		t.Errorf("screenshot shows almost no chart colour: %d coloured pixels", coloured)
+	}
+}
