@@ -167,6 +167,16 @@ type pairKey struct{ run, task, arm, rep int32 }
 func (d *Differ) Result(runs []RunInfo) *Diff {
 	A, B := d.sides[SideA], d.sides[SideB]
 	out := &Diff{Options: d.opts}
+	out.Options.Metrics = scoredOnly(d.opts.Metrics, func(m Metric) bool {
+		for _, s := range d.sides {
+			for _, f := range s.fine {
+				if len(f.values[m]) > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	})
 	var notes []string
 
 	armsA, armsB := d.armsOf(A), d.armsOf(B)
@@ -316,7 +326,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 		}
 		line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
 		line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
-		for _, m := range d.opts.Metrics {
+		for _, m := range out.Options.Metrics {
 			va, vb := a.values[SideA][m], a.values[SideB][m]
 			if m.Kind() == Proportion {
 				line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))

@@ -478,10 +478,15 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 			d.same(num(c.B.Hi))
 		}
 		d.cell(humanDelta(c), num(c.Delta))
-		if math.IsNaN(c.P) {
+		switch {
+		case math.IsNaN(c.P):
 			d.same(nil)
-		} else {
-			d.cell(roundSig(c.P, 3), c.P)
+		case c.P < 0.001:
+			// Three decimals are as much as a p-value can say here;
+			// below that, only "very small" is honest.
+			d.cell("<0.001", c.P)
+		default:
+			d.cell(roundSig(c.P, 2), c.P)
 		}
 		if human {
 			n := fmt.Sprintf("%d+%d", c.A.N, c.B.N)

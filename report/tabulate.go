@@ -151,10 +151,18 @@ func (t *Tabulator) Add(r *Row) {
 // Result summarises what was added. Groups are sorted by task, then arm.
 func (t *Tabulator) Result() *Tabulation {
 	tab := &Tabulation{Options: t.opts}
+	tab.Options.Metrics = scoredOnly(t.opts.Metrics, func(m Metric) bool {
+		for _, a := range t.groups {
+			if len(a.values[m]) > 0 {
+				return true
+			}
+		}
+		return false
+	})
 	kinds := map[string]bool{}
 	for _, a := range t.groups {
 		g := &a.g
-		for _, m := range t.opts.Metrics {
+		for _, m := range tab.Options.Metrics {
 			g.Metrics[m] = spreadOf(m, a.values[m])
 			if slices.Contains(t.opts.Keep, m) {
 				g.Values[m] = a.values[m]
@@ -262,4 +270,18 @@ func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
 		}
 	}
 	return outcome, metric
+}
+
+// scoredOnly drops the review-quality metrics that no attempt has: a file
+// can have the scores table while the selection holds no review task, and
+// rows of NULL quality would only say "this was not a review". Usage
+// metrics stay even when unmeasured everywhere, since their absence is news.
+func scoredOnly(ms []Metric, measured func(Metric) bool) []Metric {
+	out := make([]Metric, 0, len(ms))
+	for _, m := range ms {
+		if !m.Quality() || measured(m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/store"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+// reportFixture writes a results file with two nightly runs of one bench
+// (labels base and cand; agent 2.0.0 then 2.0.1): arms baseline and
+// candidate, tasks t1 and t2, five repetitions. In run r2 the candidate
+// costs 30% less. Run r1 holds a provider error that was retried, a refused
+// sandbox, and an attempt with no measured cost.
+func reportFixture(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	i64 := func(v int64) *int64 { return &v }
+	f64 := func(v float64) *float64 { return &v }
+	for n, label := range []string{"base", "cand"} {
+		id := fmt.Sprintf("r%d", n+1)
+		start := time.Date(2026, 11, 29+n, 2, 0, 0, 0, time.UTC)
+		end := start.Add(time.Hour)
+		if err := db.CreateRun(ctx, store.Run{ID: id, Label: label, Kind: "run", StartedAt: start, FinishedAt: &end,
+			Status: store.RunComplete, Fingerprint: "fp-" + label, Harness: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		i := 0
+		for _, task := range []string{"t1", "t2"} {
+			for _, arm := range []string{"baseline", "candidate"} {
+				for rep := range 5 {
+					i++
+					cost := 0.10 + 0.01*float64(rep) + 0.05*float64(len(task)-2)
+					if arm == "candidate" && id == "r2" {
+						cost *= 0.7
+					}
+					r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%02d", id, i), Task: task, Arm: arm, Rep: rep, Attempt: 1,
+						Agent: "stand-in", AgentVersion: fmt.Sprintf("2.0.%d", n), Sandbox: "host-unsafe",
+						StartedAt: start.Add(time.Duration(i) * time.Minute), DurationMS: i64(int64(10000 + 500*rep)),
+						OK: true, ProcessState: store.StateExited, ExitCode: i64(0),
+						InputTokens: i64(int64(1000 + 10*rep)), OutputTokens: i64(200), CacheReadInputTokens: i64(0),
+						CacheCreationInputTokens: i64(50), CostUSD: f64(cost), CostSource: "reported", NumTurns: i64(int64(2 + rep%3))}
+					switch {
+					case id == "r1" && task == "t1" && arm == "baseline" && rep == 1:
+						failed := r
+						failed.AttemptID += "-try1"
+						failed.OK, failed.ErrorKind, failed.ErrorDetail = false, store.KindProviderError, "529 overloaded"
+						failed.InputTokens, failed.OutputTokens, failed.CacheReadInputTokens, failed.CacheCreationInputTokens = nil, nil, nil, nil
+						failed.CostUSD, failed.CostSource, failed.NumTurns, failed.ExitCode = nil, "", nil, i64(1)
+						if err := db.InsertResult(ctx, &failed); err != nil {
+							t.Fatal(err)
+						}
+						r.Attempt, r.RetryOf = 2, failed.AttemptID
+					case id == "r1" && task == "t2" && arm == "candidate" && rep == 4:
+						r = store.Result{RunID: id, AttemptID: r.AttemptID, Task: task, Arm: arm, Rep: rep, Attempt: 1,
+							Agent: "stand-in", AgentVersion: r.AgentVersion, Sandbox: "bwrap", StartedAt: r.StartedAt,
+							ErrorKind: store.KindSandboxRefused, ErrorDetail: "bwrap: no user namespaces", ProcessState: store.StateNotStarted}
+					case id == "r1" && task == "t2" && arm == "baseline" && rep == 2:
+						r.CostUSD, r.CostSource = nil, ""
+					case id == "r2" && task == "t2" && arm == "baseline" && rep == 3:
+						r.OK, r.ErrorKind = false, store.KindVerifyFailed
+					}
+					if err := db.InsertResult(ctx, &r); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+	}
+	return path
+}
+
+// runWFB runs wfb in process with stdout not a terminal unless terminal.
+func runWFB(t *testing.T, terminal bool, args ...string) (string, string, int) {
+	t.Helper()
+	s, out, errOut := TestStreams("", nil)
+	s.OutIsTerminal = terminal
+	code := run(context.Background(), args, s)
+	return out.String(), errOut.String(), code
+}
+
+// TestReportCommandsPrintWhatTheFileHolds pins the output of runs, report,
+// diff and export through the CLI on a real results file. It stops a
+// regression anywhere on the path (flags, selection, loading, building,
+// rendering) from going unnoticed.
+func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
+	db := reportFixture(t)
+	tests := []struct {
+		golden string
+		args   []string
+	}{
+		{"runs_table", []string{"runs", "--format", "table"}},
+		{"runs_csv", []string{"runs", "--format", "csv"}},
+		{"report_latest_markdown", []string{"report", "--format", "markdown"}},
+		{"report_r1_by_task_table", []string{"report", "r1", "--by", "task,arm", "--format", "table"}},
+		{"report_both_json", []string{"report", "base", "cand", "--format", "json"}},
+		{"report_filter_tsv", []string{"report", "day=2026-11-29,arm=candidate"}},
+		{"diff_runs_markdown", []string{"diff", "base", "cand", "--format", "markdown"}},
+		{"diff_arms_table", []string{"diff", "arm=baseline,run=r2", "arm=candidate,run=r2", "--format", "table"}},
+		{"diff_runs_csv", []string{"diff", "r1", "r2", "--by", "task,arm", "--alpha", "0.1", "--format", "csv"}},
+		{"export_r1_csv", []string{"export", "r1"}},
+		{"export_cand_jsonl", []string{"export", "cand", "--format", "jsonl"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.golden, func(t *testing.T) {
+			out, errOut, code := runWFB(t, false, append(tt.args, "--db", db)...)
+			if code != 0 {
+				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+			}
+			path := filepath.Join("testdata", "report_cmd_"+tt.golden+".golden")
+			if updateReportGolden() {
+				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update)", err)
+			}
+			if diff := cmp.Diff(string(want), out); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func updateReportGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestDiffFindsTheRealChangeAndOnlyIt stops a diff that misses a real 30%
+// cost drop, or flags metrics that did not move.
+func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
+	out, errOut, code := runWFB(t, false, "diff", "base", "cand", "--format", "csv", "--db", reportFixture(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var significant []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if f[len(f)-2] == "true" {
+			significant = append(significant, f[0]+" "+f[1])
+		}
+	}
+	if diff := cmp.Diff([]string{"candidate cost_usd"}, significant); diff != "" {
+		t.Errorf("significant changes (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// TestReportCommandsRefuseBadInputWithExit2 stops a typo from printing an
+// empty report (which reads as "nothing happened") or a Go error dump:
+// every mistake is exit 2 with a message that names it.
+func TestReportCommandsRefuseBadInputWithExit2(t *testing.T) {
+	db := reportFixture(t)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "nightly-9"}, `no run or label "nightly-9"; latest runs: r2 (cand), r1 (base)`},
+		{[]string{"report", "colour=blue"}, `unknown key "colour"`},
+		{[]string{"report", "r1", "arm=x"}, "a filter (arm=x) must be the only argument"},
+		{[]string{"report", "arm=nobody"}, "filter arm=nobody: no attempts recorded"},
+		{[]string{"report", "--by", "model"}, `--by "model": want arm or task,arm`},
+		{[]string{"report", "--format", "xml"}, `unknown format "xml"`},
+		{[]string{"diff", "r1"}, "diff takes exactly two arguments"},
+		{[]string{"diff", "r1", "r2", "--alpha", "2"}, "--alpha 2: want a number between 0 and 1"},
+		{[]string{"diff", "r1", "arm=nobody"}, "side B (arm=nobody) selects no attempts"},
+		{[]string{"export", "arm=baseline"}, "export takes a run id or label, not a filter"},
+		{[]string{"export", "r1", "--format", "parquet"}, `unknown export format "parquet"`},
+		{[]string{"runs", "--db", filepath.Join(t.TempDir(), "missing.db")}, "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			args := tt.args
+			if !strings.Contains(strings.Join(args, " "), "--db") {
+				args = append(args, "--db", db)
+			}
+			out, errOut, code := runWFB(t, false, args...)
+			if code != 2 {
+				t.Errorf("exit %d; want 2 (stdout %q)", code, out)
+			}
+			if !strings.Contains(errOut, tt.want) {
+				t.Errorf("stderr %q; want it to contain %q", errOut, tt.want)
+			}
+		})
+	}
+}
+
+// TestReportCommandsNeverWriteTheResultsFile stops a report command from
+// migrating, journaling into or otherwise touching the file people keep as
+// the record of their runs.
+func TestReportCommandsNeverWriteTheResultsFile(t *testing.T) {
+	db := reportFixture(t)
+	// SQLite's WAL readers create the -shm index (and an empty -wal)
+	// beside the file; what must not change is the database itself, and
+	// nothing may be written to the log.
+	digest := func() string {
+		b, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wal, err := os.Stat(db + "-wal"); err == nil && wal.Size() > 0 {
+			t.Errorf("%d bytes were written to the write-ahead log", wal.Size())
+		}
+		return fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	before := digest()
+	html := filepath.Join(t.TempDir(), "r.html")
+	for _, args := range [][]string{
+		{"runs"}, {"report", "--html", html}, {"report", "day=2026-11-30"}, {"diff", "r1", "r2"}, {"export", "r1", "--format", "jsonl"},
+	} {
+		if _, errOut, code := runWFB(t, false, append(args, "--db", db)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	if after := digest(); after != before {
+		t.Errorf("the results file changed under read-only commands")
+	}
+}
+
+// TestReportHTMLFlagWritesASelfContainedPage stops --html from writing a
+// page that needs the network, or nothing at all.
+func TestReportHTMLFlagWritesASelfContainedPage(t *testing.T) {
+	html := filepath.Join(t.TempDir(), "report.html")
+	out, errOut, code := runWFB(t, false, "report", "r1", "--html", html, "--db", reportFixture(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if regexp.MustCompile(`(?i)https?://|<script|<link`).Match(page) {
+		t.Errorf("page refers to something outside itself")
+	}
+	for _, want := range []string{"<svg", "Cost vs strict pass rate per arm", "sandbox-refused", "run r1 (base), complete"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !strings.Contains(errOut, "wrote "+html) || !strings.Contains(out, "strict") {
+		t.Errorf("stdout %q / stderr %q: want the report on stdout and the file named on stderr", out, errOut)
+	}
+}
+
+// TestReportFormatAutoFollowsTheTerminal stops box-drawing characters
+// landing in a pipe, and TSV on a terminal.
+func TestReportFormatAutoFollowsTheTerminal(t *testing.T) {
+	db := reportFixture(t)
+	for _, terminal := range []bool{true, false} {
+		out, errOut, code := runWFB(t, terminal, "report", "--db", db)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if boxed := strings.Contains(out, "┌"); boxed != terminal {
+			t.Errorf("terminal=%v: box drawn = %v:\n%s", terminal, boxed, out)
+		}
+	}
+}
