@@ -1,31 +1,99 @@
 // Package sandbox prepares the place an agent session runs in: a preflight
-// that refuses, with a specific reason, what it cannot honestly provide; a
-// private root (home, tmp and, by default, the artifact directory) removed on
-// Close; the command prefix and process credential the runner must use; the
-// write boundary around a review's workspace; and a digest that tells whether
-// the workspace moved during a session.
+// that refuses, with a specific reason, what it cannot honestly provide
+// (checked by live probes, not by version numbers alone); a private root
+// (home, tmp and, by default, the artifact directory) removed on Close; the
+// command prefix, extra descriptors and process credential the runner must
+// use; the PID-namespace proof; the write boundary around a review's
+// workspace; and a digest that tells whether the workspace moved.
 //
-// Backends differ in what they enforce. Only "host-unsafe" exists today: the
-// agent runs on the host, in wfb's own namespaces, with no command prefix.
+// # Backends, strongest first
 //
-//   - When wfb runs as root, mode bits do not bind the session, so host-unsafe
-//     runs it as an unprivileged uid/gid (65534:65534 unless WFB_SANDBOX_UID /
-//     WFB_SANDBOX_GID or Options say otherwise) with supplementary groups
-//     dropped. The cleared write bits of WorkspaceWriteBoundary then hold
-//     against it, because only the owner (root) may chmod them back. Preflight
-//     proves, by running a probe as that uid, that it can read the workspace,
-//     execute the agent and write its home, tmp and artifact directories.
-//   - When wfb does not run as root, the session runs as wfb's own uid, which
-//     usually owns the workspace: it can chmod the boundary away. The boundary
-//     is then best-effort; it catches accidents, not a session that tries.
-//     The digest taken before and after a session still detects the change.
+// "bwrap" runs the agent under bubblewrap (0.8.0 or newer). When wfb is
+// root, bwrap itself is started as the unprivileged session uid (65534
+// unless WFB_SANDBOX_UID / WFB_SANDBOX_GID or Options say otherwise), so the
+// session is neither root on the host nor inside: it is in a new user
+// namespace (nested ones forbidden by --disable-userns), new PID, IPC, UTS
+// and cgroup namespaces, with no capabilities, no_new_privs, a new session
+// (--new-session: no terminal injection) and --die-with-parent. Its file
+// system is built from nothing: /usr, /etc, /opt and the /bin, /lib
+// symlinks read-only, a fresh /proc and /dev, the private tmp on /tmp, the
+// private root and the artifact dir read-write, the workspace read-only,
+// the agent binary's directory read-only when it lies elsewhere; all at
+// their host paths. What a root session cannot do there, each tested as a
+// scripted tool call of a real session (sandbox/e2e): write, create,
+// truncate, delete or rename in the workspace; chmod it (read-only mount);
+// remount it read-write or bind over it (no capabilities); unshare a mount
+// or user namespace to do so (--disable-userns; and mounts inherited into a
+// less privileged namespace stay locked read-only); reach it through
+// /proc/self/root or /proc/1/root (the same read-only mount; pid 1 is
+// bwrap's); write through a symlink or hard link planted at the artifact
+// path.
+//
+// The agent's PID namespace is proven from the parent before the agent
+// runs: bwrap reports the sandbox's pid on --info-fd and waits on
+// --block-fd; Launch.Started compares /proc/<pid>/ns/pid with
+// /proc/self/ns/pid and only then releases it. A failed proof kills the
+// sandbox unreleased and is a *RefusedError: nothing of the agent ran.
+//
+// "landlock" re-executes wfb as a launcher (`wfb sandbox-exec`, see
+// LauncherMain) that restricts itself with Landlock, strictly at ABI v3 (a
+// kernel that cannot give v3 is refused, never degraded): read and execute
+// under the system directories, /proc, /dev, the workspace and the agent's
+// directory; everything under the private root and the artifact dir; read
+// and write of /dev/null; nothing else. It sets no_new_privs and, when wfb
+// is root, drops to the session uid with no supplementary groups before it
+// execs the agent. Landlock also forbids mount topology changes, so remount
+// and bind attacks fail, and it judges the real file behind
+// /proc/<pid>/root. It gives no PID namespace (require_pid_namespace
+// refuses it) and no private /tmp (TMPDIR points at the private tmp; /tmp
+// itself is not readable). Landlock does not govern metadata: a session
+// that OWNS the workspace (wfb not root) can still chmod, chown or touch
+// it; the digest then records workspace-modified.
+//
+// "host-unsafe" runs the agent on the host, in wfb's own namespaces, with no
+// command prefix.
+//
+//   - When wfb runs as root, mode bits do not bind the session, so
+//     host-unsafe runs it as the unprivileged session uid with supplementary
+//     groups dropped. The cleared write bits of WorkspaceWriteBoundary then
+//     hold against it, because only the owner (root) may chmod them back.
+//   - When wfb does not run as root, the session runs as wfb's own uid,
+//     which usually owns the workspace: it can chmod the boundary away. The
+//     boundary is then best-effort; it catches accidents, not a session
+//     that tries. The digest taken before and after still detects it.
 //
 // Either way host-unsafe is no isolation from the rest of the host: the
-// session can write wherever its uid may (e.g. /tmp) and see every process.
-// It cannot provide a PID namespace, so it refuses RequirePIDNamespace.
+// session can write wherever its uid may and see every process. It refuses
+// RequirePIDNamespace.
 //
-// The kernel backends ("bwrap", "landlock") slot in behind the same Sandbox:
-// a backend contributes its preflight, its CommandPrefix, whether it creates a
-// PID namespace, and a Launch whose Started hook proves the namespace from the
-// parent before the agent is released.
+// Auto (the default of the CLI) prepares the strongest backend whose
+// preflight passes; PassedOver says why each stronger one was refused, and
+// the row's sandbox column records the one chosen. A backend that was asked
+// for by name and fails preflight is refused, never replaced by a weaker one.
+//
+// # Network
+//
+// Every backend shares the host's network namespace. The model server must
+// stay reachable — the mock provider on 127.0.0.1, or the real API by name —
+// and a new network namespace would need a bridge (a unix socket proxied
+// into the sandbox) that the agents' HTTP clients do not speak. The
+// trade-off: a session can reach what the host can reach, including
+// loopback services and abstract unix sockets; the boundary this package
+// enforces is the file system (the workspace, the host's files), the
+// process table (bwrap) and privileges, not egress.
+//
+// # Preflight
+//
+// Prepare refuses, with a *RefusedError naming the cause and the fix: no
+// bwrap on PATH, a bwrap older than MinBwrapVersion, user namespaces
+// disabled (user.max_user_namespaces = 0, kernel.unprivileged_userns_clone =
+// 0; AppArmor's restriction is named when the live probe fails), no
+// Landlock in the kernel, Landlock not enabled at boot, an ABI older than
+// MinLandlockABI, a workspace or artifact dir that is a symlink, an artifact
+// dir inside the workspace (or containing it), paths the session uid cannot
+// reach, RequirePIDNamespace on a backend without one. Then, for the kernel
+// backends, a live probe started exactly like an agent must fail to create
+// a file in the workspace, must succeed at temp+rename in the artifact dir,
+// must hold no capabilities (CapEff), and, for bwrap, must pass the
+// PID-namespace proof. Doctor runs all of it for every backend.
 package sandbox

@@ -65,6 +65,18 @@ func (hostUnsafe) name() string             { return HostUnsafe }
 func (hostUnsafe) pidNamespace() bool       { return false }
 func (hostUnsafe) prefix(*Sandbox) []string { return []string{} }
 
+// probe adds nothing to the common preflight, which already ran its checks
+// as the session identity: host-unsafe has no boundary of its own to test
+// until the runner applies the write boundary.
+func (hostUnsafe) probe(context.Context, *Sandbox) (string, error) { return "", nil }
+
+func (hostUnsafe) note(s *Sandbox) string {
+	if s.cred == nil {
+		return fmt.Sprintf("no kernel isolation: the session runs on the host as wfb's own uid %d, which owns what it can chmod, so the workspace boundary is best-effort; no PID namespace", os.Geteuid())
+	}
+	return fmt.Sprintf("no kernel isolation: the session runs on the host as uid %d, held off the workspace by mode bits only; no PID namespace", s.cred.Uid)
+}
+
 func (h hostUnsafe) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 	return &Launch{
 		Prefix:     h.prefix(s),

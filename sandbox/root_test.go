@@ -25,8 +25,9 @@ func requireRoot(t *testing.T) {
 	}
 }
 
-// runAs runs script with /bin/sh as the sandbox's session identity, the way
-// the runner would start the agent, and returns its combined output.
+// runAs runs script with /bin/sh in the sandbox as its session identity, the
+// way the runner starts the agent (prefix, extra files, credential, Started),
+// and returns its combined output.
 func runAs(t *testing.T, sb *Sandbox, script string) (string, error) {
 	t.Helper()
 	l, err := sb.Launch(context.Background())
@@ -34,9 +35,11 @@ func runAs(t *testing.T, sb *Sandbox, script string) (string, error) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	cmd := exec.Command("/bin/sh", "-c", script)
+	argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", script)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = sb.Workspace()
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + sb.Home(), "TMPDIR=" + sb.TmpDir()}
+	cmd.ExtraFiles = l.ExtraFiles
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: l.Credential}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

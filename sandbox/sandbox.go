@@ -15,14 +15,18 @@ import (
 	"syscall"
 )
 
-// Backend names. Only HostUnsafe is implemented; the others are reserved so
-// that asking for them is refused with "not available yet" rather than
-// "unknown".
+// Backend names, and Auto, which picks the strongest backend whose preflight
+// passes.
 const (
 	HostUnsafe = "host-unsafe"
 	Bwrap      = "bwrap"
 	Landlock   = "landlock"
+	Auto       = "auto"
 )
+
+// Strength lists the backends from the strongest to the weakest: the order
+// Auto tries them in and doctor reports them in.
+var Strength = []string{Bwrap, Landlock, HostUnsafe}
 
 // DefaultSessionID is the uid and gid (nobody:nogroup on Debian) a root wfb
 // runs a host-unsafe session as when nothing else is configured.
@@ -39,7 +43,8 @@ type Options struct {
 	// Workspace is the directory the agent works in (for a review: the
 	// checkout under review). It must exist and must not be a symlink.
 	Workspace string
-	// Backend names the isolation backend: HostUnsafe for now.
+	// Backend names the isolation backend (Bwrap, Landlock, HostUnsafe), or
+	// Auto for the strongest whose preflight passes.
 	Backend string
 	// AgentBin is the agent executable (a path, or a name looked up in
 	// wfb's PATH the way exec.Command does). Preflight checks that the
@@ -65,6 +70,12 @@ type Options struct {
 	// live where the session uid cannot reach them, such as wfb itself under
 	// `go run`, whose build directory is private to root.
 	StageAgent bool
+	// Launcher is the wfb executable the landlock backend re-executes as its
+	// launcher (`wfb sandbox-exec`). Empty means this executable
+	// (os.Executable); a program that embeds the sandbox must dispatch
+	// LauncherCommand to LauncherMain, as wfb's hidden command and the
+	// tests' TestMain do.
+	Launcher string
 }
 
 // RefusedError is a preflight refusal: nothing ran, and Reason says exactly
@@ -92,12 +103,14 @@ type Sandbox struct {
 	requirePID  bool
 	cred        *syscall.Credential
 
+	// passedOver says why Auto did not pick each stronger backend.
+	passedOver []Status
+
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// backend is what a kernel backend adds to the common preflight. hostUnsafe
-// is the only implementation; bwrap and landlock will be the others.
+// backend is what a backend adds to the common preflight.
 type backend interface {
 	name() string
 	// pidNamespace reports whether the backend runs the session in a PID
@@ -107,33 +120,47 @@ type backend interface {
 	prefix(sb *Sandbox) []string
 	// launch prepares one process start (extra files, the proof hook).
 	launch(ctx context.Context, sb *Sandbox) (*Launch, error)
+	// probe is the backend's live preflight, run once the private root
+	// exists: "" when the boundary held, else the refusal reason.
+	probe(ctx context.Context, sb *Sandbox) (string, error)
+	// note says, for doctor, what the backend gave when preflight passed.
+	note(sb *Sandbox) string
 }
 
-var backends = map[string]backend{
-	HostUnsafe: hostUnsafe{},
+// newBackend makes the named backend after the checks that need nothing but
+// the machine (the tool is there, the kernel has the feature); a non-empty
+// reason refuses it.
+func newBackend(opts Options) (backend, string) {
+	switch opts.Backend {
+	case HostUnsafe:
+		return hostUnsafe{}, ""
+	case Bwrap:
+		return newBwrap()
+	case Landlock:
+		return newLandlock(opts)
+	case "":
+		return nil, fmt.Sprintf("no sandbox backend named (want %s, or %s)", strings.Join(Strength, ", "), Auto)
+	}
+	return nil, fmt.Sprintf("unknown backend %q (want %s, or %s)", opts.Backend, strings.Join(Strength, ", "), Auto)
 }
-
-var reserved = map[string]bool{Bwrap: true, Landlock: true}
 
 // Prepare runs the preflight for opts and, if it passes, creates the private
 // root (mode 0700) with home/, tmp/ and, unless opts.ArtifactDir is given,
 // artifacts/. A refusal is a *RefusedError; any other error is an
 // infrastructure failure. On every error path nothing is left behind.
 func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
+	if opts.Backend == Auto {
+		return prepareStrongest(ctx, opts)
+	}
 	refuse := func(format string, args ...any) error {
 		return &RefusedError{Backend: opts.Backend, Reason: fmt.Sprintf(format, args...)}
 	}
-	be, ok := backends[opts.Backend]
-	switch {
-	case opts.Backend == "":
-		return nil, refuse("no sandbox backend named (want %s)", HostUnsafe)
-	case reserved[opts.Backend]:
-		return nil, refuse("backend %s is not available yet (only %s is implemented)", opts.Backend, HostUnsafe)
-	case !ok:
-		return nil, refuse("unknown backend %q (want %s)", opts.Backend, HostUnsafe)
+	if opts.RequirePIDNamespace && (opts.Backend == HostUnsafe || opts.Backend == Landlock) {
+		return nil, refuse("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands (bwrap can)", opts.Backend)
 	}
-	if opts.RequirePIDNamespace && !be.pidNamespace() {
-		return nil, refuse("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands", be.name())
+	be, reason := newBackend(opts)
+	if reason != "" {
+		return nil, refuse("%s", reason)
 	}
 	cred, reason := sessionCredential(opts, os.Geteuid())
 	if reason != "" {
@@ -231,6 +258,11 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, refuse("%s", reason)
 	}
 	if reason, err := probeTree(ctx, cred, workspace); err != nil {
+		return nil, err
+	} else if reason != "" {
+		return nil, refuse("%s", reason)
+	}
+	if reason, err := be.probe(ctx, sb); err != nil {
 		return nil, err
 	} else if reason != "" {
 		return nil, refuse("%s", reason)

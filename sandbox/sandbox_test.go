@@ -120,8 +120,8 @@ func TestPrepareRefusesWithASpecificReason(t *testing.T) {
 		reason  string
 	}{
 		{"no backend", with(func(o *Options) { o.Backend = "" }), nil, "", "no sandbox backend named"},
-		{"bwrap not yet", with(func(o *Options) { o.Backend = Bwrap }), nil, Bwrap, "backend bwrap is not available yet"},
-		{"landlock not yet", with(func(o *Options) { o.Backend = Landlock }), nil, Landlock, "backend landlock is not available yet"},
+		{"landlock has no pid namespace", with(func(o *Options) { o.Backend = Landlock; o.RequirePIDNamespace = true }), nil, Landlock, "landlock runs the session in wfb's own PID namespace"},
+		{"auto with a layout no backend accepts", with(func(o *Options) { o.Backend = Auto; o.ArtifactDir = inside }), nil, Auto, "lies inside the workspace " + ws},
 		{"unknown backend", with(func(o *Options) { o.Backend = "docker" }), nil, "docker", `unknown backend "docker"`},
 		{"pid namespace", with(func(o *Options) { o.RequirePIDNamespace = true }), nil, HostUnsafe, "cannot provide one of its own"},
 		{"no workspace", with(func(o *Options) { o.Workspace = "" }), nil, HostUnsafe, "no workspace given"},

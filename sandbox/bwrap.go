@@ -1,0 +1,276 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// MinBwrapVersion is the oldest bubblewrap the bwrap backend accepts: 0.8.0
+// added --disable-userns, which stops the session from creating user
+// namespaces of its own (the first step of most attempts to remount the
+// workspace).
+var MinBwrapVersion = [3]int{0, 8, 0}
+
+// procSys is where the kernel's sysctls are read; a test points it at a
+// directory of its own to show the reasons for settings it must not change
+// on the machine.
+var procSys = "/proc/sys"
+
+// systemDirs are bound read-only (or recreated as the same symlinks) so the
+// agent and the tools it calls find their programs, libraries, certificates
+// and name service configuration. Nothing else of the host is visible.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"}
+
+// bwrapInfoTimeout bounds the wait for bubblewrap to report its child.
+const bwrapInfoTimeout = 30 * time.Second
+
+// bwrap runs the session under bubblewrap (see the package doc).
+type bwrap struct {
+	path    string
+	version string
+}
+
+// newBwrap finds bwrap on PATH and checks what can be checked without
+// running a sandbox: its version and the user-namespace sysctls.
+func newBwrap() (backend, string) {
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Sprintf("bubblewrap is not installed: no bwrap on PATH (%s); install it (Debian/Ubuntu: apt-get install bubblewrap)", os.Getenv("PATH"))
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return nil, fmt.Sprintf("%s --version failed: %v", p, err)
+	}
+	version, ok := parseBwrapVersion(string(out))
+	if !ok {
+		return nil, fmt.Sprintf("cannot tell the version of %s from %q; want bubblewrap %s or newer", p, strings.TrimSpace(string(out)), versionString(MinBwrapVersion))
+	}
+	if less(version, MinBwrapVersion) {
+		return nil, fmt.Sprintf("%s is bubblewrap %s, older than %s, the first with --disable-userns (which stops the session from creating user namespaces of its own to remount the workspace); upgrade bubblewrap", p, versionString(version), versionString(MinBwrapVersion))
+	}
+	if reason := userNamespacesDisabled(); reason != "" {
+		return nil, reason
+	}
+	return &bwrap{path: p, version: versionString(version)}, ""
+}
+
+// parseBwrapVersion reads "bubblewrap 0.8.0" (the last field, as x.y.z).
+func parseBwrapVersion(out string) ([3]int, bool) {
+	fields := strings.Fields(out)
+	if len(fields) == 0 {
+		return [3]int{}, false
+	}
+	parts := strings.Split(fields[len(fields)-1], ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return [3]int{}, false
+	}
+	var v [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return [3]int{}, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func versionString(v [3]int) string { return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) }
+
+// userNamespacesDisabled reads the sysctls that forbid the unprivileged user
+// namespace bwrap needs (wfb runs bwrap as the unprivileged session uid when
+// it is root, and as itself otherwise). A sysctl that does not exist on this
+// kernel does not forbid anything.
+func userNamespacesDisabled() string {
+	read := func(name string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(procSys, filepath.FromSlash(name)))
+		if err != nil {
+			return "", false
+		}
+		return strings.TrimSpace(string(b)), true
+	}
+	if v, ok := read("user/max_user_namespaces"); ok && v == "0" {
+		return "user namespaces are disabled (user.max_user_namespaces = 0) and bwrap runs the session in one; fix: sysctl -w user.max_user_namespaces=15000"
+	}
+	if v, ok := read("kernel/unprivileged_userns_clone"); ok && v == "0" {
+		return "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0) and wfb runs bwrap unprivileged (as the session uid when it is root); fix: sysctl -w kernel.unprivileged_userns_clone=1"
+	}
+	return ""
+}
+
+func (*bwrap) name() string       { return Bwrap }
+func (*bwrap) pidNamespace() bool { return true }
+
+// prefix is bubblewrap's argv without the launch protocol's descriptors.
+//
+// Everything is bound at the path it has on the host, so the workspace,
+// HOME, TMPDIR, the artifact path and the agent binary the runner computed
+// are valid inside. The order matters: later mounts go on top of earlier
+// ones, and the private tmp is bound before the paths under it are made.
+func (b *bwrap) prefix(s *Sandbox) []string {
+	argv := []string{b.path,
+		// The user namespace is what makes the session's capabilities
+		// worthless outside it; --disable-userns forbids nesting another.
+		"--unshare-user", "--disable-userns",
+		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+	}
+	bound := []string{}
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(d)
+			if err != nil {
+				continue
+			}
+			argv = append(argv, "--symlink", target, d)
+		case fi.IsDir():
+			argv = append(argv, "--ro-bind", d, d)
+			bound = append(bound, d)
+		}
+	}
+	covered := func(p string) bool {
+		for _, d := range append(bound, s.root) {
+			if within(p, d) {
+				return true
+			}
+		}
+		return false
+	}
+	argv = append(argv, "--proc", "/proc", "--dev", "/dev")
+	// A resolv.conf that is a symlink into /run (systemd-resolved) must
+	// resolve inside too, or the real API's host name does not.
+	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
+		argv = append(argv, "--ro-bind", filepath.Dir(target), filepath.Dir(target))
+	}
+	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) && !covered(real) {
+		argv = append(argv, "--ro-bind", filepath.Dir(real), filepath.Dir(real))
+	}
+	argv = append(argv,
+		"--bind", s.tmp, "/tmp",
+		"--bind", s.root, s.root,
+		"--ro-bind", s.workspace, s.workspace,
+	)
+	if !within(s.artifactDir, s.root) {
+		argv = append(argv, "--bind", s.artifactDir, s.artifactDir)
+	}
+	return append(argv, "--chdir", s.workspace)
+}
+
+// launch holds the agent at bubblewrap's --block-fd until Started has read
+// the sandbox's pid from --info-fd and proven, from this side, that it runs
+// in a PID namespace other than wfb's.
+func (b *bwrap) launch(_ context.Context, s *Sandbox) (*Launch, error) {
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("bwrap info pipe: %w", err)
+	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoR.Close()
+		infoW.Close()
+		return nil, fmt.Errorf("bwrap block pipe: %w", err)
+	}
+	// ExtraFiles become fds 3 and 4 in bwrap.
+	argv := append(b.prefix(s), "--info-fd", "3", "--block-fd", "4", "--")
+	closeAll := func() error {
+		for _, f := range []*os.File{infoR, infoW, blockR, blockW} {
+			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+				return err
+			}
+		}
+		return nil
+	}
+	return &Launch{
+		Prefix:     argv,
+		ExtraFiles: []*os.File{infoW, blockR},
+		Credential: s.Credential(),
+		started: func(ctx context.Context, _ int) error {
+			// bwrap holds its own copies now; without ours, EOF on the info
+			// pipe means bwrap is gone.
+			infoW.Close()
+			blockR.Close()
+			child, err := readChildPID(ctx, infoR)
+			if err != nil {
+				return &RefusedError{Backend: Bwrap, Reason: err.Error()}
+			}
+			if err := provePIDNamespace(Bwrap, child); err != nil {
+				// Never released: kill it before it could be.
+				_ = syscall.Kill(child, syscall.SIGKILL)
+				return err
+			}
+			if _, err := blockW.Write([]byte{'1'}); err != nil {
+				return &RefusedError{Backend: Bwrap, Reason: fmt.Sprintf("release the sandbox (pid %d): %v", child, err)}
+			}
+			return blockW.Close()
+		},
+		closers: []func() error{closeAll},
+	}, nil
+}
+
+// readChildPID reads bubblewrap's --info-fd report, {"child-pid": N, ...}.
+func readChildPID(ctx context.Context, r *os.File) (int, error) {
+	deadline := time.Now().Add(bwrapInfoTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = r.SetReadDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = r.SetReadDeadline(time.Now()) })
+	defer stop()
+	var info struct {
+		ChildPID *int `json:"child-pid"`
+	}
+	err := json.NewDecoder(r).Decode(&info)
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return 0, fmt.Errorf("bwrap did not report the sandbox's pid on --info-fd in time (at most %s)", bwrapInfoTimeout)
+	case err != nil:
+		return 0, fmt.Errorf("bwrap exited or failed before it reported the sandbox's pid on --info-fd (%v); its stderr says why", err)
+	case info.ChildPID == nil || *info.ChildPID <= 0:
+		return 0, errors.New("bwrap's --info-fd report has no child-pid")
+	}
+	return *info.ChildPID, nil
+}
+
+func (b *bwrap) probe(ctx context.Context, s *Sandbox) (string, error) {
+	reason, err := liveProbe(ctx, s)
+	if reason != "" {
+		if v, err := os.ReadFile(filepath.Join(procSys, "kernel", "apparmor_restrict_unprivileged_userns")); err == nil && strings.TrimSpace(string(v)) == "1" {
+			reason += " (kernel.apparmor_restrict_unprivileged_userns = 1: AppArmor may forbid the user namespace bwrap needs unless bwrap has a profile allowing it)"
+		}
+	}
+	return reason, err
+}
+
+func (b *bwrap) note(s *Sandbox) string {
+	who := "wfb's own uid"
+	if s.cred != nil {
+		who = fmt.Sprintf("uid %d", s.cred.Uid)
+	}
+	return fmt.Sprintf("bubblewrap %s as %s in new user/PID/IPC/UTS namespaces: workspace bound read-only, artifact dir writable (temp+rename probed), PID namespace proven, no capabilities; shares the host network", b.version, who)
+}

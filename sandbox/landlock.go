@@ -1,0 +1,132 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// MinLandlockABI is the oldest Landlock ABI the landlock backend accepts: v3
+// (Linux 6.2) is the first that also governs truncate(2); under v1 and v2 a
+// session could truncate a workspace file it may not write. The launcher
+// asks for exactly this ABI, strictly: a kernel that cannot give it is
+// refused, never degraded to what it can give.
+const MinLandlockABI = 3
+
+// landlockABI asks the kernel for its Landlock ABI version; a test swaps it
+// to show the reasons for kernels this machine is not.
+var landlockABI = func() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(v), nil
+}
+
+// landlock runs the session under wfb's launcher, which restricts itself
+// with Landlock and then execs the agent (see the package doc).
+type landlock struct {
+	launcher string
+	abi      int
+}
+
+// newLandlock checks the kernel's Landlock ABI and finds the launcher.
+func newLandlock(opts Options) (backend, string) {
+	abi, err := landlockABI()
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		return nil, "this kernel has no Landlock support (landlock_create_ruleset: ENOSYS); use a kernel built with CONFIG_SECURITY_LANDLOCK, or bwrap"
+	case errors.Is(err, unix.EOPNOTSUPP):
+		return nil, "Landlock is built into this kernel but not enabled (landlock_create_ruleset: EOPNOTSUPP); add landlock to the lsm= kernel boot parameter, or use bwrap"
+	case err != nil:
+		return nil, fmt.Sprintf("cannot ask the kernel for its Landlock ABI: %v", err)
+	case abi < MinLandlockABI:
+		return nil, fmt.Sprintf("the kernel's Landlock ABI is v%d, older than v%d (Linux 6.2), the first that also governs truncate(2); wfb does not degrade the boundary to what v%d can enforce", abi, MinLandlockABI, abi)
+	}
+	launcher := opts.Launcher
+	if launcher == "" {
+		if launcher, err = os.Executable(); err != nil {
+			return nil, fmt.Sprintf("cannot locate the wfb executable to re-execute as the landlock launcher: %v", err)
+		}
+	}
+	if fi, err := os.Stat(launcher); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return nil, fmt.Sprintf("the landlock launcher %s is not an executable file", launcher)
+	}
+	return &landlock{launcher: launcher, abi: abi}, ""
+}
+
+func (*landlock) name() string       { return Landlock }
+func (*landlock) pidNamespace() bool { return false }
+
+// prefix is `wfb sandbox-exec` with the session's rules. What the session
+// may read: the system directories, /proc, /dev, the workspace and the
+// agent's directory. What it may write: the private root (home, tmp, the
+// staged agent's directory is root's), the artifact dir, /dev/null. As root,
+// the launcher drops to the session uid after restricting itself, so it
+// starts as wfb and needs no staging.
+func (l *landlock) prefix(s *Sandbox) []string {
+	argv := []string{l.launcher, LauncherCommand}
+	seen := map[string]bool{}
+	ro := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			argv = append(argv, "--ro", p)
+		}
+	}
+	for _, d := range systemDirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			ro(d)
+		}
+	}
+	ro("/proc")
+	ro("/dev")
+	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
+		ro(filepath.Dir(target))
+	}
+	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) {
+		ro(filepath.Dir(real))
+	}
+	ro(s.workspace)
+	argv = append(argv, "--rw", s.root)
+	if !within(s.artifactDir, s.root) {
+		argv = append(argv, "--rw", s.artifactDir)
+	}
+	argv = append(argv, "--rwfile", "/dev/null")
+	if s.cred != nil {
+		argv = append(argv, "--uid", strconv.FormatUint(uint64(s.cred.Uid), 10), "--gid", strconv.FormatUint(uint64(s.cred.Gid), 10))
+	}
+	return append(argv, "--")
+}
+
+func (l *landlock) launch(_ context.Context, s *Sandbox) (*Launch, error) {
+	return &Launch{
+		Prefix: l.prefix(s),
+		// The launcher starts as wfb and drops to the session uid itself,
+		// after Landlock binds it.
+		Credential: nil,
+		started: func(_ context.Context, pid int) error {
+			if !s.requirePID {
+				return nil
+			}
+			// Unreachable through Prepare, which refuses the combination.
+			return provePIDNamespace(Landlock, pid)
+		},
+	}, nil
+}
+
+func (l *landlock) probe(ctx context.Context, s *Sandbox) (string, error) {
+	return liveProbe(ctx, s)
+}
+
+func (l *landlock) note(s *Sandbox) string {
+	who := "wfb's own uid (a session can still chmod files it owns: Landlock does not govern metadata)"
+	if s.cred != nil {
+		who = fmt.Sprintf("uid %d", s.cred.Uid)
+	}
+	return fmt.Sprintf("Landlock ABI v%d (v%d enforced, strict) as %s: workspace read-only, artifact dir writable (temp+rename probed), no capabilities; no PID namespace; shares the host network", l.abi, MinLandlockABI, who)
+}

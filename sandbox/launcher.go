@@ -1,0 +1,149 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	golandlock "github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// LauncherCommand is the hidden wfb command the landlock backend re-executes
+// wfb as: `wfb sandbox-exec [--ro DIR]... [--rw DIR]... [--rwfile FILE]...
+// [--uid N --gid N] -- AGENT ARGS...`.
+const LauncherCommand = "sandbox-exec"
+
+// Launcher exit codes. LauncherRefused means the boundary could not be put
+// in place and nothing was executed.
+const (
+	LauncherRefused  = 125
+	LauncherNotFound = 127
+)
+
+// launcherArgs is the parsed command line of the launcher.
+type launcherArgs struct {
+	ro, rw, rwFiles []string
+	uid, gid        *int
+	argv            []string
+}
+
+func parseLauncherArgs(args []string) (launcherArgs, error) {
+	var a launcherArgs
+	for i := 0; i < len(args); i++ {
+		flag := args[i]
+		if flag == "--" {
+			a.argv = args[i+1:]
+			break
+		}
+		if i+1 >= len(args) {
+			return a, fmt.Errorf("%s needs a value", flag)
+		}
+		val := args[i+1]
+		i++
+		switch flag {
+		case "--ro":
+			a.ro = append(a.ro, val)
+		case "--rw":
+			a.rw = append(a.rw, val)
+		case "--rwfile":
+			a.rwFiles = append(a.rwFiles, val)
+		case "--uid", "--gid":
+			n, err := strconv.Atoi(val)
+			if err != nil || n <= 0 {
+				return a, fmt.Errorf("%s %q: want a positive numeric id (never root's)", flag, val)
+			}
+			if flag == "--uid" {
+				a.uid = &n
+			} else {
+				a.gid = &n
+			}
+		default:
+			return a, fmt.Errorf("unknown flag %q", flag)
+		}
+	}
+	switch {
+	case len(a.argv) == 0:
+		return a, errors.New("no command after --")
+	case (a.uid == nil) != (a.gid == nil):
+		return a, errors.New("--uid and --gid go together")
+	case len(a.ro)+len(a.rw) == 0:
+		return a, errors.New("no --ro or --rw paths: nothing would be readable")
+	}
+	return a, nil
+}
+
+// LauncherMain is the landlock launcher. It restricts its own thread with a
+// strict Landlock ruleset (ABI v3: read and execute under --ro, everything
+// under --rw, read and write of the --rwfile files; nothing else), sets
+// no_new_privs, drops to --uid/--gid with no supplementary groups when given,
+// and execs the command from that same thread, so the command inherits all
+// of it. It returns only on failure: LauncherRefused when the boundary could
+// not be put in place, LauncherNotFound when the command could not be
+// executed.
+func LauncherMain(args []string, stderr io.Writer) int {
+	fail := func(code int, format string, v ...any) int {
+		fmt.Fprintf(stderr, "wfb %s: %s\n", LauncherCommand, fmt.Sprintf(format, v...))
+		return code
+	}
+	a, err := parseLauncherArgs(args)
+	if err != nil {
+		return fail(LauncherRefused, "%v", err)
+	}
+	// Resolved before the ruleset binds, with the PATH the runner gave.
+	bin, err := exec.LookPath(a.argv[0])
+	if err != nil {
+		return fail(LauncherNotFound, "%v", err)
+	}
+	rules := []golandlock.Rule{}
+	if len(a.ro) > 0 {
+		rules = append(rules, golandlock.RODirs(a.ro...))
+	}
+	if len(a.rw) > 0 {
+		// Refer lets a file move between writable directories; it never
+		// reaches a directory without write rights.
+		rules = append(rules, golandlock.RWDirs(a.rw...).WithRefer())
+	}
+	if len(a.rwFiles) > 0 {
+		rules = append(rules, golandlock.RWFiles(a.rwFiles...))
+	}
+	// Strict: no BestEffort. A kernel without v3 is an error here.
+	fd, flags, err := golandlock.V3.NewRulesetFD(rules...)
+	if err != nil {
+		return fail(LauncherRefused, "landlock: %v", err)
+	}
+	if fd < 0 {
+		return fail(LauncherRefused, "landlock: the ruleset restricts nothing")
+	}
+	// The ruleset, no_new_privs and the identity are this thread's; the
+	// exec below must happen on it, so it is never given back.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail(LauncherRefused, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+	}
+	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+		return fail(LauncherRefused, "landlock_restrict_self: %v", err)
+	}
+	unix.Close(fd)
+	if a.uid != nil {
+		// Raw, per-thread calls: the libc-style wrappers change every
+		// thread, which needs machinery (cgo or psx) this thread does not.
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+			return fail(LauncherRefused, "setgroups: %v", e)
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(*a.gid), uintptr(*a.gid), uintptr(*a.gid)); e != 0 {
+			return fail(LauncherRefused, "setresgid %d: %v", *a.gid, e)
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(*a.uid), uintptr(*a.uid), uintptr(*a.uid)); e != 0 {
+			return fail(LauncherRefused, "setresuid %d: %v", *a.uid, e)
+		}
+	}
+	err = syscall.Exec(bin, a.argv, os.Environ())
+	return fail(LauncherNotFound, "exec %s: %v", bin, err)
+}

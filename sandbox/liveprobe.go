@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// liveProbeScript runs inside the sandbox, started exactly the way the
+// runner starts an agent. It tries what a review session must not be able
+// to do (create a file in the workspace) and what it must (temp+rename in
+// the artifact dir), and reads its own effective capabilities. It prints one
+// verdict word and exits 3 when something is wrong.
+const liveProbeScript = `ws=$1 art=$2 name=.wfb-preflight-$$
+if (: > "$ws/$name") 2>/dev/null; then rm -f "$ws/$name"; echo workspace-writable; exit 3; fi
+if ! (printf probe > "$art/$name.tmp") 2>/dev/null; then echo artifact-create; exit 3; fi
+if ! mv -f "$art/$name.tmp" "$art/$name" 2>/dev/null; then rm -f "$art/$name.tmp"; echo artifact-rename; exit 3; fi
+rm -f "$art/$name"
+cap=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+case "$cap" in
+0000000000000000) ;;
+*) echo "capabilities $cap"; exit 3 ;;
+esac
+echo ok`
+
+// liveProbeTimeout bounds one probe; a sandbox that cannot start a shell in
+// this long is not usable.
+const liveProbeTimeout = 30 * time.Second
+
+// liveProbe runs liveProbeScript through the sandbox's own Launch (prefix,
+// extra files, credential, the Started proof) and returns "" when the
+// boundary held, or the refusal reason.
+func liveProbe(ctx context.Context, s *Sandbox) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, liveProbeTimeout)
+	defer cancel()
+	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir)
+	name := s.Backend()
+	// Whatever happened, the probe must leave the workspace as it found it.
+	leftovers, _ := filepath.Glob(filepath.Join(s.workspace, ".wfb-preflight-*"))
+	for _, p := range leftovers {
+		_ = os.Remove(p)
+	}
+	var refused *RefusedError
+	switch {
+	case errors.As(started, &refused):
+		return refused.Reason, nil
+	case started != nil:
+		return "", fmt.Errorf("%s preflight probe: %w", name, started)
+	case len(leftovers) > 0:
+		return fmt.Sprintf("a probe inside the %s sandbox created %s in the workspace; the boundary does not hold here", name, leftovers[0]), nil
+	}
+	verdict := strings.TrimSpace(out)
+	switch {
+	case verdict == "ok" && err == nil:
+		return "", nil
+	case verdict == "workspace-writable":
+		return fmt.Sprintf("a probe inside the %s sandbox could create a file in the workspace %s; the boundary does not hold here", name, s.workspace), nil
+	case verdict == "artifact-create":
+		return fmt.Sprintf("a probe inside the %s sandbox could not create a file in the artifact dir %s", name, s.artifactDir), nil
+	case verdict == "artifact-rename":
+		return fmt.Sprintf("a probe inside the %s sandbox could not rename a temp file within the artifact dir %s (an atomic write needs it)", name, s.artifactDir), nil
+	case strings.HasPrefix(verdict, "capabilities "):
+		return fmt.Sprintf("a probe inside the %s sandbox still holds capabilities (CapEff %s); a session with capabilities can undo the boundary", name, strings.TrimPrefix(verdict, "capabilities ")), nil
+	}
+	why := strings.TrimSpace(errOut)
+	if why == "" {
+		why = strings.TrimSpace(out)
+	}
+	if ctx.Err() != nil {
+		why = fmt.Sprintf("no answer within %s", liveProbeTimeout)
+	}
+	return fmt.Sprintf("a probe could not run inside the %s sandbox (%v): %s", name, err, clip(why, 600)), nil
+}
+
+// runInside runs argv in the sandbox the way the runner does: Launch's
+// prefix before argv, its extra files as fds 3.., its credential, a process
+// group of its own, Started right after the start. started is Started's
+// error; err is the process's.
+func (s *Sandbox) runInside(ctx context.Context, argv ...string) (stdout, stderr string, started, err error) {
+	l, err := s.Launch(ctx)
+	if err != nil {
+		return "", "", nil, err
+	}
+	defer l.Close()
+	full := append(append([]string{}, l.Prefix...), argv...)
+	cmd := exec.CommandContext(ctx, full[0], full[1:]...)
+	cmd.Dir = s.workspace
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + s.home, "TMPDIR=" + s.tmp, "LANG=C"}
+	cmd.ExtraFiles = l.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		return "", "", nil, fmt.Errorf("start %s: %w", full[0], err)
+	}
+	if started = l.Started(ctx, cmd.Process.Pid); started != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	err = cmd.Wait()
+	return out.String(), errb.String(), started, err
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
