@@ -332,8 +332,9 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		p.logf(r.Method, r.URL.Path, w.status, note)
 	}()
 
+	responses := provIsResponses(r.Method, r.URL.Path)
 	switch {
-	case provIsMessages(r.Method, r.URL.Path):
+	case provIsMessages(r.Method, r.URL.Path), responses:
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		if strings.Contains(r.URL.Path, "/v1/") {
 			provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages only"))
@@ -400,6 +401,10 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 
 	id := fmt.Sprintf("%06d", seq)
 	w.Header().Set("Request-Id", "req_mock_"+id)
+	if responses {
+		note += " " + p.serveResponses(w, reply, id, body, stream)
+		return
+	}
 	if reply.Status != 0 && (reply.Status < 200 || reply.Status > 299) {
 		obj := reply.Error
 		if len(obj) == 0 {

@@ -95,6 +95,10 @@ type Reply struct {
 	// CutAfterEvents, when > 0, ends a streamed reply abruptly after that
 	// many SSE events (no message_stop), as a dropped connection would.
 	CutAfterEvents int `json:"cut_after_events,omitempty"`
+	// ReasoningTokens is served as the Responses API's
+	// output_tokens_details.reasoning_tokens (verbatim; nil: absent). The
+	// Messages API has no such field and ignores it.
+	ReasoningTokens any `json:"reasoning_tokens,omitempty"`
 }
 
 // Tool is a tool_use block: the tool's name and its input object.
