@@ -203,15 +203,19 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		agent, agent_version, model, sandbox, started_at, duration_ms,
 		ok, error_kind, error_detail, process_state, exit_code,
 		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
-		cost_usd, cost_source, num_turns, session_id, verdict, findings_count
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		cost_usd, cost_source, num_turns, session_id, verdict, findings_count,
+		usage_semantics, reported_input_tokens, reported_cached_input_tokens,
+		reasoning_output_tokens, api_retries, permission_denials
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
 		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
 		formatTime(r.StartedAt), nullInt(r.DurationMS),
 		ok, nullString(r.ErrorKind), nullString(Redact(r.ErrorDetail)), nullString(r.ProcessState), nullInt(r.ExitCode),
 		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
 		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
-		nullString(r.Verdict), nullInt(r.FindingsCount))
+		nullString(r.Verdict), nullInt(r.FindingsCount),
+		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
+		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials))
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -219,6 +223,9 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return fmt.Errorf("insert result %s: run %q is not recorded", r.AttemptID, r.RunID)
 		}
+		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
+	}
+	if err := insertModelUsage(ctx, tx, r.AttemptID, r.ModelUsage); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
 	event := headBounded(Redact(r.ResultEvent), MaxEvidenceBytes)
@@ -269,6 +276,8 @@ const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, 
 	r.ok, r.error_kind, r.error_detail, r.process_state, r.exit_code,
 	r.input_tokens, r.output_tokens, r.cache_read_input_tokens, r.cache_creation_input_tokens,
 	r.cost_usd, r.cost_source, r.num_turns, r.session_id, r.verdict, r.findings_count,
+	r.usage_semantics, r.reported_input_tokens, r.reported_cached_input_tokens,
+	r.reasoning_output_tokens, r.api_retries, r.permission_denials,
 	e.result_event, e.stdout_tail, e.stderr_tail`
 
 // Results returns the attempts of a run, with their evidence, ordered by
@@ -290,6 +299,8 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 			event, stdout, stderr                                              sql.NullString
 			duration, exit, in, outTok, cacheRead, cacheCreate, turns, finding sql.NullInt64
 			cost                                                               sql.NullFloat64
+			semantics                                                          sql.NullString
+			repIn, repCached, reasoning, retries, denials                      sql.NullInt64
 			started                                                            string
 			ok                                                                 int64
 		)
@@ -298,6 +309,7 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 			&ok, &errKind, &errDetail, &state, &exit,
 			&in, &outTok, &cacheRead, &cacheCreate,
 			&cost, &costSource, &turns, &sessionID, &verdict, &finding,
+			&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
 			&event, &stdout, &stderr); err != nil {
 			return nil, fmt.Errorf("results of run %s: %w", runID, err)
 		}
@@ -319,9 +331,15 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 			c := cost.Float64
 			r.CostUSD = &c
 		}
+		r.UsageSemantics = semantics.String
+		r.ReportedInputTokens, r.ReportedCachedInputTokens = intPtr(repIn), intPtr(repCached)
+		r.ReasoningOutputTokens, r.APIRetries, r.PermissionDenials = intPtr(reasoning), intPtr(retries), intPtr(denials)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("results of run %s: %w", runID, err)
+	}
+	if err := d.attachModelUsage(ctx, runID, out); err != nil {
 		return nil, fmt.Errorf("results of run %s: %w", runID, err)
 	}
 	return out, nil

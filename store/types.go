@@ -64,10 +64,54 @@ type Result struct {
 	Verdict       string
 	FindingsCount *int64
 
+	// UsageSemantics says how the token columns relate (migration 0003):
+	// "anthropic" — input_tokens is uncached input and the cache columns
+	// ADD to it; "openai" — the agent reported cached tokens as a SUBSET of
+	// its input, and wfb stored input_tokens = reported input − cached,
+	// cache_read_input_tokens = cached, cache_creation_input_tokens NULL
+	// (not reported). Empty when no usage was recorded. Either way
+	// input_tokens + cache_read + cache_creation is the whole prompt.
+	UsageSemantics string
+	// ReportedInputTokens and ReportedCachedInputTokens are the agent's
+	// own figures before normalisation (cached: OpenAI semantics only).
+	ReportedInputTokens       *int64
+	ReportedCachedInputTokens *int64
+	// ReasoningOutputTokens are reasoning tokens the agent reported; they
+	// are part of OutputTokens, not added to it.
+	ReasoningOutputTokens *int64
+	// APIRetries counts the provider retries the agent reported (Claude
+	// Code's stream-json api_retry events, Codex's "Reconnecting" errors);
+	// NULL when its output format does not show them.
+	APIRetries *int64
+	// PermissionDenials counts tool calls the agent's permission policy
+	// refused; NULL when the agent does not report them.
+	PermissionDenials *int64
+	// ModelUsage is the agent's per-model usage (Claude Code's modelUsage),
+	// stored in model_usage, one row per model.
+	ModelUsage []ModelUsage
+
 	// Evidence, redacted before it is stored.
 	ResultEvent string // the agent's final result event, raw JSON
 	StdoutTail  string
 	StderrTail  string
+}
+
+// Usage semantics recorded in results.usage_semantics.
+const (
+	UsageAnthropic = "anthropic"
+	UsageOpenAI    = "openai"
+)
+
+// ModelUsage is one model's share of an attempt's usage, as the agent
+// reported it (Anthropic semantics: the cache fields add to input). Nil is
+// NULL: not reported.
+type ModelUsage struct {
+	Model                    string
+	InputTokens              *int64
+	OutputTokens             *int64
+	CacheReadInputTokens     *int64
+	CacheCreationInputTokens *int64
+	CostUSD                  *float64
 }
 
 // Error kinds: the one documented vocabulary of why an attempt is not ok.
