@@ -15,6 +15,9 @@ import (
 // destination with different content. Nothing of the merge was written.
 var ErrMergeConflict = errors.New("merge conflict")
 
+// ErrMergeSelf says a source is the destination file itself.
+var ErrMergeSelf = errors.New("a file cannot be merged into itself")
+
 // ConflictError names the row and the columns on which a source and the
 // destination disagree. It wraps ErrMergeConflict.
 type ConflictError struct {
@@ -112,7 +115,7 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 	}()
 	for _, p := range srcPaths {
 		if fi, err := os.Stat(p); err == nil && os.SameFile(fi, dstInfo) {
-			return nil, fmt.Errorf("merge %s: it is the destination file itself", p)
+			return nil, fmt.Errorf("merge %s: it is the destination file itself: %w", p, ErrMergeSelf)
 		}
 		s, err := OpenReadOnly(ctx, p)
 		if err != nil {

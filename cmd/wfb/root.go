@@ -55,6 +55,8 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newReportCmd(s),
 		newDiffCmd(s),
 		newExportCmd(s),
+		newRescoreCmd(s),
+		newMergeCmd(s),
 	)
 	// Unknown commands are bad input too.
 	root.Args = func(_ *cobra.Command, args []string) error {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/store"
+)
+
+// mergeOptions are the flags of `wfb merge`.
+type mergeOptions struct {
+	Into    string
+	Format  string
+	Sources []string
+}
+
+func newMergeCmd(s *Streams) *cobra.Command {
+	opts := &mergeOptions{}
+	cmd := &cobra.Command{
+		Use:   "merge --into DST SRC...",
+		Short: "Combine results files (e.g. the shards of a run) into one",
+		Long: `Copy the runs, results, evidence, artifacts and scores of each SRC into DST
+(created if missing), matching rows by id, all in one transaction.
+
+Merging is idempotent: a row already in DST with the same content is left
+alone, so merging a file twice adds nothing. A row whose id is in DST with
+different content is a conflict: the merge is refused, naming the table, the
+id and the differing column, and nothing is written.
+
+The shards of one sharded run (wfb run --shard i/n) share a run id and merge
+into one run: its status is the worst of the shards' (interrupted, aborted,
+running, complete), its start the earliest, its finish the latest (none while
+a shard is still running).
+
+Sources are opened read-only. Exit status 2 for a conflict, a missing file,
+or a file written by a newer wfb.`,
+		Example: `  wfb merge --into all.db shard-0.db shard-1.db shard-2.db`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("merge: name at least one SRC file to merge into --into DST")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sources = args
+			return mergeRun(cmd.Context(), s, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Into, "into", "", "destination results file (required; created if missing)")
+	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	return cmd
+}
+
+func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
+	format, err := outputFormat(s, opts.Format)
+	if err != nil {
+		return err
+	}
+	if opts.Into == "" {
+		return badInput("merge: --into DST is required")
+	}
+	// Check every source before DST is created or touched.
+	for _, p := range opts.Sources {
+		src, err := store.OpenReadOnly(ctx, p)
+		if err != nil {
+			return mergeError(err)
+		}
+		src.Close()
+	}
+	dst, err := store.Open(ctx, opts.Into)
+	if err != nil {
+		return mergeError(err)
+	}
+	defer dst.Close()
+	stats, err := store.MergeFiles(ctx, dst, opts.Sources)
+	if err != nil {
+		return mergeError(err)
+	}
+
+	table := &report.Table{
+		Title:   "merge into " + opts.Into,
+		Columns: []string{"source", "table", "added", "present"},
+	}
+	combined := 0
+	for _, st := range stats {
+		for _, t := range []struct {
+			name string
+			ts   store.TableStats
+		}{
+			{"runs", st.Runs}, {"results", st.Results}, {"evidence", st.Evidence},
+			{"artifacts", st.Artifacts}, {"scores", st.Scores},
+		} {
+			table.Rows = append(table.Rows, []any{st.Source, t.name, int64(t.ts.Added), int64(t.ts.Present)})
+		}
+		combined += st.RunsCombined
+	}
+	table.Footnotes = append(table.Footnotes, "present: already in the destination, identical; nothing was changed for it.")
+	if combined > 0 {
+		table.Footnotes = append(table.Footnotes, fmt.Sprintf(
+			"%d time(s) a run already in the destination (another shard of it) had its status or times combined.", combined))
+	}
+	return report.Render(s.Out, table, format)
+}
+
+// mergeError classifies what the user can fix (files, conflicts) as bad
+// input.
+func mergeError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrMergeConflict), errors.Is(err, store.ErrMergeSelf), errors.Is(err, fs.ErrNotExist),
+		errors.Is(err, store.ErrNotResultsFile), errors.Is(err, store.ErrSchemaTooNew),
+		errors.Is(err, store.ErrSchemaTooOld):
+		return asBadInput(err)
+	}
+	return err
+}
