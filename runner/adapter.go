@@ -1,11 +1,16 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"os"
+	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/wfbench/wfb/store"
 )
@@ -37,25 +42,40 @@ type agentOutput interface {
 	interpret(row *store.Result, pr processResult)
 }
 
-// adapterFor returns the adapter for an agent name.
+// adapterFor returns a fresh adapter for an agent name. Adapters carry
+// state from command to output (the probed CLI version), so one serves one
+// session.
 func adapterFor(agent string) (adapter, error) {
 	switch agent {
-	case AgentClaude, AgentStandIn:
-		return claudeAdapter{}, nil
+	case AgentClaude:
+		return &claudeAdapter{probe: true}, nil
+	case AgentStandIn:
+		return &claudeAdapter{}, nil
+	case AgentCodex:
+		return &codexAdapter{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s or %s)", agent, AgentClaude, AgentStandIn)
+	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, AgentClaude, AgentCodex, AgentStandIn)
 }
 
 // claudeAdapter drives Claude Code (and wfb's stand-in, which shares its
 // interface): prompt on stdin, json or stream-json out.
-type claudeAdapter struct{}
+type claudeAdapter struct {
+	probe   bool // ask the binary its version (the real CLI, not the stand-in)
+	version string
+	named   string // the version the spec named, if any
+}
 
-func (claudeAdapter) command(spec SessionSpec, prompt string) (agentCommand, error) {
+func (a *claudeAdapter) command(spec SessionSpec, prompt string) (agentCommand, error) {
 	argv, err := claudeArgv(spec)
+	if err == nil && a.probe {
+		a.version, a.named = probeVersion(spec.AgentBin), spec.AgentVersion
+	}
 	return agentCommand{argv: argv, stdin: prompt}, err
 }
 
-func (claudeAdapter) output() agentOutput { return &claudeOutput{} }
+func (a *claudeAdapter) output() agentOutput {
+	return &claudeCLIOutput{claudeOutput: &claudeOutput{version: a.version}, named: a.named}
+}
 
 // claudeArgv builds Claude Code's headless command line (the stand-in shares
 // its interface). The prompt goes on stdin.
@@ -91,18 +111,62 @@ func claudeArgv(spec SessionSpec) ([]string, error) {
 	}
 	// Claude Code silently denies writes outside the working directory
 	// unless the directory is granted.
-	var grant []string
-	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
-		grant = append(grant, spec.Sandbox.ArtifactDir())
-	}
-	if spec.Review != nil {
-		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
-			grant = append(grant, d)
-		}
-	}
-	for _, d := range grant {
+	for _, d := range grantDirs(spec) {
 		argv = append(argv, "--add-dir", d)
 	}
 	argv = append(argv, "--no-session-persistence")
 	return append(argv, spec.ExtraArgs...), nil
+}
+
+// versionPattern finds a version number in a CLI's --version line, e.g.
+// "2.1.332 (Claude Code)" or "codex-cli 0.171.0".
+var versionPattern = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`)
+
+// probeTimeout bounds `<cli> --version`; both CLIs answer in well under a
+// second.
+const probeTimeout = 15 * time.Second
+
+var versionCache sync.Map // versionKey → string
+
+type versionKey struct {
+	path  string
+	size  int64
+	mtime time.Time
+}
+
+// probeVersion asks an agent CLI its version (`bin --version`), once per
+// binary (path, size and mtime): a sweep of many sessions probes once. It
+// returns "" when the binary cannot say; the session itself then reports
+// what is wrong with the binary. The probe gets an empty environment and a
+// throwaway HOME, so it can neither read credentials nor leave state.
+func probeVersion(bin string) string {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	key := versionKey{path, fi.Size(), fi.ModTime()}
+	if v, ok := versionCache.Load(key); ok {
+		return v.(string)
+	}
+	home, err := os.MkdirTemp("", "wfb-version-probe-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=" + home, "TMPDIR=" + home}
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	v := versionPattern.FindString(string(out))
+	versionCache.Store(key, v)
+	return v
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb/store"
 )
 
 // claudeOutput collects what matters from Claude Code's stdout (json or
@@ -20,6 +23,12 @@ type claudeOutput struct {
 	firstNonJSON string
 	truncated    int
 	apiRetries   int
+	// streamed is set by stream-json's system/init event: only a stream
+	// shows api_retry events, so only then is their count a measurement.
+	streamed bool
+	// version is the CLI's version, probed before the session; it fills
+	// the row's agent_version when the spec named none.
+	version string
 }
 
 // line consumes one stdout line. It must not retain l.
@@ -49,6 +58,8 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 		o.results = append(o.results, bytes.Clone(l))
 	case head.Type == "system" && head.Subtype == "api_retry":
 		o.apiRetries++
+	case head.Type == "system" && head.Subtype == "init":
+		o.streamed = true
 	}
 }
 
@@ -66,6 +77,56 @@ type claudeResult struct {
 	APIErrorState json.RawMessage            `json:"api_error_status"`
 	Errors        []json.RawMessage          `json:"errors"`
 	Denials       []json.RawMessage          `json:"permission_denials"`
+	// ModelUsage is keyed by the model name the agent requested.
+	ModelUsage map[string]map[string]json.RawMessage `json:"modelUsage"`
+}
+
+// modelUsageFields maps Claude Code's camelCase per-model usage keys to the
+// four usage columns, in UsageFields order.
+var modelUsageFields = []string{"inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens"}
+
+// parseModelUsage validates modelUsage strictly: every model's four counts
+// must be present non-negative integers, or no per-model row is recorded
+// (the reasons are returned). costUSD is kept when it is a finite
+// non-negative number, else it is NULL.
+func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsage, []string) {
+	models := make([]string, 0, len(mu))
+	for m := range mu {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	var out []store.ModelUsage
+	var problems []string
+	for _, m := range models {
+		fields := mu[m]
+		var vals [4]*int64
+		for i, f := range modelUsageFields {
+			raw, ok := fields[f]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("modelUsage[%q].%s is missing", m, f))
+				continue
+			}
+			n, err := parseCount(raw)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("modelUsage[%q].%s %s", m, f, err))
+				continue
+			}
+			vals[i] = &n
+		}
+		row := store.ModelUsage{
+			Model:       m,
+			InputTokens: vals[0], OutputTokens: vals[1],
+			CacheReadInputTokens: vals[2], CacheCreationInputTokens: vals[3],
+		}
+		if cost, ok, _ := parseCost(fields["costUSD"]); ok {
+			row.CostUSD = &cost
+		}
+		out = append(out, row)
+	}
+	if len(problems) > 0 {
+		return nil, problems
+	}
+	return out, nil
 }
 
 // UsageFields are the four usage fields a complete measurement carries. All
@@ -164,4 +225,55 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// claudeCLIOutput is the real Claude Code's output: the strict parse of
+// claudeOutput, plus what only the real CLI reports — per-model usage,
+// permission denials, api_retry counts — and its version.
+type claudeCLIOutput struct {
+	*claudeOutput
+	named string // the version the spec named, if any
+}
+
+func (o *claudeCLIOutput) interpret(row *store.Result, pr processResult) {
+	o.claudeOutput.interpret(row, pr)
+	o.claudeOutput.measureMore(row, o.named)
+}
+
+// measureMore records what the strict parse leaves out. It never turns a
+// failed row into an ok one.
+func (o *claudeOutput) measureMore(row *store.Result, named string) {
+	if o.version != "" {
+		if named != "" && named != o.version {
+			row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", named, o.version))
+		}
+		row.AgentVersion = o.version
+	}
+	if o.streamed {
+		n := int64(o.apiRetries)
+		row.APIRetries = &n
+	}
+	if row.InputTokens != nil {
+		row.UsageSemantics = store.UsageAnthropic
+		n := *row.InputTokens
+		row.ReportedInputTokens = &n
+	}
+	if len(o.results) != 1 {
+		return
+	}
+	var res claudeResult
+	if json.Unmarshal(o.results[0], &res) != nil {
+		return
+	}
+	if res.Denials != nil {
+		n := int64(len(res.Denials))
+		row.PermissionDenials = &n
+	}
+	if res.ModelUsage != nil {
+		mu, problems := parseModelUsage(res.ModelUsage)
+		if len(problems) > 0 {
+			row.ErrorDetail = joinDetail(row.ErrorDetail, "per-model usage refused, not recorded: "+strings.Join(problems, "; "))
+		}
+		row.ModelUsage = mu
+	}
 }

@@ -1,0 +1,385 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// AgentCodex is OpenAI's Codex CLI (npm @openai/codex), run as
+// `codex exec --json`.
+const AgentCodex = "codex"
+
+// Codex sandbox modes an arm may name as its permission; "bypass" runs
+// Codex with --dangerously-bypass-approvals-and-sandbox, for when wfb's own
+// sandbox is the only one wanted.
+var codexSandboxModes = []string{"workspace-write", "read-only", "danger-full-access", "bypass"}
+
+// codexProvider is the id of the model provider wfb defines for Codex.
+const codexProvider = "wfb"
+
+// codexAdapter drives Codex headless: prompt as the last argument, stdin
+// /dev/null (an open pipe makes it wait for more input), JSONL out.
+//
+// The model provider is defined on the command line, because Codex ignores
+// OPENAI_BASE_URL: its base URL is the spec's OPENAI_BASE_URL when set (the
+// OpenAI convention: it ends in /v1, e.g. https://api.openai.com/v1), else
+// the cell's provider, ANTHROPIC_BASE_URL + "/v1" (wfb's mock serves both
+// APIs on one base URL). The key is read by Codex from OPENAI_API_KEY; when
+// the spec has none and the base URL is the cell's, the cell's key is
+// passed under that name. Retries and the stream idle timeout take the same
+// bounds runner.AgentEnv sets for Claude Code: CLAUDE_CODE_MAX_RETRIES and
+// API_TIMEOUT_MS.
+type codexAdapter struct {
+	model   string
+	version string
+	named   string
+}
+
+func (a *codexAdapter) command(spec SessionSpec, prompt string) (agentCommand, error) {
+	argv, env, err := codexArgv(spec, prompt)
+	if err != nil {
+		return agentCommand{}, err
+	}
+	a.model, a.version, a.named = spec.Model, probeVersion(spec.AgentBin), spec.AgentVersion
+	return agentCommand{argv: argv, noStdin: true, env: env}, nil
+}
+
+func (a *codexAdapter) output() agentOutput {
+	return &codexOutput{model: a.model, version: a.version, named: a.named}
+}
+
+// tomlString quotes s as a TOML basic string (JSON's escapes are valid
+// TOML).
+func tomlString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]string, err error) {
+	if spec.AgentBin == "" {
+		return nil, nil, errors.New("no agent binary")
+	}
+	if spec.OutputFormat != "" && spec.OutputFormat != "jsonl" {
+		return nil, nil, fmt.Errorf("output format %q: codex prints jsonl only", spec.OutputFormat)
+	}
+	if spec.MaxTurns > 0 {
+		return nil, nil, errors.New("max turns: codex exec has no turn limit, so an arm cannot set one")
+	}
+	if len(spec.AllowedTools) > 0 {
+		return nil, nil, errors.New("allowed tools: codex exec has no tool allow-list, so an arm cannot set one")
+	}
+	mode := spec.Permission
+	if mode == "" {
+		mode = "workspace-write"
+	}
+	known := false
+	for _, m := range codexSandboxModes {
+		known = known || m == mode
+	}
+	if !known {
+		return nil, nil, fmt.Errorf("permission %q: codex wants one of %s", mode, strings.Join(codexSandboxModes, ", "))
+	}
+	env = map[string]string{}
+	home := spec.Env["CODEX_HOME"]
+	if home == "" {
+		// Codex refuses a CODEX_HOME that does not exist, and the session
+		// uid may not be able to create one: the sandbox's fresh private
+		// HOME is both fresh and writable.
+		if home = spec.Env["HOME"]; home == "" {
+			return nil, nil, errors.New("codex needs HOME (or CODEX_HOME) in the session's environment")
+		}
+		env["CODEX_HOME"] = home
+	}
+	baseURL := spec.Env["OPENAI_BASE_URL"]
+	if baseURL == "" {
+		base := strings.TrimSuffix(spec.Env["ANTHROPIC_BASE_URL"], "/")
+		if base == "" {
+			return nil, nil, errors.New("codex needs a provider base URL: OPENAI_BASE_URL or the cell's ANTHROPIC_BASE_URL")
+		}
+		baseURL = base + "/v1"
+		if spec.Env["OPENAI_API_KEY"] == "" {
+			env["OPENAI_API_KEY"] = spec.Env["ANTHROPIC_API_KEY"]
+		}
+	}
+	retries, err := envCount(spec.Env, "CLAUDE_CODE_MAX_RETRIES", 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	idleMS, err := envCount(spec.Env, "API_TIMEOUT_MS", 120000)
+	if err != nil {
+		return nil, nil, err
+	}
+	provider := fmt.Sprintf("{name=%s, base_url=%s, env_key=%s, wire_api=%s, request_max_retries=%d, stream_max_retries=%d, stream_idle_timeout_ms=%d}",
+		tomlString("wfb"), tomlString(baseURL), tomlString("OPENAI_API_KEY"), tomlString("responses"), retries, retries, idleMS)
+
+	argv = append([]string{spec.AgentBin}, spec.AgentArgs...)
+	// --strict-config makes Codex refuse an override key it does not know,
+	// so a renamed setting fails loudly instead of being ignored.
+	argv = append(argv, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
+		"--ignore-user-config", "--strict-config", "--color", "never")
+	if spec.Model != "" {
+		argv = append(argv, "-m", spec.Model)
+	}
+	if mode == "bypass" {
+		argv = append(argv, "--dangerously-bypass-approvals-and-sandbox")
+	} else {
+		argv = append(argv, "-s", mode)
+	}
+	for _, d := range grantDirs(spec) {
+		argv = append(argv, "--add-dir", d)
+	}
+	for _, kv := range []string{
+		"model_provider=" + tomlString(codexProvider),
+		"model_providers." + codexProvider + "=" + provider,
+		`approval_policy="never"`,
+		"check_for_update_on_startup=false",
+		"analytics.enabled=false",
+		"feedback.enabled=false",
+		`history.persistence="none"`,
+		`web_search="disabled"`,
+	} {
+		argv = append(argv, "-c", kv)
+	}
+	argv = append(argv, spec.ExtraArgs...)
+	return append(argv, "--", prompt), env, nil
+}
+
+// grantDirs are the directories outside the workspace an agent may write:
+// the sandbox's artifact directory and the review artifact's directory.
+func grantDirs(spec SessionSpec) []string {
+	var grant []string
+	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
+		grant = append(grant, spec.Sandbox.ArtifactDir())
+	}
+	if spec.Review != nil {
+		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
+			grant = append(grant, d)
+		}
+	}
+	return grant
+}
+
+// envCount reads a non-negative integer setting from the session's
+// environment, or def when it is absent.
+func envCount(env map[string]string, name string, def int64) (int64, error) {
+	s, ok := env[name]
+	if !ok || s == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q is not a non-negative integer", name, s)
+	}
+	return n, nil
+}
+
+// codexOutput collects what matters from `codex exec --json`: the terminal
+// events (turn.completed, turn.failed), the thread id, retries and
+// warnings.
+type codexOutput struct {
+	model, version, named string
+
+	lines        int
+	nonJSON      int
+	firstNonJSON string
+	truncated    int
+	terminals    [][]byte // raw turn.completed / turn.failed events, copied
+	threadID     string
+	retries      int
+	errorEvents  []string // top-level error events that are not retries
+	warnings     []string // error items: Codex's warnings, not failures
+}
+
+// codexRetry matches the error event Codex prints before it retries a
+// request or reconnects a stream.
+var codexRetry = regexp.MustCompile(`^Reconnecting\.\.\.`)
+
+func (o *codexOutput) line(l []byte, truncated bool) {
+	o.lines++
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return
+	}
+	if truncated {
+		o.truncated++
+		return
+	}
+	var ev struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"thread_id"`
+		Message  string `json:"message"`
+		Item     struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"item"`
+	}
+	if l[0] != '{' || json.Unmarshal(l, &ev) != nil {
+		o.nonJSON++
+		if o.firstNonJSON == "" {
+			o.firstNonJSON = fmt.Sprintf("line %d: %q", o.lines, clip(string(l), 120))
+		}
+		return
+	}
+	switch ev.Type {
+	case "thread.started":
+		o.threadID = ev.ThreadID
+	case "turn.completed", "turn.failed":
+		o.terminals = append(o.terminals, bytes.Clone(l))
+	case "error":
+		if codexRetry.MatchString(ev.Message) {
+			o.retries++
+		} else {
+			o.errorEvents = append(o.errorEvents, clip(ev.Message, 300))
+		}
+	case "item.completed":
+		if ev.Item.Type == "error" {
+			o.warnings = append(o.warnings, clip(ev.Item.Message, 200))
+		}
+	}
+}
+
+// codexTerminal is a turn.completed or turn.failed event; usage is kept raw
+// so that validation sees what Codex printed.
+type codexTerminal struct {
+	Type  string                     `json:"type"`
+	Usage map[string]json.RawMessage `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// CodexUsageFields are the usage fields of Codex's turn.completed that a
+// complete measurement carries. cached_input_tokens is a SUBSET of
+// input_tokens, reasoning_output_tokens a subset of output_tokens.
+var CodexUsageFields = []string{"input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens"}
+
+// codexProviderText recognises a turn failure that came from the provider:
+// an HTTP status Codex gave up on, an error body it passed through, or a
+// stream the provider dropped.
+var codexProviderText = regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\{\s*"error"|stream disconnected|exceeded retry limit`)
+
+func (o *codexOutput) interpret(row *store.Result, pr processResult) {
+	exit := pr.exitText()
+	row.SessionID = o.threadID
+	if o.version != "" {
+		if o.named != "" && o.named != o.version {
+			row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", o.named, o.version))
+		}
+		row.AgentVersion = o.version
+	}
+	// --json shows every retry, so the count is a measurement even when 0.
+	retries := int64(o.retries)
+	row.APIRetries = &retries
+
+	switch n := len(o.terminals); {
+	case n == 0:
+		detail := fmt.Sprintf("the agent printed no turn.completed or turn.failed event (%s, %d stdout lines", exit, o.lines)
+		if o.firstNonJSON != "" {
+			detail += fmt.Sprintf(", %d not JSON, first %s", o.nonJSON, o.firstNonJSON)
+		}
+		if o.truncated > 0 {
+			detail += fmt.Sprintf(", %d over %d bytes", o.truncated, maxLineBytes)
+		}
+		if len(o.errorEvents) > 0 {
+			detail += ", errors: " + strings.Join(o.errorEvents, " | ")
+		}
+		addFailure(row, store.KindSessionError, detail+")")
+		return
+	case n > 1:
+		row.ResultEvent = string(joinLines(o.terminals))
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
+		return
+	}
+	row.ResultEvent = string(o.terminals[0])
+	var term codexTerminal
+	if err := json.Unmarshal(o.terminals[0], &term); err != nil {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
+		return
+	}
+	var problems []string
+	if term.Type == "turn.failed" {
+		msg := "(no explanation given)"
+		if term.Error != nil && term.Error.Message != "" {
+			msg = clip(term.Error.Message, 500)
+		}
+		kind := store.KindSessionError
+		if codexProviderText.MatchString(msg) {
+			kind = store.KindProviderError
+		}
+		addFailure(row, kind, "the agent reported a failed turn: "+msg)
+	} else {
+		problems = o.measure(row, term.Usage)
+	}
+	if pr.ExitCode == nil || *pr.ExitCode != 0 {
+		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+	}
+	if o.nonJSON > 0 {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", o.nonJSON, o.firstNonJSON))
+	}
+	if len(problems) > 0 {
+		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+	}
+	if len(o.warnings) > 0 {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent warned: "+strings.Join(o.warnings, " | "))
+	}
+}
+
+// measure validates turn.completed's usage and records it normalised to
+// the results columns' Anthropic semantics (see store.Result.UsageSemantics),
+// with the reported figures kept alongside. It returns why it refused.
+func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessage) []string {
+	if usage == nil {
+		return []string{"turn.completed has no usage"}
+	}
+	var vals [4]int64
+	var problems []string
+	for i, f := range CodexUsageFields {
+		raw, ok := usage[f]
+		if !ok {
+			problems = append(problems, "usage."+f+" is missing")
+			continue
+		}
+		n, err := parseCount(raw)
+		if err != nil {
+			problems = append(problems, "usage."+f+" "+err.Error())
+			continue
+		}
+		vals[i] = n
+	}
+	if len(problems) > 0 {
+		return problems
+	}
+	input, cached, output, reasoning := vals[0], vals[1], vals[2], vals[3]
+	switch {
+	case input == 0:
+		// Codex prints zeros when the provider sent no usage at all, and a
+		// model request always has input: this is "not reported", never a
+		// measured zero.
+		return []string{"usage.input_tokens is 0, which no model request has: the provider reported no usage (Codex prints zeros for a missing usage block)"}
+	case cached > input:
+		return []string{fmt.Sprintf("usage.cached_input_tokens %d exceeds input_tokens %d (cached input is part of input)", cached, input)}
+	case reasoning > output:
+		return []string{fmt.Sprintf("usage.reasoning_output_tokens %d exceeds output_tokens %d (reasoning is part of output)", reasoning, output)}
+	}
+	uncached := input - cached
+	row.UsageSemantics = store.UsageOpenAI
+	row.InputTokens, row.CacheReadInputTokens, row.OutputTokens = &uncached, &cached, &output
+	row.CacheCreationInputTokens = nil // OpenAI does not report cache writes
+	row.ReportedInputTokens, row.ReportedCachedInputTokens = &input, &cached
+	row.ReasoningOutputTokens = &reasoning
+	if p, ok := PriceFor(o.model); ok {
+		cost := p.Cost(uncached, cached, 0, output)
+		row.CostUSD, row.CostSource = &cost, "derived"
+	} else {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("cost not recorded: no price for model %q in wfb's price table", o.model))
+	}
+	return nil
+}
