@@ -57,6 +57,8 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newExportCmd(s),
 		newRescoreCmd(s),
 		newMergeCmd(s),
+		newDoctorCmd(s),
+		newSandboxExecCmd(s),
 	)
 	// Unknown commands are bad input too.
 	root.Args = func(_ *cobra.Command, args []string) error {

@@ -62,7 +62,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.BaseURL, "base-url", "", "the model API base URL (key from ANTHROPIC_API_KEY)")
 	f.StringVar(&opts.MockScript, "mock-script", "", "serve this mock script locally and point the agent at it")
 	f.StringVar(&opts.Model, "model", "", "model name passed to the agent")
-	f.StringVar(&opts.Sandbox, "sandbox", sandbox.HostUnsafe, "sandbox backend")
+	f.StringVar(&opts.Sandbox, "sandbox", sandbox.Auto, "sandbox backend: bwrap, landlock, host-unsafe, or auto (the strongest that passes preflight; see wfb doctor)")
 	f.BoolVar(&opts.Review, "review", false, "a review session: the workspace must not change; the artifact is parsed and stored")
 	f.StringVar(&opts.ArtifactDir, "artifact-dir", "", "where the review artifact is written (outside the workspace; default: inside the sandbox's private root)")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "session timeout")
