@@ -239,7 +239,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 	}
 
 	type groupAcc struct {
-		cells    [2]map[pairKey][]cellOut
+		cells    [2]map[pairKey]pairSlot
 		attempts [2]int
 		kinds    [2]map[int32]int
 		values   [2][NumMetrics][]float64
@@ -250,7 +250,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 		if a == nil {
 			a = &groupAcc{}
 			for i := range 2 {
-				a.cells[i] = map[pairKey][]cellOut{}
+				a.cells[i] = map[pairKey]pairSlot{}
 				a.kinds[i] = map[int32]int{}
 			}
 			groups[g] = a
@@ -265,7 +265,12 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 			}
 			a := get(g)
 			p := pkey(c)
-			a.cells[i][p] = append(a.cells[i][p], o)
+			slot, seen := a.cells[i][p]
+			if !seen {
+				slot.first = o
+			}
+			slot.add(o)
+			a.cells[i][p] = slot
 		}
 		for ta, f := range s.fine {
 			g, ok := gkey(ta.task, ta.arm)
@@ -364,18 +369,39 @@ func countOnes(xs []float64) int {
 // comparePassFail compares the strict and clean pass rates of a group's
 // cells, paired when every cell has exactly one partner; why says, when not
 // paired, what kept the cells from pairing.
-func comparePassFail(cells [2]map[pairKey][]cellOut, alpha float64) (strict, clean stats.Comparison, why string) {
+// pairSlot holds the cells of one side that share a pair key: normally
+// one, whose outcome is first; several when a side spans runs that repeat
+// a task and rep, and then only the counts are usable.
+type pairSlot struct {
+	first                    cellOut
+	n, pass, cleanN, cleanOK int
+}
+
+func (s *pairSlot) add(o cellOut) {
+	s.n++
+	if o.ok {
+		s.pass++
+	}
+	if !o.errored {
+		s.cleanN++
+		if o.ok {
+			s.cleanOK++
+		}
+	}
+}
+
+func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
 	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
-	for k, os := range cells[SideA] {
-		if len(os) > 1 {
+	for k, s := range cells[SideA] {
+		if s.n > 1 {
 			dupA++
 		}
 		if _, ok := cells[SideB][k]; !ok {
 			onlyA++
 		}
 	}
-	for k, os := range cells[SideB] {
-		if len(os) > 1 {
+	for k, s := range cells[SideB] {
+		if s.n > 1 {
 			dupB++
 		}
 		if _, ok := cells[SideA][k]; !ok {
@@ -384,12 +410,13 @@ func comparePassFail(cells [2]map[pairKey][]cellOut, alpha float64) (strict, cle
 	}
 	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
 	if paired {
-		var sp, cp []stats.Pair
-		for k, os := range cells[SideA] {
-			oa, ob := os[0], cells[SideB][k][0]
+		sp := make([]stats.Pair, 0, len(cells[SideA]))
+		cp := make([]stats.Pair, 0, len(cells[SideA]))
+		for k, s := range cells[SideA] {
+			oa, ob := s.first, cells[SideB][k].first
 			p := stats.Pair{A: oa.ok, B: ob.ok}
 			sp = append(sp, p)
-			if !isErrorOut(oa) && !isErrorOut(ob) {
+			if !oa.errored && !ob.errored {
 				cp = append(cp, p)
 			}
 		}
@@ -397,19 +424,11 @@ func comparePassFail(cells [2]map[pairKey][]cellOut, alpha float64) (strict, cle
 	}
 	var pass, n, cpass, cn [2]int
 	for i := range 2 {
-		for _, os := range cells[i] {
-			for _, o := range os {
-				n[i]++
-				if o.ok {
-					pass[i]++
-				}
-				if !isErrorOut(o) {
-					cn[i]++
-					if o.ok {
-						cpass[i]++
-					}
-				}
-			}
+		for _, s := range cells[i] {
+			n[i] += s.n
+			pass[i] += s.pass
+			cn[i] += s.cleanN
+			cpass[i] += s.cleanOK
 		}
 	}
 	switch {
@@ -420,8 +439,6 @@ func comparePassFail(cells [2]map[pairKey][]cellOut, alpha float64) (strict, cle
 	}
 	return stats.CompareRates(pass[0], n[0], pass[1], n[1], alpha), stats.CompareRates(cpass[0], cn[0], cpass[1], cn[1], alpha), why
 }
-
-func isErrorOut(o cellOut) bool { return o.errored }
 
 // lineWarnings turns the statistics' warnings into footnotes, one per
 // distinct warning per group, naming the metrics it applies to.

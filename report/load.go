@@ -114,8 +114,8 @@ func tableColumns(ctx context.Context, src Source, table string) ([]string, erro
 const latestScore = ` LEFT JOIN scores s ON s.score_id = (SELECT score_id FROM scores
 	WHERE attempt_id = r.attempt_id ORDER BY scored_at DESC, score_id DESC LIMIT 1)`
 
-// RunInfo is one run with what `wfb runs` shows about it, aggregated by
-// SQLite over the run's attempts.
+// RunInfo is one run with what `wfb runs` shows about it; the counts are
+// aggregated by SQLite over the run's attempts (LoadRunStats).
 type RunInfo struct {
 	ID          string
 	Label       string
@@ -130,15 +130,14 @@ type RunInfo struct {
 	CostSum     float64 // sum of the measured costs
 }
 
-// LoadRuns returns every run in start order, with its counts.
+// LoadRuns returns every run in start order, as the runs table describes
+// it; the counts are left zero (see LoadRunStats). Resolving a selection
+// needs only this, and it costs nothing however many attempts the file
+// holds.
 func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	_, rows, err := src.Query(ctx, `
-		SELECT u.run_id, u.label, u.started_at, u.finished_at, u.status, u.fingerprint,
-		       count(DISTINCT r.task || char(0) || r.arm || char(0) || r.rep),
-		       count(r.attempt_id), total(r.ok), count(r.cost_usd), total(r.cost_usd)
-		FROM runs u LEFT JOIN results r ON r.run_id = u.run_id
-		GROUP BY u.run_id
-		ORDER BY u.started_at, u.run_id`)
+		SELECT run_id, label, started_at, finished_at, status, fingerprint
+		FROM runs ORDER BY started_at, run_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
@@ -147,11 +146,39 @@ func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 		out = append(out, RunInfo{
 			ID: asString(r[0]), Label: asString(r[1]), StartedAt: asString(r[2]), FinishedAt: asString(r[3]),
 			Status: asString(r[4]), Fingerprint: asString(r[5]),
-			Cells: int(asFloat(r[6])), Attempts: int(asFloat(r[7])), OK: int(asFloat(r[8])),
-			CostN: int(asFloat(r[9])), CostSum: asFloat(r[10]),
 		})
 	}
 	return out, nil
+}
+
+// LoadRunStats returns every run in start order with its counts, which
+// SQLite aggregates over the run's attempts: what `wfb runs` shows.
+func LoadRunStats(ctx context.Context, src Source) ([]RunInfo, error) {
+	runs, err := LoadRuns(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	_, rows, err := src.Query(ctx, `
+		SELECT run_id, count(*), total(ok), count(cost_usd), total(cost_usd),
+		       (SELECT count(*) FROM (SELECT DISTINCT task, arm, rep FROM results c WHERE c.run_id = r.run_id))
+		FROM results r GROUP BY run_id`)
+	if err != nil {
+		return nil, fmt.Errorf("count attempts per run: %w", err)
+	}
+	byID := map[string]int{}
+	for i, r := range runs {
+		byID[r.ID] = i
+	}
+	for _, r := range rows {
+		i, ok := byID[asString(r[0])]
+		if !ok {
+			continue
+		}
+		runs[i].Attempts, runs[i].OK = int(asFloat(r[1])), int(asFloat(r[2]))
+		runs[i].CostN, runs[i].CostSum = int(asFloat(r[3])), asFloat(r[4])
+		runs[i].Cells = int(asFloat(r[5]))
+	}
+	return runs, nil
 }
 
 // Selection picks attempts out of the file: whole runs, or a filter over

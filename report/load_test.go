@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +117,7 @@ var nanEqual = cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsN
 func TestLoadedRowsAreTheStoredRows(t *testing.T) {
 	defer func(n int) { chunkRows = n }(chunkRows)
 	chunkRows = 4 // 13 and 12 rows per run: several chunks each, one partial
-	db, cols, runs := openFixture(t)
+	db, cols, _ := openFixture(t)
 	var got []Row
 	sel := Selection{Spec: "r1 r2", RunIDs: []string{"r1", "r2"}}
 	if err := LoadRows(context.Background(), db, cols, sel, func(r *Row) { got = append(got, *r) }); err != nil {
@@ -126,7 +129,11 @@ func TestLoadedRowsAreTheStoredRows(t *testing.T) {
 	if diff := cmp.Diff(want, got, nanEqual); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(fixtureRuns[:2], runs); diff != "" {
+	stats, err := LoadRunStats(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fixtureRuns[:2], stats); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 }
@@ -198,21 +205,88 @@ func TestBadSelectionsSayWhatIsWrong(t *testing.T) {
 	}
 }
 
+// exportPinned are the columns whose exported values the golden files pin.
+// The full header is checked against the schema instead, so that a
+// migration adding columns changes the header check, not every golden line.
+var exportPinned = []string{"run_id", "attempt_id", "task", "arm", "rep", "attempt", "retry_of", "agent_version",
+	"started_at", "duration_ms", "ok", "error_kind", "input_tokens", "output_tokens", "cache_read_input_tokens",
+	"cache_creation_input_tokens", "cost_usd", "cost_source", "num_turns", "scored_at", "tp", "precision", "recall",
+	"weighted_f1", "verdict_correct"}
+
 // TestExportWritesEveryColumnNullAsNull stops an export that drops columns,
-// reorders them between versions, or writes NULL as 0 — the export is what
-// pandas and DuckDB users analyse.
+// reorders them, or writes NULL as 0 — the export is what pandas and
+// DuckDB users analyse.
 func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
 	db, cols, _ := openFixture(t)
+	wantHeader := append(slices.Clone(cols.Names), cols.Scores...)
 	for _, f := range []ExportFormat{ExportCSV, ExportJSONL} {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := Export(context.Background(), db, cols, []string{"r1"}, f, &buf); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "export_r1."+string(f), buf.Bytes())
-			if lines := strings.Count(buf.String(), "\n"); (f == ExportCSV && lines != 14) || (f == ExportJSONL && lines != 13) {
-				t.Errorf("%d lines; want one per attempt of r1 (13) plus a CSV header", lines)
+			var header []string
+			var records []map[string]string
+			if f == ExportCSV {
+				all, err := csv.NewReader(&buf).ReadAll()
+				if err != nil {
+					t.Fatal(err)
+				}
+				header = all[0]
+				for _, rec := range all[1:] {
+					m := map[string]string{}
+					for i, v := range rec {
+						m[header[i]] = v
+					}
+					records = append(records, m)
+				}
+			} else {
+				for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+					dec := json.NewDecoder(strings.NewReader(line))
+					dec.UseNumber()
+					// Keys in the order written: read the object token by token.
+					if _, err := dec.Token(); err != nil {
+						t.Fatal(err)
+					}
+					var keys []string
+					m := map[string]string{}
+					for dec.More() {
+						k, _ := dec.Token()
+						var v any
+						if err := dec.Decode(&v); err != nil {
+							t.Fatal(err)
+						}
+						keys = append(keys, k.(string))
+						switch x := v.(type) {
+						case nil:
+							m[k.(string)] = "null"
+						case json.Number:
+							m[k.(string)] = x.String()
+						default:
+							m[k.(string)] = fmt.Sprintf("%q", x)
+						}
+					}
+					header = keys
+					records = append(records, m)
+				}
 			}
+			if diff := cmp.Diff(wantHeader, header); diff != "" {
+				t.Errorf("columns are not every results column then the score columns, in schema order (-want +got):\n%s", diff)
+			}
+			if len(records) != 13 {
+				t.Errorf("%d records; want one per attempt of r1 (13)", len(records))
+			}
+			var pinned strings.Builder
+			for _, m := range records {
+				for i, c := range exportPinned {
+					if i > 0 {
+						pinned.WriteString("\t")
+					}
+					pinned.WriteString(m[c])
+				}
+				pinned.WriteString("\n")
+			}
+			golden(t, "export_r1_"+string(f)+".golden", []byte(strings.Join(exportPinned, "\t")+"\n"+pinned.String()))
 		})
 	}
 }

@@ -45,7 +45,7 @@ func runsRun(ctx context.Context, s *Streams, opts *runsOptions) error {
 		return err
 	}
 	defer db.Close()
-	runs, err := report.LoadRuns(ctx, db)
+	runs, err := report.LoadRunStats(ctx, db)
 	if err != nil {
 		return err
 	}
