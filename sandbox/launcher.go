@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LauncherCommand is the hidden wfb command the landlock backend re-executes
+// LauncherCommand is the first argument with which the landlock backend re-executes
 // wfb as: `wfb sandbox-exec [--ro DIR]... [--rw DIR]... [--rwfile FILE]...
 // [--uid N --gid N] -- AGENT ARGS...`.
 const LauncherCommand = "sandbox-exec"
@@ -26,6 +26,18 @@ const (
 	LauncherRefused  = 125
 	LauncherNotFound = 127
 )
+
+// init serves the launcher in every program that links this package. The
+// landlock backend re-executes os.Executable() with LauncherCommand first;
+// whichever binary that is (wfb, or the test binary of any package that
+// prepares sandboxes) must become the launcher before its own main or
+// TestMain runs: a test binary that did not would run its tests again,
+// recursively.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == LauncherCommand {
+		os.Exit(LauncherMain(os.Args[2:], os.Stderr))
+	}
+}
 
 // launcherArgs is the parsed command line of the launcher.
 type launcherArgs struct {

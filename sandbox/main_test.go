@@ -5,16 +5,6 @@ import (
 	"testing"
 )
 
-// TestMain lets the test binary serve as the landlock launcher, the way
-// wfb's hidden sandbox-exec command does: the landlock backend re-executes
-// os.Executable().
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == LauncherCommand {
-		os.Exit(LauncherMain(os.Args[2:], os.Stderr))
-	}
-	os.Exit(m.Run())
-}
-
 // EnvRequireSandbox makes kernel-backend tests fail instead of skip when the
 // machine cannot run them (CI installs bubblewrap and sets it).
 const EnvRequireSandbox = "WFB_REQUIRE_SANDBOX"

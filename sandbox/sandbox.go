@@ -70,11 +70,10 @@ type Options struct {
 	// live where the session uid cannot reach them, such as wfb itself under
 	// `go run`, whose build directory is private to root.
 	StageAgent bool
-	// Launcher is the wfb executable the landlock backend re-executes as its
-	// launcher (`wfb sandbox-exec`). Empty means this executable
-	// (os.Executable); a program that embeds the sandbox must dispatch
-	// LauncherCommand to LauncherMain, as wfb's hidden command and the
-	// tests' TestMain do.
+	// Launcher is the executable the landlock backend runs as its launcher
+	// (`wfb sandbox-exec`). Empty means this executable (os.Executable):
+	// every program that links this package serves LauncherCommand from the
+	// package's init.
 	Launcher string
 }
 

@@ -58,7 +58,6 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newRescoreCmd(s),
 		newMergeCmd(s),
 		newDoctorCmd(s),
-		newSandboxExecCmd(s),
 	)
 	// Unknown commands are bad input too.
 	root.Args = func(_ *cobra.Command, args []string) error {

@@ -29,14 +29,11 @@ import (
 	"github.com/wfbench/wfb/store"
 )
 
-// TestMain makes the test binary the processes a session runs: the landlock
-// launcher (`sandbox-exec`, as wfb's hidden command) and, with
-// WFB_TEST_AGENT=1, the stand-in agent. The launcher is checked first: it
-// runs with the agent's environment.
+// TestMain makes the test binary, with WFB_TEST_AGENT=1, the stand-in agent
+// a session runs. (It serves as the landlock launcher without help: the
+// sandbox package's init takes `sandbox-exec` before TestMain runs, which
+// matters because the launcher runs with the agent's environment.)
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.LauncherCommand {
-		os.Exit(sandbox.LauncherMain(os.Args[2:], os.Stderr))
-	}
 	if os.Getenv("WFB_TEST_AGENT") == "1" {
 		args := os.Args[1:]
 		if len(args) >= 2 && args[0] == "mock" && args[1] == "agent" {
