@@ -369,6 +369,8 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 
 	reply, label := p.nextReply()
+	// Placeholders such as {{review_output}} take their value from this request.
+	reply = provExpandTemplates(reply, body)
 	note = label
 	stream, _ := body["stream"].(bool)
 	if stream {
