@@ -1,0 +1,895 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
+)
+
+// Bench is an experiment: tasks × arms × repetitions, with the defaults
+// every cell shares. LoadBench reads one from a YAML file; examples/bench.yaml
+// documents every field.
+type Bench struct {
+	// Path is the bench file as given; Dir is its directory, absolute:
+	// every relative path in the file is resolved against it.
+	Path, Dir string
+	// Digest is the sha256 (hex) of the file's bytes.
+	Digest string
+
+	Description         string
+	Runs                int           // repetitions of each (task, arm); default 1
+	Timeout             time.Duration // per session; default 10m
+	Sandbox             string        // default auto: the strongest backend whose preflight passes
+	RequirePIDNamespace bool
+	Workers             int // cells at once; default 1
+	Provider            Provider
+	// Retries maps an error kind to how many times a cell is retried after
+	// an attempt that failed with it.
+	Retries map[string]int
+	// RetryBudget caps the retries of a whole run; -1 means no cap.
+	RetryBudget int
+	// Breaker is how many consecutive systemic failures stop the run; 0
+	// disables it. Default DefaultBreaker.
+	Breaker int
+
+	Tasks []Task
+	Arms  []Arm
+}
+
+// Provider says where sessions send model requests: a mock script served
+// locally (a dry run) or a real base URL whose key is read from the
+// environment, never from the bench file.
+type Provider struct {
+	Mock      string // absolute path of the mock script; empty for a real provider
+	BaseURL   string
+	APIKeyEnv string // default ANTHROPIC_API_KEY
+}
+
+// IsMock reports whether the provider is a mock script.
+func (p Provider) IsMock() bool { return p.Mock != "" }
+
+// Task is one piece of work every arm is measured on.
+type Task struct {
+	ID        string
+	Class     string
+	Workspace Workspace
+	Prompt    string
+	// Setup runs in the cell's workspace before the agent (as wfb's own
+	// user, with /bin/sh -c); a failure is an infra-error row.
+	Setup string
+	// Verify runs in the cell's workspace after the agent exited, never
+	// while it runs; non-zero marks the row verify-failed.
+	Verify string
+	Labels []review.Label
+	// Verdict is the review verdict the task expects; "" lets the labels
+	// decide (see review.ExpectedVerdict).
+	Verdict   string
+	Expensive bool
+	Review    bool
+	Timeout   time.Duration // 0: the bench's
+	Provider  *Provider     // nil: the bench's
+}
+
+// Workspace is a task's starting tree: a local directory, or a git
+// repository at a pinned ref. Every cell gets a fresh copy of its own.
+type Workspace struct {
+	Dir      string // absolute
+	Git, Ref string // Git is a URL or an absolute path
+}
+
+func (w Workspace) String() string {
+	if w.Git != "" {
+		return w.Git + "@" + w.Ref
+	}
+	return w.Dir
+}
+
+// Arm is one workflow variant.
+type Arm struct {
+	ID           string
+	Agent        string // AgentStandIn or AgentClaude
+	AgentBin     string // the executable; default: wfb itself for stand-in, claude on PATH
+	Model        string
+	Flags        []string
+	PromptPrefix string
+	PromptSuffix string
+	AllowedTools []string
+	MaxTurns     int
+	Env          []EnvVar
+	Provider     *Provider // nil: the task's, else the bench's
+}
+
+// EnvVar is one variable an arm's agent gets. Its value comes from wfb's
+// environment (FromEnv) or, for settings that are not secrets, from the
+// file (Value, with Literal set).
+type EnvVar struct {
+	Name    string
+	FromEnv string
+	Value   string
+	Literal bool
+}
+
+// Defaults of a bench file.
+const (
+	DefaultTimeout = 10 * time.Minute
+	DefaultBreaker = 5
+	DefaultKeyEnv  = "ANTHROPIC_API_KEY"
+)
+
+// ProviderFor returns the provider of a cell: the arm's, else the task's,
+// else the bench's.
+func (b *Bench) ProviderFor(t Task, a Arm) Provider {
+	switch {
+	case a.Provider != nil:
+		return *a.Provider
+	case t.Provider != nil:
+		return *t.Provider
+	}
+	return b.Provider
+}
+
+// TimeoutFor returns a task's session timeout.
+func (b *Bench) TimeoutFor(t Task) time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return b.Timeout
+}
+
+// MockScripts lists the absolute paths of every mock script the bench names,
+// sorted, each once.
+func (b *Bench) MockScripts() []string {
+	set := map[string]bool{}
+	add := func(p *Provider) {
+		if p != nil && p.Mock != "" {
+			set[p.Mock] = true
+		}
+	}
+	add(&b.Provider)
+	for i := range b.Tasks {
+		add(b.Tasks[i].Provider)
+	}
+	for i := range b.Arms {
+		add(b.Arms[i].Provider)
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Task returns the task with the given id.
+func (b *Bench) Task(id string) (Task, bool) {
+	for _, t := range b.Tasks {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+// Arm returns the arm with the given id.
+func (b *Bench) Arm(id string) (Arm, bool) {
+	for _, a := range b.Arms {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Arm{}, false
+}
+
+// BenchProblem is one thing wrong with a bench file, located by line and
+// column (0 when unknown) and by field path, e.g. tasks[1].workspace.
+type BenchProblem struct {
+	File    string
+	Line    int
+	Column  int
+	Field   string
+	Message string
+	// Nested is a problem of a file the bench names (a mock script),
+	// already located in that file; Line and Column are where the bench
+	// names it.
+	Nested string
+}
+
+// String formats the problem as FILE:LINE:COL: FIELD: MESSAGE, or a nested
+// problem indented under the one that names its file.
+func (p BenchProblem) String() string {
+	if p.Nested != "" {
+		return "  " + p.Nested
+	}
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d", p.Line)
+		if p.Column > 0 {
+			fmt.Fprintf(&b, ":%d", p.Column)
+		}
+	}
+	b.WriteString(": ")
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// BenchError lists every problem of a bench file at once, so that one edit
+// fixes them all.
+type BenchError struct {
+	Problems []BenchProblem
+}
+
+// Error prints one problem per line.
+func (e *BenchError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ScriptChecker validates a mock script's bytes; a non-nil error lists its
+// problems, one per line, each already naming the script's file and line.
+// cmd/wfb passes mock.ParseScript: runner does not import mock.
+type ScriptChecker func(path string, data []byte) error
+
+// LoadBench reads and validates the bench file at path. Every problem, in
+// the bench file and in the mock scripts it names (through check, which may
+// be nil), is reported in one *BenchError; a *BenchError means nothing may
+// start.
+func LoadBench(path string, check ScriptChecker) (*Bench, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &BenchError{Problems: []BenchProblem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBench(path, filepath.Dir(abs), data, check)
+}
+
+// ParseBench parses a bench file's bytes. name is used in messages; dir is
+// the absolute directory relative paths are resolved against.
+func ParseBench(name, dir string, data []byte, check ScriptChecker) (*Bench, error) {
+	sum := sha256.Sum256(data)
+	b := &Bench{
+		Path: name, Dir: dir, Digest: hex.EncodeToString(sum[:]),
+		Runs: 1, Timeout: DefaultTimeout, Sandbox: sandbox.Auto, Workers: 1,
+		RetryBudget: -1, Breaker: DefaultBreaker, Retries: map[string]int{},
+	}
+	w := newYAMLWalker(name)
+	root, ok := w.parse(data)
+	if ok {
+		bp := &benchParser{yamlWalker: w, b: b, check: check, scripts: map[string]bool{}}
+		bp.bench(root)
+	}
+	if len(w.problems) > 0 {
+		sort.SliceStable(w.problems, func(i, j int) bool {
+			a, c := w.problems[i], w.problems[j]
+			if a.File != c.File {
+				return a.File == name
+			}
+			if a.Line != c.Line {
+				return a.Line < c.Line
+			}
+			return a.Column < c.Column
+		})
+		return nil, &BenchError{Problems: w.problems}
+	}
+	return b, nil
+}
+
+type benchParser struct {
+	*yamlWalker
+	b       *Bench
+	check   ScriptChecker
+	scripts map[string]bool // checked already
+}
+
+var (
+	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// secretName matches variable names whose value must come from the
+	// environment, never from the file.
+	secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
+)
+
+// reservedEnv are set by wfb for every session; an arm cannot override them.
+var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", ReviewOutputEnv}
+
+const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, provider, retries, retry_budget, breaker, tasks, arms"
+
+func (p *benchParser) bench(root node) {
+	pairs, ok := p.mapping(root, "")
+	if !ok {
+		return
+	}
+	var tasksAt, armsAt node
+	for _, kv := range pairs {
+		f := kv.key
+		switch kv.key {
+		case "description":
+			p.b.Description, _ = p.str(kv.value, f)
+		case "runs":
+			if n, ok := p.intRange(kv.value, f, 1, 10000); ok {
+				p.b.Runs = n
+			}
+		case "timeout":
+			if d, ok := p.duration(kv.value, f); ok {
+				p.b.Timeout = d
+			}
+		case "sandbox":
+			if s, ok := p.str(kv.value, f); ok {
+				p.b.Sandbox = s
+				p.sandboxName(kv.value, f, s)
+			}
+		case "require_pid_namespace":
+			p.b.RequirePIDNamespace, _ = p.boolean(kv.value, f)
+		case "workers":
+			if n, ok := p.intRange(kv.value, f, 1, 256); ok {
+				p.b.Workers = n
+			}
+		case "provider":
+			if pr, ok := p.provider(kv.value, f); ok {
+				p.b.Provider = pr
+			}
+		case "retries":
+			p.retries(kv.value, f)
+		case "retry_budget":
+			if n, ok := p.intRange(kv.value, f, 0, 1_000_000); ok {
+				p.b.RetryBudget = n
+			}
+		case "breaker":
+			if n, ok := p.intRange(kv.value, f, 0, 1_000_000); ok {
+				p.b.Breaker = n
+			}
+		case "tasks":
+			tasksAt = kv.keyAt
+			p.tasks(kv.value, f)
+		case "arms":
+			armsAt = kv.keyAt
+			p.arms(kv.value, f)
+		default:
+			p.addf(kv.keyAt, f, "unknown field (a bench has: %s)", benchFields)
+		}
+	}
+	at := func(n node) node {
+		if n != nil {
+			return n
+		}
+		return root
+	}
+	if !p.has(pairs, "provider") {
+		p.addf(root, "provider", "is required: {mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}")
+	}
+	if len(p.b.Tasks) == 0 && !p.failedUnder("tasks") {
+		p.addf(at(tasksAt), "tasks", "at least one task is required")
+	}
+	if len(p.b.Arms) == 0 && !p.failedUnder("arms") {
+		p.addf(at(armsAt), "arms", "at least one arm is required")
+	}
+}
+
+func (p *benchParser) has(pairs []yamlPair, key string) bool { return p.keyOf(pairs, key) != nil }
+
+func (p *benchParser) keyOf(pairs []yamlPair, key string) node {
+	for _, kv := range pairs {
+		if kv.key == key {
+			return kv.keyAt
+		}
+	}
+	return nil
+}
+
+func (p *benchParser) failedUnder(field string) bool {
+	for _, pr := range p.problems {
+		if pr.Field == field || strings.HasPrefix(pr.Field, field+"[") || strings.HasPrefix(pr.Field, field+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *benchParser) sandboxName(at node, field, s string) {
+	// A backend this machine cannot provide parses: each cell records the
+	// sandbox's own refusal as a sandbox-refused row.
+	if s != sandbox.Auto && !slices.Contains(sandbox.Strength, s) {
+		p.addf(at, field, "unknown sandbox %q (want %s, or %s)", s, strings.Join(sandbox.Strength, ", "), sandbox.Auto)
+	}
+}
+
+func (p *benchParser) retries(n node, field string) {
+	pairs, ok := p.mapping(n, field)
+	if !ok {
+		return
+	}
+	for _, kv := range pairs {
+		f := field + "." + kv.key
+		switch {
+		case kv.key == store.KindCancelled:
+			p.addf(kv.keyAt, f, "a cancelled attempt is never retried (it was stopped on purpose; --resume runs it again)")
+			continue
+		case !slices.Contains(store.ErrorKinds, kv.key):
+			p.addf(kv.keyAt, f, "unknown error kind (one of: %s)", strings.Join(store.ErrorKinds, ", "))
+			continue
+		}
+		if c, ok := p.intRange(kv.value, f, 0, 100); ok {
+			p.b.Retries[kv.key] = c
+		}
+	}
+}
+
+const providerFields = "mock, base_url, api_key_env"
+
+func (p *benchParser) provider(n node, field string) (Provider, bool) {
+	pairs, ok := p.mapping(n, field)
+	if !ok {
+		return Provider{}, false
+	}
+	before := len(p.problems)
+	var pr Provider
+	var mockAt, urlAt, keyAt node
+	for _, kv := range pairs {
+		f := field + "." + kv.key
+		switch kv.key {
+		case "mock":
+			mockAt = kv.value
+			if s, ok := p.nonEmpty(kv.value, f); ok {
+				pr.Mock = p.resolve(s)
+				p.script(kv.value, f, s, pr.Mock)
+			}
+		case "base_url":
+			urlAt = kv.value
+			if s, ok := p.nonEmpty(kv.value, f); ok {
+				u, err := url.Parse(s)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					p.addf(kv.value, f, "must be an http(s) URL, got %q", s)
+				} else if u.User != nil {
+					p.addf(kv.value, f, "must not carry credentials; name the key's variable in api_key_env")
+				}
+				pr.BaseURL = strings.TrimSuffix(s, "/")
+			}
+		case "api_key_env":
+			keyAt = kv.value
+			if s, ok := p.nonEmpty(kv.value, f); ok {
+				if !envPattern.MatchString(s) {
+					p.addf(kv.value, f, "must be an environment variable NAME (the key itself never goes in the file), got %q", s)
+				}
+				pr.APIKeyEnv = s
+			}
+		default:
+			p.addf(kv.keyAt, f, "unknown field (a provider has: %s)", providerFields)
+		}
+	}
+	switch {
+	case mockAt != nil && urlAt != nil:
+		p.addf(urlAt, field+".base_url", "mock and base_url are exclusive: a cell talks to one provider")
+	case mockAt == nil && urlAt == nil:
+		p.addf(n, field, "needs mock: FILE (a dry run) or base_url: URL")
+	case mockAt != nil && keyAt != nil:
+		p.addf(keyAt, field+".api_key_env", "only with base_url: a mock provider needs no key")
+	}
+	if pr.BaseURL != "" && pr.APIKeyEnv == "" {
+		pr.APIKeyEnv = DefaultKeyEnv
+	}
+	return pr, len(p.problems) == before
+}
+
+// script checks a mock script once, its problems joining the bench's.
+func (p *benchParser) script(at node, field, given, abs string) {
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		p.addf(at, field, "cannot read mock script %s: %s", given, errText(err))
+		return
+	}
+	if p.check == nil || p.scripts[abs] {
+		return
+	}
+	p.scripts[abs] = true
+	// The script's problems name it as the user would open it: relative to
+	// where the bench file was named from, not to wfb's idea of the bench
+	// directory.
+	name := given
+	if !filepath.IsAbs(given) {
+		name = filepath.Join(filepath.Dir(p.file), given)
+	}
+	if err := p.check(name, data); err != nil {
+		p.addf(at, field, "mock script %s is invalid:", given)
+		head := p.problems[len(p.problems)-1]
+		for _, line := range strings.Split(err.Error(), "\n") {
+			p.problems = append(p.problems, BenchProblem{File: p.file, Line: head.Line, Column: head.Column, Field: field, Nested: line})
+		}
+	}
+}
+
+func (p *benchParser) resolve(s string) string {
+	if filepath.IsAbs(s) {
+		return filepath.Clean(s)
+	}
+	return filepath.Join(p.b.Dir, s)
+}
+
+const taskFields = "id, class, workspace, prompt, setup, verify, review, labels, verdict, expensive, timeout, provider"
+
+func (p *benchParser) tasks(n node, field string) {
+	items, ok := p.sequence(n, field)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for i, item := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		pairs, ok := p.mapping(item, f)
+		if !ok {
+			continue
+		}
+		var t Task
+		var labelsAt node
+		for _, kv := range pairs {
+			kf := f + "." + kv.key
+			switch kv.key {
+			case "id":
+				if s, ok := p.nonEmpty(kv.value, kf); ok {
+					p.id(kv.value, kf, s, seen, "task")
+					t.ID = s
+				}
+			case "class":
+				t.Class, _ = p.str(kv.value, kf)
+			case "workspace":
+				t.Workspace, _ = p.workspace(kv.value, kf)
+			case "prompt":
+				t.Prompt, _ = p.nonEmpty(kv.value, kf)
+			case "setup":
+				t.Setup, _ = p.nonEmpty(kv.value, kf)
+			case "verify":
+				t.Verify, _ = p.nonEmpty(kv.value, kf)
+			case "labels":
+				labelsAt = kv.keyAt
+				t.Labels = p.labels(kv.value, kf)
+			case "verdict":
+				if v, ok := p.str(kv.value, kf); ok {
+					if !slices.Contains(verdicts, v) {
+						p.addf(kv.value, kf, "must be one of %s, got %q", strings.Join(verdicts, ", "), v)
+					}
+					t.Verdict = v
+				}
+			case "expensive":
+				t.Expensive, _ = p.boolean(kv.value, kf)
+			case "review":
+				t.Review, _ = p.boolean(kv.value, kf)
+			case "timeout":
+				t.Timeout, _ = p.duration(kv.value, kf)
+			case "provider":
+				if pr, ok := p.provider(kv.value, kf); ok {
+					t.Provider = &pr
+				}
+			default:
+				p.addf(kv.keyAt, kf, "unknown field (a task has: %s)", taskFields)
+			}
+		}
+		for _, req := range []string{"id", "workspace", "prompt"} {
+			if !p.has(pairs, req) {
+				p.addf(item, f+"."+req, "is required")
+			}
+		}
+		if labelsAt != nil && !t.Review {
+			p.addf(labelsAt, f+".labels", "labels are the ground truth of a review; set review: true on this task")
+		}
+		if verdictAt := p.keyOf(pairs, "verdict"); verdictAt != nil && !t.Review {
+			p.addf(verdictAt, f+".verdict", "an expected verdict scores a review; set review: true on this task")
+		}
+		p.b.Tasks = append(p.b.Tasks, t)
+	}
+}
+
+func (p *benchParser) id(at node, field, s string, seen map[string]bool, what string) {
+	switch {
+	case !idPattern.MatchString(s):
+		p.addf(at, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
+	case seen[s]:
+		p.addf(at, field, "duplicate %s id %q", what, s)
+	}
+	seen[s] = true
+}
+
+func (p *benchParser) workspace(n node, field string) (Workspace, bool) {
+	if s, isStr := p.scalarString(n); isStr {
+		if s == "" {
+			p.addf(n, field, "must not be empty")
+			return Workspace{}, false
+		}
+		abs := p.resolve(s)
+		fi, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			p.addf(n, field, "directory %s: %s (relative paths start at the bench file's directory)", s, errText(err))
+			return Workspace{}, false
+		case !fi.IsDir():
+			p.addf(n, field, "%s is not a directory", s)
+			return Workspace{}, false
+		}
+		return Workspace{Dir: abs}, true
+	}
+	pairs, ok := p.mapping(n, field)
+	if !ok {
+		return Workspace{}, false
+	}
+	var w Workspace
+	for _, kv := range pairs {
+		f := field + "." + kv.key
+		switch kv.key {
+		case "git":
+			if s, ok := p.nonEmpty(kv.value, f); ok {
+				w.Git = s
+				if !looksLikeURL(s) {
+					w.Git = p.resolve(s)
+					if _, err := os.Stat(w.Git); err != nil {
+						p.addf(kv.value, f, "repository %s: %s", s, errText(err))
+					}
+				}
+			}
+		case "ref":
+			w.Ref, _ = p.nonEmpty(kv.value, f)
+		default:
+			p.addf(kv.keyAt, f, "unknown field (a workspace is a directory, or {git, ref})")
+		}
+	}
+	if !p.has(pairs, "git") {
+		p.addf(n, field+".git", "is required (a repository URL or path)")
+	}
+	if !p.has(pairs, "ref") {
+		p.addf(n, field+".ref", "is required: pin a commit (or a tag) so every cell starts from the same tree")
+	}
+	return w, true
+}
+
+func looksLikeURL(s string) bool {
+	return strings.Contains(s, "://") || (strings.Contains(s, "@") && strings.Contains(s, ":"))
+}
+
+var (
+	severities = []string{"critical", "high", "medium", "low"}
+	verdicts   = []string{review.VerdictApprove, review.VerdictComment, review.VerdictRequestChanges}
+)
+
+const labelFields = "id, severity, path, line_start, line_end, category"
+
+func (p *benchParser) labels(n node, field string) []review.Label {
+	items, ok := p.sequence(n, field)
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []review.Label
+	for i, item := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		pairs, ok := p.mapping(item, f)
+		if !ok {
+			continue
+		}
+		var l review.Label
+		var endAt node
+		for _, kv := range pairs {
+			kf := f + "." + kv.key
+			switch kv.key {
+			case "id":
+				if s, ok := p.nonEmpty(kv.value, kf); ok {
+					p.id(kv.value, kf, s, seen, "label")
+					l.ID = s
+				}
+			case "severity":
+				if s, ok := p.str(kv.value, kf); ok {
+					if !slices.Contains(severities, s) {
+						p.addf(kv.value, kf, "must be one of %s, got %q", strings.Join(severities, ", "), s)
+					}
+					l.Severity = s
+				}
+			case "path":
+				if s, ok := p.nonEmpty(kv.value, kf); ok {
+					clean := filepath.ToSlash(filepath.Clean(strings.TrimPrefix(s, "./")))
+					if filepath.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, "../") {
+						p.addf(kv.value, kf, "must be relative to the workspace, got %q", s)
+					}
+					l.Path = clean
+				}
+			case "line_start":
+				l.LineStart, _ = p.intRange(kv.value, kf, 1, 1<<30)
+			case "line_end":
+				endAt = kv.value
+				l.LineEnd, _ = p.intRange(kv.value, kf, 1, 1<<30)
+			case "category":
+				l.Category, _ = p.nonEmpty(kv.value, kf)
+			default:
+				p.addf(kv.keyAt, kf, "unknown field (a label has: %s)", labelFields)
+			}
+		}
+		for _, req := range []string{"id", "severity", "path", "line_start", "category"} {
+			if !p.has(pairs, req) {
+				p.addf(item, f+"."+req, "is required")
+			}
+		}
+		if l.LineEnd == 0 {
+			l.LineEnd = l.LineStart
+		} else if endAt != nil && l.LineStart > 0 && l.LineEnd < l.LineStart {
+			p.addf(endAt, f+".line_end", "%d is before line_start %d", l.LineEnd, l.LineStart)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, env, provider"
+
+func (p *benchParser) arms(n node, field string) {
+	items, ok := p.sequence(n, field)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for i, item := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		pairs, ok := p.mapping(item, f)
+		if !ok {
+			continue
+		}
+		var a Arm
+		for _, kv := range pairs {
+			kf := f + "." + kv.key
+			switch kv.key {
+			case "id":
+				if s, ok := p.nonEmpty(kv.value, kf); ok {
+					p.id(kv.value, kf, s, seen, "arm")
+					a.ID = s
+				}
+			case "agent":
+				if s, ok := p.str(kv.value, kf); ok {
+					switch s {
+					case AgentStandIn, AgentClaude:
+					case "codex":
+						p.addf(kv.value, kf, "codex is not supported yet (want %s or %s)", AgentStandIn, AgentClaude)
+					default:
+						p.addf(kv.value, kf, "unknown agent %q (want %s or %s)", s, AgentStandIn, AgentClaude)
+					}
+					a.Agent = s
+				}
+			case "agent_bin":
+				if s, ok := p.nonEmpty(kv.value, kf); ok {
+					a.AgentBin = s
+					if strings.Contains(s, "/") {
+						a.AgentBin = p.resolve(s)
+					}
+				}
+			case "model":
+				a.Model, _ = p.str(kv.value, kf)
+			case "flags":
+				a.Flags = p.strList(kv.value, kf)
+			case "prompt_prefix":
+				a.PromptPrefix, _ = p.str(kv.value, kf)
+			case "prompt_suffix":
+				a.PromptSuffix, _ = p.str(kv.value, kf)
+			case "allowed_tools":
+				a.AllowedTools = p.strList(kv.value, kf)
+			case "max_turns":
+				a.MaxTurns, _ = p.intRange(kv.value, kf, 1, 10000)
+			case "env":
+				a.Env = p.env(kv.value, kf)
+			case "provider":
+				if pr, ok := p.provider(kv.value, kf); ok {
+					a.Provider = &pr
+				}
+			default:
+				p.addf(kv.keyAt, kf, "unknown field (an arm has: %s)", armFields)
+			}
+		}
+		for _, req := range []string{"id", "agent"} {
+			if !p.has(pairs, req) {
+				p.addf(item, f+"."+req, "is required")
+			}
+		}
+		p.b.Arms = append(p.b.Arms, a)
+	}
+}
+
+// env reads `[NAME, ...]` (each passed from wfb's environment under its own
+// name) or `{NAME: {from_env: OTHER} | {value: TEXT}}`.
+func (p *benchParser) env(n node, field string) []EnvVar {
+	var out []EnvVar
+	seen := map[string]bool{}
+	name := func(at node, f, s string) bool {
+		switch {
+		case !envPattern.MatchString(s):
+			p.addf(at, f, "%q is not an environment variable name", s)
+		case slices.Contains(reservedEnv, s):
+			p.addf(at, f, "%s is set by wfb for every session and cannot be overridden", s)
+		case seen[s]:
+			p.addf(at, f, "duplicate variable %s", s)
+		default:
+			seen[s] = true
+			return true
+		}
+		return false
+	}
+	if items, isSeq := p.asSequence(n); isSeq {
+		for i, item := range items {
+			f := fmt.Sprintf("%s[%d]", field, i)
+			if s, ok := p.str(item, f); ok && name(item, f, s) {
+				out = append(out, EnvVar{Name: s, FromEnv: s})
+			}
+		}
+		return out
+	}
+	pairs, ok := p.mapping(n, field)
+	if !ok {
+		return nil
+	}
+	for _, kv := range pairs {
+		f := field + "." + kv.key
+		if !name(kv.keyAt, f, kv.key) {
+			continue
+		}
+		if s, isStr := p.scalarString(kv.value); isStr {
+			p.addf(kv.value, f, "write {from_env: NAME} to pass a variable of wfb's environment, or {value: %q} for a setting that is not a secret", s)
+			continue
+		}
+		vp, ok := p.mapping(kv.value, f)
+		if !ok {
+			continue
+		}
+		v := EnvVar{Name: kv.key}
+		for _, x := range vp {
+			xf := f + "." + x.key
+			switch x.key {
+			case "from_env":
+				if s, ok := p.nonEmpty(x.value, xf); ok {
+					if !envPattern.MatchString(s) {
+						p.addf(x.value, xf, "%q is not an environment variable name", s)
+					}
+					v.FromEnv = s
+				}
+			case "value":
+				if s, ok := p.str(x.value, xf); ok {
+					if secretName.MatchString(kv.key) {
+						p.addf(x.value, xf, "%s looks like a secret; secrets come from the environment (from_env), never the bench file", kv.key)
+					}
+					v.Value, v.Literal = s, true
+				}
+			default:
+				p.addf(x.keyAt, xf, "unknown field (want from_env or value)")
+			}
+		}
+		if (v.FromEnv == "") == !v.Literal {
+			p.addf(kv.value, f, "needs exactly one of from_env or value")
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// errText is an error's message without Go's "open /abs/path:" prefix, so
+// messages say what the user wrote.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

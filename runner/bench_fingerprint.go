@@ -1,0 +1,130 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/wfbench/wfb/sandbox"
+)
+
+// Fingerprint is what a run's results depend on besides the model: the
+// bench file, the mock scripts it names, the tasks' starting trees, the
+// agents' versions and wfb's own. A resumed run must have the same one, or
+// its cells would not be comparable; Changes says what differs.
+type Fingerprint struct {
+	BenchSHA256 string `json:"bench_sha256"`
+	// MockScripts maps each script (relative to the bench file) to the
+	// sha256 of its bytes.
+	MockScripts map[string]string `json:"mock_scripts,omitempty"`
+	// Workspaces maps each task to its tree: "sha256:..." of a directory's
+	// content and modes, or "git COMMIT".
+	Workspaces map[string]string `json:"workspaces"`
+	// Agents maps each arm to its agent's version.
+	Agents  map[string]string `json:"agents"`
+	Harness string            `json:"harness"`
+}
+
+// Sum is the fingerprint as one value, "sha256:HEX", for runs.fingerprint.
+func (f Fingerprint) Sum() string {
+	// Maps marshal in key order, so equal fingerprints have equal sums.
+	doc, err := json.Marshal(f)
+	if err != nil {
+		panic(err) // strings only
+	}
+	sum := sha256.Sum256(doc)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Changes lists, one line each, how f differs from old: the bench file's
+// digest, a mock script, a task's workspace, an arm's agent version, the
+// harness version.
+func (f Fingerprint) Changes(old Fingerprint) []string {
+	var out []string
+	if f.BenchSHA256 != old.BenchSHA256 {
+		out = append(out, fmt.Sprintf("  bench file: sha256 %s, was %s", short(f.BenchSHA256), short(old.BenchSHA256)))
+	}
+	out = append(out, mapChanges("mock script", f.MockScripts, old.MockScripts, true)...)
+	out = append(out, mapChanges("workspace of task", f.Workspaces, old.Workspaces, true)...)
+	out = append(out, mapChanges("agent version of arm", f.Agents, old.Agents, false)...)
+	if f.Harness != old.Harness {
+		out = append(out, fmt.Sprintf("  harness: wfb %s, was wfb %s", f.Harness, old.Harness))
+	}
+	return out
+}
+
+func mapChanges(what string, now, was map[string]string, digests bool) []string {
+	keys := map[string]bool{}
+	for k := range now {
+		keys[k] = true
+	}
+	for k := range was {
+		keys[k] = true
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	var out []string
+	for _, k := range sorted {
+		a, inNow := now[k]
+		b, inWas := was[k]
+		switch {
+		case !inWas:
+			out = append(out, fmt.Sprintf("  %s %s: new", what, k))
+		case !inNow:
+			out = append(out, fmt.Sprintf("  %s %s: no longer named", what, k))
+		case a != b && digests:
+			out = append(out, fmt.Sprintf("  %s %s: changed (%s, was %s)", what, k, short(a), short(b)))
+		case a != b:
+			out = append(out, fmt.Sprintf("  %s %s: %s, was %s", what, k, a, b))
+		}
+	}
+	return out
+}
+
+// fingerprint computes the sweep's fingerprint over the tasks and arms it
+// uses (used holds "t/ID" and "a/ID").
+func (s *Sweep) fingerprint(used map[string]bool) (Fingerprint, error) {
+	b := s.bench
+	f := Fingerprint{BenchSHA256: b.Digest, MockScripts: map[string]string{},
+		Workspaces: map[string]string{}, Agents: map[string]string{}, Harness: s.opts.Harness}
+	for _, p := range b.MockScripts() {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return f, fmt.Errorf("fingerprint: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		name, err := filepath.Rel(b.Dir, p)
+		if err != nil {
+			name = p
+		}
+		f.MockScripts[filepath.ToSlash(name)] = hex.EncodeToString(sum[:])
+	}
+	for _, t := range b.Tasks {
+		if !used["t/"+t.ID] {
+			continue
+		}
+		p := s.pristin[t.ID]
+		if p.commit != "" {
+			f.Workspaces[t.ID] = "git " + p.commit
+			continue
+		}
+		d, err := sandbox.Digest(p.dir)
+		if err != nil {
+			return f, fmt.Errorf("fingerprint: workspace of task %s: %w", t.ID, err)
+		}
+		f.Workspaces[t.ID] = "sha256:" + d
+	}
+	for _, a := range b.Arms {
+		if used["a/"+a.ID] {
+			f.Agents[a.ID] = s.agents[a.ID].version
+		}
+	}
+	return f, nil
+}

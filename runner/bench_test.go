@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
+)
+
+func init() {
+	// Other test files of this package may declare -update too.
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files under testdata/")
+	}
+}
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// checkGolden compares got with testdata/NAME, or rewrites it with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updateGolden() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+func checkScript(path string, data []byte) error {
+	_, err := mock.ParseScript(path, data)
+	return err
+}
+
+// The smallest bench of the issue must parse, with every default filled in
+// and paths resolved against the bench file, not the working directory.
+func TestTheSmallestBenchParsesWithDefaults(t *testing.T) {
+	b, err := LoadBench("testdata/bench/smallest.yaml", checkScript)
+	if err != nil {
+		t.Fatalf("LoadBench: %v", err)
+	}
+	dir, _ := filepath.Abs("testdata/bench")
+	want := &Bench{
+		Path: "testdata/bench/smallest.yaml", Dir: dir, Digest: b.Digest,
+		Runs: 3, Timeout: DefaultTimeout, Sandbox: sandbox.Auto, Workers: 1,
+		Provider: Provider{Mock: filepath.Join(dir, "replies.yaml")},
+		Retries:  map[string]int{}, RetryBudget: -1, Breaker: DefaultBreaker,
+		Tasks: []Task{{ID: "t1", Workspace: Workspace{Dir: filepath.Join(dir, "fixtures/t1")}, Prompt: "review the change"}},
+		Arms: []Arm{
+			{ID: "baseline", Agent: AgentStandIn},
+			{ID: "candidate", Agent: AgentStandIn, PromptPrefix: "Be thorough. "},
+		},
+	}
+	if diff := cmp.Diff(want, b); diff != "" {
+		t.Errorf("bench (-want +got):\n%s", diff)
+	}
+	if len(b.Digest) != 64 {
+		t.Errorf("digest %q is not a sha256", b.Digest)
+	}
+}
+
+// A bad bench file gets every problem at once, each with file:line and
+// field, the mock script's own problems included: this stops the
+// fix-one-rerun-find-the-next loop, and a bench that starts half-valid.
+func TestABadBenchReportsEveryProblemWithItsLine(t *testing.T) {
+	for _, name := range []string{"bad", "syntax"} {
+		t.Run(name, func(t *testing.T) {
+			_, err := LoadBench("testdata/bench/"+name+".yaml", checkScript)
+			var be *BenchError
+			if !errors.As(err, &be) {
+				t.Fatalf("LoadBench = %v, want a *BenchError", err)
+			}
+			checkGolden(t, "bench/"+name+".golden", be.Error()+"\n")
+		})
+	}
+}
+
+// Every field of a bench is read into the struct the runner uses; a field
+// read into the wrong place would silently run a different experiment.
+func TestEveryBenchFieldIsRead(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "ws"), 0o755)
+	os.WriteFile(filepath.Join(dir, "r.yaml"), nil, 0o644)
+	text := `description: all fields
+runs: 2
+timeout: 90s
+sandbox: host-unsafe
+require_pid_namespace: false
+workers: 3
+provider: {base_url: "https://api.example.com/", api_key_env: MY_KEY}
+retries: {provider-error: 2, timeout: 1}
+retry_budget: 7
+breaker: 0
+tasks:
+  - id: review-1
+    class: review
+    workspace: ws
+    prompt: review it
+    setup: make deps
+    verify: make test
+    review: true
+    verdict: request_changes
+    expensive: true
+    timeout: 5m
+    provider: {mock: r.yaml}
+    labels:
+      - {id: L1, severity: high, path: ./src/a.go, line_start: 3, line_end: 9, category: security}
+  - {id: git-1, workspace: {git: "https://example.com/r.git", ref: v1.2.3}, prompt: p}
+arms:
+  - id: a1
+    agent: claude
+    agent_bin: ./bin/claude
+    model: claude-sonnet-4-5
+    flags: [--verbose, --foo=bar]
+    prompt_prefix: "pre "
+    prompt_suffix: " post"
+    allowed_tools: [Read, Write]
+    max_turns: 12
+    env: {FOO: {from_env: BAR}, LEVEL: {value: "3"}}
+    provider: {mock: r.yaml}
+  - {id: a2, agent: stand-in, env: [GH_TOKEN]}
+`
+	path := filepath.Join(dir, "b.yaml")
+	os.WriteFile(path, []byte(text), 0o644)
+	b, err := LoadBench(path, checkScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mockP := &Provider{Mock: filepath.Join(dir, "r.yaml")}
+	want := &Bench{
+		Path: path, Dir: dir, Digest: b.Digest, Description: "all fields",
+		Runs: 2, Timeout: 90 * time.Second, Sandbox: sandbox.HostUnsafe, Workers: 3,
+		Provider: Provider{BaseURL: "https://api.example.com", APIKeyEnv: "MY_KEY"},
+		Retries:  map[string]int{"provider-error": 2, "timeout": 1}, RetryBudget: 7, Breaker: 0,
+		Tasks: []Task{
+			{ID: "review-1", Class: "review", Workspace: Workspace{Dir: filepath.Join(dir, "ws")}, Prompt: "review it",
+				Setup: "make deps", Verify: "make test", Review: true, Verdict: "request_changes", Expensive: true,
+				Timeout: 5 * time.Minute, Provider: mockP,
+				Labels: []review.Label{{ID: "L1", Severity: "high", Path: "src/a.go", LineStart: 3, LineEnd: 9, Category: "security"}}},
+			{ID: "git-1", Workspace: Workspace{Git: "https://example.com/r.git", Ref: "v1.2.3"}, Prompt: "p"},
+		},
+		Arms: []Arm{
+			{ID: "a1", Agent: AgentClaude, AgentBin: filepath.Join(dir, "bin/claude"), Model: "claude-sonnet-4-5",
+				Flags: []string{"--verbose", "--foo=bar"}, PromptPrefix: "pre ", PromptSuffix: " post",
+				AllowedTools: []string{"Read", "Write"}, MaxTurns: 12, Provider: mockP,
+				Env: []EnvVar{{Name: "FOO", FromEnv: "BAR"}, {Name: "LEVEL", Value: "3", Literal: true}}},
+			{ID: "a2", Agent: AgentStandIn, Env: []EnvVar{{Name: "GH_TOKEN", FromEnv: "GH_TOKEN"}}},
+		},
+	}
+	if diff := cmp.Diff(want, b); diff != "" {
+		t.Errorf("bench (-want +got):\n%s", diff)
+	}
+}
+
+// The commented example shipped for users must stay a valid bench.
+func TestTheExampleBenchIsValid(t *testing.T) {
+	b, err := LoadBench("../examples/bench.yaml", checkScript)
+	if err != nil {
+		t.Fatalf("examples/bench.yaml: %v", err)
+	}
+	if len(b.Tasks) == 0 || len(b.Arms) == 0 {
+		t.Fatalf("example has %d tasks and %d arms", len(b.Tasks), len(b.Arms))
+	}
+}
+
+// Plan orders cells repetition-major, skips expensive tasks unless asked
+// or named, and refuses names the bench does not have.
+func TestPlanSelectsAndOrdersCells(t *testing.T) {
+	b := &Bench{Path: "b.yaml", Runs: 2,
+		Tasks: []Task{{ID: "t1"}, {ID: "big", Expensive: true}},
+		Arms:  []Arm{{ID: "x"}, {ID: "y"}}}
+	tests := []struct {
+		name string
+		sel  Selection
+		want []BenchCell
+	}{
+		{"default skips expensive", Selection{}, []BenchCell{{"t1", "x", 0}, {"t1", "y", 0}, {"t1", "x", 1}, {"t1", "y", 1}}},
+		{"include expensive", Selection{IncludeExpensive: true, Runs: 1}, []BenchCell{{"t1", "x", 0}, {"t1", "y", 0}, {"big", "x", 0}, {"big", "y", 0}}},
+		{"named expensive task runs", Selection{Tasks: []string{"big"}, Arms: []string{"y"}}, []BenchCell{{"big", "y", 0}, {"big", "y", 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := b.Plan(tt.sel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+	_, err := b.Plan(Selection{Tasks: []string{"t9"}, Arms: []string{"z"}})
+	var ie *InputError
+	if !errors.As(err, &ie) || len(ie.Problems) != 2 {
+		t.Fatalf("Plan with unknown names = %v, want an InputError naming both", err)
+	}
+}
