@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
@@ -28,6 +29,13 @@ type Cell struct {
 	ExtraEnv            map[string]string
 	ExtraArgs           []string
 	MaxTurns            int
+	AllowedTools        []string
+	// Verify, when set, runs after a session that ended ok, once the
+	// agent's processes are gone and before the row is written, so the
+	// agent can never see it. It gets the workspace the agent worked in.
+	// A non-empty failure marks the row verify-failed with that detail; an
+	// error marks it infra-error.
+	Verify func(ctx context.Context, workspace string) (failure string, err error)
 }
 
 // RunCell prepares the cell's sandbox, runs its session and writes its row.
@@ -41,6 +49,9 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	})
 	var refused *sandbox.RefusedError
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Ctrl-C during preflight: the probes died of it, not of a fault.
+		return record(ctx, rec, c.row(store.KindCancelled, "cancelled before the agent started"))
 	case errors.As(err, &refused):
 		return record(ctx, rec, c.row(store.KindSandboxRefused, refused.Reason))
 	case err != nil:
@@ -57,6 +68,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		Agent: c.Agent, AgentBin: sb.AgentBin(), AgentArgs: c.AgentArgs, AgentVersion: c.AgentVersion,
 		Model: c.Model, Prompt: c.Prompt, Workdir: sb.Workspace(), Timeout: c.Timeout,
 		Sandbox: sb, Env: env, ExtraArgs: c.ExtraArgs, MaxTurns: c.MaxTurns,
+		AllowedTools: c.AllowedTools,
 	}
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
@@ -67,7 +79,22 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		// its write bits for the session.
 		spec.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: sb.Backend() == sandbox.HostUnsafe}
 	}
-	return RunSession(ctx, rec, spec)
+	row := runSession(ctx, spec)
+	if c.Verify != nil && row.OK {
+		failure, err := c.Verify(ctx, sb.Workspace())
+		switch {
+		case err != nil && ctx.Err() != nil:
+			addFailure(&row, store.KindCancelled, "cancelled while verifying")
+		case err != nil:
+			addFailure(&row, store.KindInfraError, "run the verify command: "+err.Error())
+		case failure != "":
+			addFailure(&row, store.KindVerifyFailed, failure)
+		}
+	}
+	if _, err := record(ctx, rec, row); err != nil {
+		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
+	}
+	return row, nil
 }
 
 // row is the row of a cell that never started.
@@ -81,8 +108,10 @@ func (c Cell) row(kind, detail string) store.Result {
 	}
 }
 
+// record writes a row. The write outlives a cancelled ctx: a Ctrl-C must
+// leave the cancelled attempt recorded, not lost.
 func record(ctx context.Context, rec Recorder, row store.Result) (store.Result, error) {
-	if err := rec.InsertResult(ctx, &row); err != nil {
+	if err := rec.InsertResult(context.WithoutCancel(ctx), &row); err != nil {
 		return row, err
 	}
 	return row, nil

@@ -1,0 +1,853 @@
+package runner
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/store"
+)
+
+// Selection picks the cells of a run out of a bench.
+type Selection struct {
+	Tasks []string `json:"tasks,omitempty"` // empty: every task (expensive ones only when asked)
+	Arms  []string `json:"arms,omitempty"`  // empty: every arm
+	Runs  int      `json:"runs,omitempty"`  // 0: the bench's
+	// IncludeExpensive runs tasks marked expensive; a task named in Tasks
+	// runs whether or not it is.
+	IncludeExpensive bool   `json:"include_expensive,omitempty"`
+	Sandbox          string `json:"sandbox,omitempty"` // "": the bench's
+	// Shard, when ShardCount > 0, keeps only the cells InShard assigns to
+	// shard Shard of ShardCount.
+	Shard      int `json:"shard,omitempty"`
+	ShardCount int `json:"shard_count,omitempty"`
+}
+
+// BenchCell names one cell: a task, an arm and a repetition (from 0).
+type BenchCell struct {
+	Task string `json:"task"`
+	Arm  string `json:"arm"`
+	Rep  int    `json:"rep"`
+}
+
+// Plan returns the selected cells in run order: repetition by repetition,
+// and within one, task by task and arm by arm, so that a drift over the
+// run's hours (a provider getting slower) falls on every arm alike. A name
+// in sel that the bench does not have is an *InputError.
+func (b *Bench) Plan(sel Selection) ([]BenchCell, error) {
+	var problems []string
+	for _, t := range sel.Tasks {
+		if _, ok := b.Task(t); !ok {
+			problems = append(problems, fmt.Sprintf("--tasks: %s has no task %q", b.Path, t))
+		}
+	}
+	for _, a := range sel.Arms {
+		if _, ok := b.Arm(a); !ok {
+			problems = append(problems, fmt.Sprintf("--arms: %s has no arm %q", b.Path, a))
+		}
+	}
+	if sel.Runs < 0 {
+		problems = append(problems, fmt.Sprintf("--runs %d: must be at least 1", sel.Runs))
+	}
+	if len(problems) > 0 {
+		return nil, &InputError{Problems: problems}
+	}
+	runs := b.Runs
+	if sel.Runs > 0 {
+		runs = sel.Runs
+	}
+	var cells []BenchCell
+	for rep := 0; rep < runs; rep++ {
+		for _, t := range b.Tasks {
+			switch {
+			case len(sel.Tasks) > 0 && !slices.Contains(sel.Tasks, t.ID):
+				continue
+			case len(sel.Tasks) == 0 && t.Expensive && !sel.IncludeExpensive:
+				continue
+			}
+			for _, a := range b.Arms {
+				if len(sel.Arms) > 0 && !slices.Contains(sel.Arms, a.ID) {
+					continue
+				}
+				if sel.ShardCount > 0 && !InShard(CellKey(t.ID, a.ID, rep), sel.Shard, sel.ShardCount) {
+					continue
+				}
+				cells = append(cells, BenchCell{Task: t.ID, Arm: a.ID, Rep: rep})
+			}
+		}
+	}
+	return cells, nil
+}
+
+// InputError is a problem with what the user gave a sweep (a name the bench
+// lacks, a variable missing from the environment, a ref that names no
+// commit, a resume whose bench changed): nothing was started.
+type InputError struct {
+	Problems []string
+}
+
+func (e *InputError) Error() string { return strings.Join(e.Problems, "\n") }
+
+// SweepOptions configure one `wfb run`.
+type SweepOptions struct {
+	Bench     *Bench
+	Selection Selection
+	DB        *store.DB
+	Label     string
+	// Resume names a run to continue; empty starts a new one.
+	Resume string
+	// Workers runs this many cells at once; 0: the bench's.
+	Workers int
+	// Harness is wfb's version, recorded and part of the fingerprint.
+	Harness string
+	// Getenv reads wfb's environment: API keys and arm variables.
+	Getenv func(string) string
+	// StartMock starts a provider serving the mock script at path. Every
+	// cell gets its own, so a script's replies are served in order within
+	// the cell whatever the other workers do. cmd/wfb passes mock's.
+	StartMock func(path string) (baseURL string, stop func(), err error)
+	// StandInBin and StandInArgs run the stand-in agent (wfb mock agent).
+	StandInBin  string
+	StandInArgs []string
+	// AgentEnv is added to every agent's environment after the arm's.
+	AgentEnv map[string]string
+	// Progress hears about every attempt; nil: nothing is shown.
+	Progress Progress
+	// TempDir holds the cells' workspaces; "": the system's.
+	TempDir string
+}
+
+// Summary is how a sweep ended.
+type Summary struct {
+	RunID  string
+	Status string // store.RunComplete, RunAborted or RunInterrupted
+	// Planned cells, those already complete when a resumed run began, and
+	// attempts made now (retries and not-run rows included).
+	Cells, Skipped, Attempts int
+	// OK and Failed count this invocation's cells by their last attempt.
+	OK, Failed int
+	// Breaker says why the outage breaker opened; "" when it did not.
+	Breaker string
+}
+
+// RunConfig is what runs.config holds for a `wfb run`: enough to check a
+// resume against and to tell what changed.
+type RunConfig struct {
+	Command     string      `json:"command"`
+	Bench       string      `json:"bench"`
+	Selection   Selection   `json:"selection"`
+	Fingerprint Fingerprint `json:"fingerprint"`
+}
+
+// NotRunDetail starts the detail of the row a cell gets when the outage
+// breaker kept it from starting.
+const NotRunDetail = "not run: "
+
+// systemic kinds say the outside world failed, not the workflow: a run of
+// them in a row is an outage.
+var systemic = []string{store.KindProviderError, store.KindInfraError, store.KindSpawnFailure, store.KindSandboxRefused}
+
+// Sweep runs the cells of a bench into one run.
+type Sweep struct {
+	opts    SweepOptions
+	bench   *Bench
+	cells   []*cellState
+	run     store.Run
+	config  RunConfig
+	tmp     string
+	gid     int
+	keys    map[string]string            // api key per provider env var
+	envs    map[string]map[string]string // arm → resolved variables
+	agents  map[string]agentCmd          // arm → command
+	pristin map[string]pristine          // task → tree
+
+	mu          sync.Mutex
+	retriesUsed int
+	consecutive int
+	breakerWhy  string
+	fatal       error
+	summary     Summary
+}
+
+type agentCmd struct {
+	bin     string
+	args    []string
+	version string
+}
+
+// cellState is one cell and its attempts in attempt order: those a resumed
+// run found, then those made now.
+type cellState struct {
+	BenchCell
+	task     Task
+	arm      Arm
+	attempts []store.Result
+	started  bool // an attempt was made in this invocation
+
+	// The cell's own mock provider, kept across its attempts so a retry
+	// sees the script's next reply.
+	mockURL  string
+	mockStop func()
+}
+
+// NewSweep checks everything a sweep needs before anything is recorded:
+// the selection, the environment variables arms and providers name, the
+// agents and their versions, the pinned git refs; with Resume, that the
+// run exists and its fingerprint is unchanged. The user's mistakes come
+// back as *InputError. Close the sweep when done.
+func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
+	b := opts.Bench
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	s := &Sweep{opts: opts, bench: b, keys: map[string]string{}, envs: map[string]map[string]string{},
+		agents: map[string]agentCmd{}, pristin: map[string]pristine{}}
+	var prev *store.Run
+	var prevConfig RunConfig
+	if opts.Resume != "" {
+		r, err := opts.DB.Run(ctx, opts.Resume)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: no such run in %s", opts.Resume, opts.DB.Path())}}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.Kind != "run" {
+			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: a %s, not a bench run", r.ID, r.Kind)}}
+		}
+		if err := json.Unmarshal([]byte(r.Config), &prevConfig); err != nil || prevConfig.Command != "run" {
+			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: its recorded configuration cannot be read", r.ID)}}
+		}
+		prev = &r
+		// The cells of a run are the ones it was started with.
+		opts.Selection = prevConfig.Selection
+		s.opts.Selection = prevConfig.Selection
+	}
+	plan, err := b.Plan(opts.Selection)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Workers <= 0 {
+		s.opts.Workers = b.Workers
+	}
+	var problems []string
+	used := map[string]bool{}
+	for _, c := range plan {
+		t, _ := b.Task(c.Task)
+		a, _ := b.Arm(c.Arm)
+		s.cells = append(s.cells, &cellState{BenchCell: c, task: t, arm: a})
+		used["t/"+t.ID], used["a/"+a.ID] = true, true
+		p := b.ProviderFor(t, a)
+		if !p.IsMock() {
+			if _, done := s.keys[p.APIKeyEnv]; !done {
+				s.keys[p.APIKeyEnv] = opts.Getenv(p.APIKeyEnv)
+				if s.keys[p.APIKeyEnv] == "" {
+					problems = append(problems, fmt.Sprintf("provider %s needs its API key in $%s, which is not set", p.BaseURL, p.APIKeyEnv))
+				}
+			}
+		} else if opts.StartMock == nil {
+			problems = append(problems, "a mock provider is named but this wfb cannot start one")
+		}
+	}
+	for _, a := range b.Arms {
+		if !used["a/"+a.ID] {
+			continue
+		}
+		env := map[string]string{}
+		for _, v := range a.Env {
+			if v.Literal {
+				env[v.Name] = v.Value
+				continue
+			}
+			val, ok := lookup(opts.Getenv, v.FromEnv)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("arm %s: env %s comes from $%s, which is not set", a.ID, v.Name, v.FromEnv))
+			}
+			env[v.Name] = val
+		}
+		s.envs[a.ID] = env
+		s.agents[a.ID] = s.agentFor(ctx, a)
+	}
+	if len(problems) > 0 {
+		return nil, &InputError{Problems: problems}
+	}
+
+	if s.gid, err = sessionGID(); err != nil {
+		return nil, &InputError{Problems: []string{err.Error()}}
+	}
+	if s.tmp, err = os.MkdirTemp(opts.TempDir, "wfb-run-"); err != nil {
+		return nil, err
+	}
+	// Sessions of another uid must traverse it to reach their workspace.
+	if err := os.Chmod(s.tmp, 0o755); err != nil {
+		s.Close()
+		return nil, err
+	}
+	for _, t := range b.Tasks {
+		if !used["t/"+t.ID] {
+			continue
+		}
+		p, err := preparePristine(ctx, t, s.tmp)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		s.pristin[t.ID] = p
+	}
+	if len(problems) > 0 {
+		s.Close()
+		return nil, &InputError{Problems: problems}
+	}
+	fp, err := s.fingerprint(used)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.config = RunConfig{Command: "run", Bench: b.Path, Selection: s.opts.Selection, Fingerprint: fp}
+	if prev != nil {
+		if changes := fp.Changes(prevConfig.Fingerprint); len(changes) > 0 {
+			s.Close()
+			return nil, &InputError{Problems: append([]string{fmt.Sprintf(
+				"--resume %s: refused, the bench is not the one the run started with (resume needs the same fingerprint):", prev.ID)}, changes...)}
+		}
+		s.run = *prev
+		if err := s.loadAttempts(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	} else {
+		s.run = store.Run{ID: store.NewID("run"), Label: opts.Label, Kind: "run", Status: store.RunRunning,
+			Fingerprint: fp.Sum(), Harness: opts.Harness}
+	}
+	return s, nil
+}
+
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+// agentFor resolves an arm's agent command and version. A claude binary
+// that cannot be found is not an input error: each cell records the spawn
+// failure, as a row.
+func (s *Sweep) agentFor(ctx context.Context, a Arm) agentCmd {
+	if a.Agent == AgentStandIn && a.AgentBin == "" {
+		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
+	}
+	bin := a.AgentBin
+	if bin == "" {
+		bin = "claude"
+	}
+	if p, err := exec.LookPath(bin); err == nil {
+		bin = p
+	}
+	return agentCmd{bin: bin, version: agentVersion(ctx, bin)}
+}
+
+// agentVersion asks an agent CLI for its version: the first line of
+// `BIN --version`, or why it could not be read.
+func agentVersion(ctx context.Context, bin string) string {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, "--version")
+	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=/nonexistent", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
+	out, err := cmd.Output()
+	if err != nil {
+		return "unknown (" + bin + " --version: " + errText(err) + ")"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(line)
+}
+
+// RunID is the run the sweep records into.
+func (s *Sweep) RunID() string { return s.run.ID }
+
+// Config is the configuration recorded with the run.
+func (s *Sweep) Config() RunConfig { return s.config }
+
+// Close removes the sweep's temporary files.
+func (s *Sweep) Close() error {
+	for _, c := range s.cells {
+		if c.mockStop != nil {
+			c.mockStop()
+			c.mockStop = nil
+		}
+	}
+	if s.tmp == "" {
+		return nil
+	}
+	err := removeAll(s.tmp)
+	s.tmp = ""
+	return err
+}
+
+// removeAll removes a tree a session may have left without write or
+// search permission on some directories.
+func removeAll(dir string) error {
+	if err := os.RemoveAll(dir); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// loadAttempts reads a resumed run's rows into its cells. A row of a cell
+// that is no longer planned is left alone.
+func (s *Sweep) loadAttempts(ctx context.Context) error {
+	rows, err := s.opts.DB.Results(ctx, s.run.ID)
+	if err != nil {
+		return err
+	}
+	byKey := map[BenchCell]*cellState{}
+	for _, c := range s.cells {
+		byKey[c.BenchCell] = c
+	}
+	for _, r := range rows {
+		c, ok := byKey[BenchCell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
+		if !ok {
+			continue
+		}
+		c.attempts = append(c.attempts, r)
+		if s.isRetry(c, len(c.attempts)-1) {
+			s.retriesUsed++
+		}
+	}
+	for _, c := range s.cells {
+		slices.SortStableFunc(c.attempts, func(a, b store.Result) int { return a.Attempt - b.Attempt })
+	}
+	return nil
+}
+
+// isRetry says whether attempt i of a cell was a retry: the attempt before
+// it failed with a kind the bench retries. (An attempt after a cancelled or
+// not-run one is a resumption, not a retry, and costs no budget.)
+func (s *Sweep) isRetry(c *cellState, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := c.attempts[i-1]
+	_, retried := s.bench.Retries[prev.ErrorKind]
+	return !prev.OK && retried && !notRun(prev)
+}
+
+// notRun says whether a row is the placeholder of a cell the breaker kept
+// from starting.
+func notRun(r store.Result) bool {
+	return r.ProcessState == store.StateNotStarted && r.ErrorKind == store.KindInfraError && strings.HasPrefix(r.ErrorDetail, NotRunDetail)
+}
+
+// retryOwed says whether the cell's last attempt failed with a kind the
+// bench retries and the cell has retries of that kind left; the run's
+// budget is checked separately when the retry is taken.
+func (s *Sweep) retryOwed(c *cellState) bool {
+	last := c.attempts[len(c.attempts)-1]
+	limit, ok := s.bench.Retries[last.ErrorKind]
+	if last.OK || !ok || notRun(last) {
+		return false
+	}
+	failures := 0
+	for _, a := range c.attempts {
+		if !a.OK && a.ErrorKind == last.ErrorKind && !notRun(a) {
+			failures++
+		}
+	}
+	return failures <= limit
+}
+
+// complete says whether a cell needs no further attempt. It does when one
+// of its attempts is ok, or when its last attempt failed for good: not
+// cancelled (Ctrl-C), not a not-run row of the breaker, and with no retry
+// owed (its kind is not retried, that kind's retries are used up, or the
+// run's retry budget is spent).
+func (s *Sweep) complete(c *cellState) bool {
+	if len(c.attempts) == 0 {
+		return false
+	}
+	for _, a := range c.attempts {
+		if a.OK {
+			return true
+		}
+	}
+	last := c.attempts[len(c.attempts)-1]
+	if last.ErrorKind == store.KindCancelled || notRun(last) {
+		return false
+	}
+	if !s.retryOwed(c) {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bench.RetryBudget >= 0 && s.retriesUsed >= s.bench.RetryBudget
+}
+
+// Run records the run (or reopens a resumed one), runs every cell not yet
+// complete with the configured workers, and finishes the run: complete,
+// aborted (the breaker opened, or a row could not be written) or
+// interrupted (ctx was cancelled: in-flight cells are recorded as
+// cancelled; cells not started get no row and run on --resume). The error
+// is non-nil only when the run could not be recorded.
+func (s *Sweep) Run(ctx context.Context) (Summary, error) {
+	db := s.opts.DB
+	config, err := json.Marshal(s.config)
+	if err != nil {
+		return Summary{}, err
+	}
+	if s.opts.Resume == "" {
+		s.run.StartedAt = time.Now().UTC()
+		s.run.Config = string(config)
+		if err := db.CreateRun(ctx, s.run); err != nil {
+			return Summary{}, err
+		}
+	} else if err := reopenRun(ctx, db, s.run.ID); err != nil {
+		return Summary{}, err
+	}
+
+	var pending []*cellState
+	for _, c := range s.cells {
+		if s.complete(c) {
+			s.summary.Skipped++
+			continue
+		}
+		pending = append(pending, c)
+	}
+	s.summary.RunID, s.summary.Cells = s.run.ID, len(s.cells)
+	if s.opts.Progress != nil {
+		s.opts.Progress.Start(len(s.cells), s.summary.Skipped)
+	}
+
+	jobs := make(chan *cellState)
+	var wg sync.WaitGroup
+	for range min(s.opts.Workers, max(len(pending), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range jobs {
+				// The breaker may have opened while c waited in the
+				// channel: it then gets a not-run row below.
+				if s.stopping(ctx) {
+					continue
+				}
+				c.started = true
+				s.runCell(ctx, c)
+			}
+		}()
+	}
+feed:
+	for _, c := range pending {
+		if s.stopping(ctx) {
+			break
+		}
+		select {
+		case jobs <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+
+	status := store.RunComplete
+	switch {
+	case ctx.Err() != nil:
+		status = store.RunInterrupted
+	case s.fatal != nil:
+		status = store.RunAborted
+	case s.breakerWhy != "":
+		status = store.RunAborted
+		for _, c := range pending {
+			if !c.started {
+				s.recordNotRun(ctx, c)
+			}
+		}
+	}
+	if s.opts.Progress != nil {
+		s.opts.Progress.Finish()
+	}
+	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
+	ferr := db.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
+	return s.summary, errors.Join(s.fatal, ferr)
+}
+
+// reopenRun marks a resumed run running again; FinishRun closes it anew.
+// It belongs in store (store.ReopenRun) once the store offers it.
+func reopenRun(ctx context.Context, db *store.DB, id string) error {
+	return db.Tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, store.RunRunning, id)
+		if err != nil {
+			return fmt.Errorf("reopen run %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// stopping says whether no further attempt may start.
+func (s *Sweep) stopping(ctx context.Context) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ctx.Err() != nil || s.breakerWhy != "" || s.fatal != nil
+}
+
+// runCell makes a cell's attempts until it is complete, retries included.
+func (s *Sweep) runCell(ctx context.Context, c *cellState) {
+	defer func() {
+		if c.mockStop != nil {
+			c.mockStop()
+			c.mockStop = nil
+		}
+	}()
+	for {
+		if len(c.attempts) > 0 && s.isRetryNext(c) && !s.takeRetry() {
+			break
+		}
+		row, err := s.attempt(ctx, c)
+		if err != nil {
+			s.mu.Lock()
+			if s.fatal == nil {
+				s.fatal = err
+			}
+			s.mu.Unlock()
+			return
+		}
+		c.attempts = append(c.attempts, row)
+		s.observe(row)
+		if s.complete(c) || s.stopping(ctx) {
+			break
+		}
+	}
+	s.mu.Lock()
+	last := c.attempts[len(c.attempts)-1]
+	if last.OK {
+		s.summary.OK++
+	} else {
+		s.summary.Failed++
+	}
+	s.mu.Unlock()
+	if s.opts.Progress != nil {
+		s.opts.Progress.CellDone(last)
+	}
+}
+
+// isRetryNext says whether the next attempt of a cell is a retry (and so
+// costs budget) rather than its first attempt or a resumption.
+func (s *Sweep) isRetryNext(c *cellState) bool {
+	last := c.attempts[len(c.attempts)-1]
+	_, retried := s.bench.Retries[last.ErrorKind]
+	return !last.OK && retried && !notRun(last) && last.ErrorKind != store.KindCancelled
+}
+
+// takeRetry spends one retry of the run's budget, if any is left.
+func (s *Sweep) takeRetry() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bench.RetryBudget >= 0 && s.retriesUsed >= s.bench.RetryBudget {
+		return false
+	}
+	s.retriesUsed++
+	return true
+}
+
+// observe feeds the outage breaker and the progress display.
+func (s *Sweep) observe(row store.Result) {
+	s.mu.Lock()
+	s.summary.Attempts++
+	switch {
+	case row.ErrorKind == store.KindCancelled:
+	case slices.Contains(systemic, row.ErrorKind):
+		s.consecutive++
+		if s.bench.Breaker > 0 && s.consecutive >= s.bench.Breaker && s.breakerWhy == "" {
+			s.breakerWhy = fmt.Sprintf("the outage breaker opened after %d consecutive systemic failures (the last: %s: %s)",
+				s.consecutive, row.ErrorKind, clip(row.ErrorDetail, 200))
+		}
+	default:
+		s.consecutive = 0
+	}
+	s.mu.Unlock()
+	if s.opts.Progress != nil {
+		s.opts.Progress.Attempt(row)
+	}
+}
+
+// recordNotRun writes the row of a cell the breaker kept from starting.
+func (s *Sweep) recordNotRun(ctx context.Context, c *cellState) {
+	cell := s.cellFor(c, "")
+	row := cell.row(store.KindInfraError, NotRunDetail+s.breakerWhy+"; `wfb run --resume "+s.run.ID+"` runs it once the outage is over")
+	if _, err := record(ctx, s.opts.DB, row); err != nil {
+		s.mu.Lock()
+		s.fatal = errors.Join(s.fatal, err)
+		s.mu.Unlock()
+		return
+	}
+	c.attempts = append(c.attempts, row)
+	s.mu.Lock()
+	s.summary.Attempts++
+	s.summary.Failed++
+	s.mu.Unlock()
+	if s.opts.Progress != nil {
+		s.opts.Progress.Attempt(row)
+		s.opts.Progress.CellDone(row)
+	}
+}
+
+// cellFor builds the runner's Cell for the next attempt of c.
+func (s *Sweep) cellFor(c *cellState, dir string) Cell {
+	t, a := c.task, c.arm
+	ag := s.agents[a.ID]
+	sb := s.bench.Sandbox
+	if s.opts.Selection.Sandbox != "" {
+		sb = s.opts.Selection.Sandbox
+	}
+	cell := Cell{
+		RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
+		Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
+		Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix,
+		Sandbox: sb, Review: t.Review, Timeout: s.bench.TimeoutFor(t),
+		RequirePIDNamespace: s.bench.RequirePIDNamespace,
+		ExtraArgs:           a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
+		ExtraEnv: map[string]string{},
+	}
+	if n := len(c.attempts); n > 0 {
+		cell.RetryOf = c.attempts[n-1].AttemptID
+	}
+	if dir != "" {
+		cell.Workspace = filepath.Join(dir, "workspace")
+		cell.ArtifactDir = filepath.Join(dir, "artifacts")
+	}
+	for k, v := range s.envs[a.ID] {
+		cell.ExtraEnv[k] = v
+	}
+	for k, v := range s.opts.AgentEnv {
+		cell.ExtraEnv[k] = v
+	}
+	return cell
+}
+
+// attempt makes one attempt of a cell in a fresh copy of its workspace and
+// returns its row. The error is non-nil only when the row could not be
+// written.
+func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error) {
+	dir, err := os.MkdirTemp(s.tmp, "cell-")
+	if err != nil {
+		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
+	}
+	defer removeAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
+	}
+	cell := s.cellFor(c, dir)
+	t := c.task
+	if err := copyTree(s.pristin[t.ID].dir, cell.Workspace); err != nil {
+		return s.recordFailure(ctx, c, store.KindInfraError, "copy the workspace: "+err.Error())
+	}
+	if t.Setup != "" {
+		res, err := runCommand(ctx, t.Setup, cell.Workspace, s.bench.TimeoutFor(t))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return s.recordFailure(ctx, c, store.KindCancelled, "cancelled during setup")
+		case err != nil:
+			return s.recordFailure(ctx, c, store.KindInfraError, "run setup: "+err.Error())
+		case res.exitCode != 0 || res.timedOut:
+			return s.recordFailure(ctx, c, store.KindInfraError, res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
+		}
+	}
+	if err := shareWithSession(cell.Workspace, s.gid); err != nil {
+		return s.recordFailure(ctx, c, store.KindInfraError, "share the workspace with the session's group: "+err.Error())
+	}
+	if t.Verify != "" {
+		timeout := s.bench.TimeoutFor(t)
+		cell.Verify = func(ctx context.Context, ws string) (string, error) {
+			res, err := runCommand(ctx, t.Verify, ws, timeout)
+			if err != nil {
+				return "", err
+			}
+			if res.exitCode != 0 || res.timedOut {
+				return res.describe("verify", t.Verify, timeout), nil
+			}
+			return "", nil
+		}
+	}
+	p := s.bench.ProviderFor(t, c.arm)
+	if p.IsMock() {
+		if c.mockStop == nil {
+			url, stop, err := s.opts.StartMock(p.Mock)
+			if err != nil {
+				return s.recordFailure(ctx, c, store.KindInfraError, "start the mock provider: "+err.Error())
+			}
+			c.mockURL, c.mockStop = url, stop
+		}
+		cell.BaseURL, cell.APIKey = c.mockURL, "offline"
+	} else {
+		cell.BaseURL, cell.APIKey = p.BaseURL, s.keys[p.APIKeyEnv]
+	}
+	rec := Recorder(s.opts.DB)
+	if t.Review {
+		rec = &reviewRecorder{db: s.opts.DB, artifact: filepath.Join(cell.ArtifactDir, review.ReviewOutput), task: t}
+	}
+	return RunCell(ctx, rec, cell)
+}
+
+// recordFailure writes the row of an attempt that failed before its
+// session could start.
+func (s *Sweep) recordFailure(ctx context.Context, c *cellState, kind, detail string) (store.Result, error) {
+	row := s.cellFor(c, "").row(kind, detail)
+	return record(ctx, s.opts.DB, row)
+}
+
+// reviewRecorder writes a review attempt's row, its artifact (when the
+// session wrote one, whatever the row's outcome, so it can be re-examined
+// and re-scored) and, when the artifact was accepted and the task has
+// ground truth, its score: one transaction, so a crash never leaves a
+// scored attempt without its row or the reverse.
+type reviewRecorder struct {
+	db       *store.DB
+	artifact string
+	task     Task
+}
+
+func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) error {
+	content, readErr := os.ReadFile(r.artifact)
+	return r.db.Tx(ctx, func(tx *sql.Tx) error {
+		if err := r.db.InsertResultTx(ctx, tx, row); err != nil {
+			return err
+		}
+		if readErr != nil {
+			return nil // never written (or unreadable): the row says so
+		}
+		if err := r.db.InsertArtifactTx(ctx, tx, row.AttemptID, review.ReviewOutput, content); err != nil {
+			return err
+		}
+		if row.FindingsCount == nil || (len(r.task.Labels) == 0 && r.task.Verdict == "") {
+			return nil // not accepted, or nothing to score against
+		}
+		rv, err := review.ParseReviewBytes(r.artifact, content)
+		if err != nil {
+			return nil // the row already says artifact-invalid
+		}
+		sc := review.ScoreReview(rv, r.task.Labels, r.task.Verdict)
+		matches, err := json.Marshal(sc.Matches)
+		if err != nil {
+			return err
+		}
+		return r.db.InsertScoreTx(ctx, tx, &store.Score{
+			AttemptID: row.AttemptID, LabelsDigest: review.LabelsDigest(r.task.Labels, r.task.Verdict),
+			TP: sc.TP, FP: sc.FP, FN: sc.FN, Precision: sc.Precision, Recall: sc.Recall,
+			WeightedF1: sc.WeightedF1, VerdictCorrect: sc.VerdictCorrect, Matches: string(matches),
+		})
+	})
+}
+
+var _ Recorder = (*reviewRecorder)(nil)

@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wfbench/wfb/sandbox"
+)
+
+// pristine is a task's starting tree, prepared once per run: the task's
+// directory itself, or a private clone of its repository checked out at the
+// pinned commit. Every cell copies it; nothing of one cell's copy is shared
+// with another's.
+type pristine struct {
+	dir    string // the tree to copy
+	commit string // the resolved commit of a git workspace
+}
+
+// preparePristine makes a task's pristine tree under tmp. A git workspace
+// is cloned with --no-local --no-hardlinks, so the clone owns its objects,
+// and checked out detached at ref; a ref that does not resolve is an error
+// the caller reports as bad input.
+func preparePristine(ctx context.Context, t Task, tmp string) (pristine, error) {
+	if t.Workspace.Git == "" {
+		return pristine{dir: t.Workspace.Dir}, nil
+	}
+	dest := filepath.Join(tmp, "pristine", t.ID)
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return pristine{}, err
+	}
+	if out, err := git(ctx, "", "clone", "--quiet", "--no-local", "--no-hardlinks", "--no-checkout", t.Workspace.Git, dest); err != nil {
+		return pristine{}, fmt.Errorf("task %s: clone %s: %v: %s", t.ID, t.Workspace.Git, err, out)
+	}
+	commit, err := git(ctx, dest, "rev-parse", "--verify", "--quiet", t.Workspace.Ref+"^{commit}")
+	if err != nil {
+		return pristine{}, fmt.Errorf("task %s: ref %q does not name a commit in %s", t.ID, t.Workspace.Ref, t.Workspace.Git)
+	}
+	commit = strings.TrimSpace(commit)
+	if out, err := git(ctx, dest, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit); err != nil {
+		return pristine{}, fmt.Errorf("task %s: check out %s: %v: %s", t.ID, commit, err, out)
+	}
+	// The cells' copies must not point back at the source repository.
+	if out, err := git(ctx, dest, "remote", "remove", "origin"); err != nil {
+		return pristine{}, fmt.Errorf("task %s: detach the clone from its origin: %v: %s", t.ID, err, out)
+	}
+	return pristine{dir: dest, commit: commit}, nil
+}
+
+// git runs git with a fixed, minimal environment, so neither the user's
+// configuration nor a credential helper takes part.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LANG=C"}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return strings.TrimSpace(out.String()), err
+}
+
+// copyTree copies the directory src to dst (which must not exist): regular
+// files with their modes, directories, and symlinks as symlinks. Anything
+// else (a socket, a device) is an error: a workspace holds files.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch mode := info.Mode(); {
+		case mode.IsDir():
+			if err := os.Mkdir(target, 0o700); err != nil {
+				return err
+			}
+			// Set after creation: the umask must not strip bits.
+			return os.Chmod(target, mode.Perm())
+		case mode&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case mode.IsRegular():
+			return copyFile(p, target, mode.Perm())
+		default:
+			return fmt.Errorf("%s: %s is not a regular file, directory or symlink", p, mode.Type())
+		}
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, perm)
+}
+
+// sessionGID is the group a root wfb's host-unsafe sessions run with (the
+// sandbox's rule: $WFB_SANDBOX_GID, else nogroup), or -1 when wfb is not
+// root and sessions run as wfb itself.
+func sessionGID() (int, error) {
+	if os.Geteuid() != 0 {
+		return -1, nil
+	}
+	v := os.Getenv(sandbox.EnvSessionGID)
+	if v == "" {
+		return sandbox.DefaultSessionID, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q is not a numeric id", sandbox.EnvSessionGID, v)
+	}
+	return int(n), nil
+}
+
+// shareWithSession lets a session that runs as another uid edit the cell's
+// copy: the tree goes to the session's group with group write. It stays
+// owned by wfb's user, because the sandbox refuses a workspace the session
+// uid owns (an owner could chmod the review boundary away).
+func shareWithSession(dir string, gid int) error {
+	if gid < 0 {
+		return nil
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := os.Lchown(p, -1, gid); err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		add := fs.FileMode(0o060)
+		if info.IsDir() {
+			add = 0o070
+		}
+		return os.Chmod(p, info.Mode().Perm()|add|(info.Mode()&(fs.ModeSetgid|fs.ModeSticky)))
+	})
+}
+
+// commandResult is what a setup or verify command did.
+type commandResult struct {
+	exitCode int
+	output   string // the tail of stdout and stderr together
+	timedOut bool
+}
+
+// runCommand runs a task's setup or verify command with /bin/sh -c in dir,
+// as wfb's own user, with an environment built from scratch, in its own
+// process group, killed whole at the timeout or when ctx ends.
+func runCommand(ctx context.Context, command, dir string, timeout time.Duration) (commandResult, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=" + dir, "LANG=C.UTF-8", "WFB_WORKSPACE=" + dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	tail := newTailBuffer(4 << 10)
+	cmd.Stdout, cmd.Stderr = tail, tail
+	err := cmd.Run()
+	res := commandResult{output: strings.TrimSpace(tail.String())}
+	var exit *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		return res, ctx.Err()
+	case cctx.Err() != nil:
+		res.timedOut, res.exitCode = true, -1
+		return res, nil
+	case errors.As(err, &exit):
+		res.exitCode = exit.ExitCode()
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	return res, nil
+}
+
+// describe says how a failed command ended, with its output's tail.
+func (r commandResult) describe(what, command string, timeout time.Duration) string {
+	how := fmt.Sprintf("exited %d", r.exitCode)
+	if r.timedOut {
+		how = fmt.Sprintf("did not finish within %s", timeout)
+	}
+	out := r.output
+	if out == "" {
+		out = "(no output)"
+	}
+	if len(out) > 1000 {
+		out = "..." + out[len(out)-1000:]
+	}
+	return fmt.Sprintf("%s %q %s: %s", what, command, how, out)
+}
