@@ -4,38 +4,22 @@ import (
 	"context"
 	"embed"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/wfbench/wfb/mock"
-	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner"
-	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
-//go:embed demodata/*.yaml
+// demoData is the demo's bench: the bench file, its tasks' workspaces and
+// the mock scripts its cells are served from.
+//
+//go:embed demodata
 var demoData embed.FS
-
-// demoScenario is one scripted session of the demo and what it must show.
-type demoScenario struct {
-	name     string // task name and script file
-	review   bool
-	wantOK   bool
-	wantKind string
-	shows    string
-}
-
-var demoScenarios = []demoScenario{
-	{"usage", false, true, "", "usage survives the CLI boundary; cost is measured, not zero"},
-	{"review", true, true, "", "the artifact lands atomically outside the workspace; the tamper attempt fails"},
-	{"overloaded", false, false, store.KindProviderError, "an upstream 529 is a failed row, not a silent pass"},
-	{"missing-cache", false, false, store.KindSessionError, "an omitted usage field is refused, not zero-filled"},
-}
 
 type demoOptions struct {
 	DB     string
@@ -46,12 +30,19 @@ func newDemoCmd(s *Streams) *cobra.Command {
 	opts := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the embedded offline demo into the results file and print it",
-		Long: `Run a handful of scripted sessions fully offline — wfb's mock provider and
-stand-in agent, the host-unsafe sandbox — record every one of them (failures
-included) in the results file, and print the rows.
+		Short: "Run the embedded offline bench into the results file and print its report",
+		Long: `Run wfb's embedded bench fully offline — every cell talks to its own scripted
+mock provider and runs the stand-in agent in the host-unsafe sandbox — record
+every attempt (failures included) in the results file, and print the report.
 
-Exit status 0 when every scenario behaved as it must.`,
+The bench has three tasks (a bug fix checked by a verify command, a review
+scored against labels, a summary), three arms and three repetitions. Its
+scripts include an upstream 529 (a failed row, retried as a new linked
+attempt), a provider that omits a cache usage field (refused, not
+zero-filled) and a review that tries to tamper with the workspace it
+reviews (the write fails; the workspace is unchanged).
+
+Exit status 0 when every cell behaved as the demo expects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return demoRun(cmd.Context(), s, opts) },
 	}
@@ -60,13 +51,15 @@ Exit status 0 when every scenario behaved as it must.`,
 	return cmd
 }
 
+// demoExpect is the final outcome each (task, arm) of the demo must have.
+var demoExpect = map[[2]string]string{
+	{"fix-sum", "baseline"}: "", {"fix-sum", "thorough"}: "", {"fix-sum", "gateway"}: store.KindSessionError,
+	{"review-auth", "baseline"}: "", {"review-auth", "thorough"}: "", {"review-auth", "gateway"}: store.KindSessionError,
+	{"summarize", "baseline"}: "", {"summarize", "thorough"}: "", {"summarize", "gateway"}: store.KindSessionError,
+}
+
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
-	format, err := outputFormat(s, opts.Format)
-	if err != nil {
-		return err
-	}
-	agentBin, agentArgs, err := runner.StandInAgent()
-	if err != nil {
+	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
 	// A directory any uid can traverse: as root, sessions run unprivileged.
@@ -78,98 +71,107 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-
+	if err := extract(demoData, "demodata", tmp); err != nil {
+		return fmt.Errorf("unpack the demo bench: %w", err)
+	}
+	bench, err := runner.LoadBench(filepath.Join(tmp, "bench.yaml"), checkScript)
+	if err != nil {
+		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
+	}
+	bin, args, err := runner.StandInAgent()
+	if err != nil {
+		return err
+	}
 	path := dbPath(opts.DB, s)
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	run := store.Run{ID: store.NewID("run"), Label: "demo", Kind: "session", StartedAt: time.Now().UTC(),
-		Status: store.RunRunning, Harness: version, Config: `{"command":"demo"}`}
-	if err := db.CreateRun(ctx, run); err != nil {
+	sum, err := sweep(ctx, s, runner.SweepOptions{
+		Bench: bench, DB: db, Label: "demo", Harness: version, Getenv: s.Getenv,
+		StartMock: startMock(), StandInBin: bin, StandInArgs: args, TempDir: tmp,
+	})
+	if err != nil {
 		return err
 	}
-
-	t := &report.Table{
-		Title:   "wfb demo — run " + run.ID,
-		Columns: []string{"task", "ok", "error_kind", "input", "output", "cache_read", "cache_write", "cost_usd", "verdict", "as expected", "shows"},
-	}
-	failures := 0
-	for _, sc := range demoScenarios {
-		row, err := demoSession(ctx, db, run.ID, tmp, sc, agentBin, agentArgs)
-		if err != nil {
-			return finishRun(ctx, db, run.ID, store.RunAborted, fmt.Errorf("demo %s: %w", sc.name, err))
-		}
-		expected := row.OK == sc.wantOK && row.ErrorKind == sc.wantKind
-		if !expected {
-			failures++
-			fmt.Fprintf(s.ErrOut, "demo %s: got ok=%v %s (%s), want ok=%v %s\n", sc.name, row.OK, row.ErrorKind, row.ErrorDetail, sc.wantOK, sc.wantKind)
-		}
-		cells := rowTable(row)
-		get := func(name string) any {
-			for _, r := range cells.Rows {
-				if r[0] == name {
-					return r[1]
-				}
-			}
-			return nil
-		}
-		t.Rows = append(t.Rows, []any{sc.name, get("ok"), get("error_kind"), get("input_tokens"), get("output_tokens"),
-			get("cache_read_input_tokens"), get("cache_creation_input_tokens"), get("cost_usd"), get("verdict"),
-			map[bool]string{true: "yes", false: "NO"}[expected], sc.shows})
-	}
-	if err := finishRun(ctx, db, run.ID, store.RunComplete, nil); err != nil {
+	rows, err := db.Results(context.WithoutCancel(ctx), sum.RunID)
+	if err != nil {
 		return err
 	}
-	t.Footnotes = append(t.Footnotes,
-		fmt.Sprintf("%d sessions recorded in %s (run %s); NULL means not measured, 0 means measured zero.", len(demoScenarios), path, run.ID),
-		fmt.Sprintf("Query them: wfb sql --db %s \"SELECT task, ok, error_kind, error_detail FROM results WHERE run_id = '%s'\"", path, run.ID))
-	if err := report.Render(s.Out, t, format); err != nil {
+	db.Close()
+	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: opts.Format, By: "task,arm", Selections: []string{sum.RunID}}); err != nil {
 		return err
 	}
-	if failures > 0 {
-		return fmt.Errorf("%d demo scenarios did not behave as they must", failures)
+	if err := sweepOutcome(s, sum, path); err != nil {
+		return err
 	}
+	if bad := demoSurprises(rows); len(bad) > 0 {
+		for _, b := range bad {
+			fmt.Fprintln(s.ErrOut, "wfb demo: unexpected: "+b)
+		}
+		return errNotOK
+	}
+	fmt.Fprintf(s.ErrOut, "wfb demo: every cell behaved as expected. Recorded in %s as run %s; try:\n"+
+		"  wfb report --db %s --by task,arm %s\n"+
+		"  wfb sql --db %s \"SELECT task, arm, rep, attempt, ok, error_kind, error_detail FROM results_v WHERE run_id = '%s'\"\n",
+		path, sum.RunID, path, sum.RunID, path, sum.RunID)
 	return nil
 }
 
-// demoSession runs one scenario in a fresh workspace and records its row.
-func demoSession(ctx context.Context, db *store.DB, runID, tmp string, sc demoScenario, agentBin string, agentArgs []string) (store.Result, error) {
-	dir := filepath.Join(tmp, sc.name)
-	workspace := filepath.Join(dir, "workspace")
-	artifacts := filepath.Join(dir, "artifacts")
-	if err := os.MkdirAll(workspace, 0o755); err != nil {
-		return store.Result{}, err
+// demoSurprises compares each cell's last attempt with demoExpect, and
+// checks that the 529s were retried as linked attempts and the reviews were
+// scored.
+func demoSurprises(rows []store.Result) []string {
+	last := map[runner.BenchCell]store.Result{}
+	byID := map[string]store.Result{}
+	for _, r := range rows {
+		byID[r.AttemptID] = r
+		k := runner.BenchCell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}
+		if r.Attempt >= last[k].Attempt {
+			last[k] = r
+		}
 	}
-	if err := os.WriteFile(filepath.Join(workspace, "source.ts"), []byte("export const answer = 42;\n"), 0o644); err != nil {
-		return store.Result{}, err
+	var bad []string
+	for k, r := range last {
+		want, ok := demoExpect[[2]string{k.Task, k.Arm}]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("a cell %s × %s", k.Task, k.Arm))
+		case r.ErrorKind != want:
+			bad = append(bad, fmt.Sprintf("%s × %s #%d ended %q (%s), want %q", k.Task, k.Arm, k.Rep, r.ErrorKind, r.ErrorDetail, want))
+		case k.Task == "summarize" && want == "":
+			prev, linked := byID[r.RetryOf]
+			if r.Attempt != 2 || !linked || prev.ErrorKind != store.KindProviderError {
+				bad = append(bad, fmt.Sprintf("summarize × %s #%d: the 529 was not retried as attempt 2 linked to a provider-error", k.Arm, k.Rep))
+			}
+		}
 	}
-	text, err := demoData.ReadFile("demodata/" + sc.name + ".yaml")
-	if err != nil {
-		return store.Result{}, err
+	if len(last) != len(demoExpect)*3 {
+		bad = append(bad, fmt.Sprintf("%d cells recorded, want %d", len(last), len(demoExpect)*3))
 	}
-	expanded := strings.NewReplacer(
-		"{{artifact}}", filepath.Join(artifacts, "review-output.json"),
-		"{{workspace}}", workspace,
-	).Replace(string(text))
-	script, err := mock.ParseScript("demodata/"+sc.name+".yaml", []byte(expanded))
-	if err != nil {
-		return store.Result{}, err
-	}
-	p, err := mock.StartProvider(script)
-	if err != nil {
-		return store.Result{}, err
-	}
-	defer p.Close()
-	cell := runner.Cell{
-		RunID: runID, Task: sc.name, Arm: "stand-in", Agent: runner.AgentStandIn,
-		AgentBin: agentBin, AgentArgs: agentArgs, Model: "stand-in",
-		Prompt: "review the change", Workspace: workspace, Sandbox: sandbox.HostUnsafe,
-		Review: sc.review, Timeout: time.Minute, BaseURL: p.URL(), APIKey: "offline",
-	}
-	if sc.review {
-		cell.ArtifactDir = artifacts
-	}
-	return runner.RunCell(ctx, db, cell)
+	return bad
+}
+
+// extract writes the tree under root of fsys into dir: directories 0755
+// and files 0644, readable by the unprivileged session uid.
+func extract(fsys fs.FS, root, dir string) error {
+	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
+		target := filepath.Join(dir, filepath.FromSlash(rel))
+		if d.IsDir() {
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			return os.Chmod(target, 0o755)
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
 }

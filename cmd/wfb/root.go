@@ -55,6 +55,7 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newReportCmd(s),
 		newDiffCmd(s),
 		newExportCmd(s),
+		newRunCmd(s),
 		newRescoreCmd(s),
 		newMergeCmd(s),
 		newDoctorCmd(s),

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/store"
+)
+
+// runOptions are the flags and argument of `wfb run`.
+type runOptions struct {
+	Bench            string
+	DB               string
+	Label            string
+	Workers          int
+	Tasks, Arms      []string
+	Runs             int
+	Resume           string
+	IncludeExpensive bool
+	Sandbox          string
+	Shard            string
+	Format           string
+}
+
+func newRunCmd(s *Streams) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run BENCH",
+		Short: "Run a bench: every task × arm × repetition, one row per attempt",
+		Long: `Run every cell of a bench file (task × arm × repetition) and record one row per
+attempt in the results file, whatever happened, as each attempt ends: a crash,
+even SIGKILL, loses at most the cells in flight.
+
+A bad bench file is reported whole (every problem with file:line and field)
+and nothing starts. Secrets come from the environment, never the file.
+
+Retries (per error kind, with a run budget) are new attempt rows linked to the
+one they retry. After the bench's breaker count of consecutive systemic
+failures (provider-error, infra-error, spawn-failure, sandbox-refused) no cell
+starts: the rest get a "not run" row each and the run is aborted. Ctrl-C kills
+the sessions in flight, records them as cancelled and marks the run
+interrupted.
+
+--resume RUN continues a run with the same bench (same fingerprint: bench
+file, mock scripts, workspaces, agent versions, wfb version; otherwise it is
+refused and the differences named). Only cells without a completed attempt run:
+one that is ok, or whose failure is final (not cancelled, not a "not run" row,
+no retry owed). Earlier rows stay; new attempts are appended to the same run.
+
+--shard i/n (or JOB_COMPLETION_INDEX + WFB_SHARD_COUNT, or SLURM_ARRAY_TASK_ID)
+runs a deterministic, disjoint slice of the cells; wfb merge combines files.
+
+Exit status: 0 when the run completed (failed cells are measurements: see
+wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
+		Example: `  wfb run bench.yaml
+  wfb run bench.yaml --label nightly --workers 4 --arms baseline,candidate
+  wfb run bench.yaml --resume run-20260101T000000Z-1a2b3c4d`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badInput("wfb run takes one bench file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Bench = args[0]
+			return runRun(cmd.Context(), s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+	f.StringVar(&opts.Label, "label", "", "label for the run")
+	f.IntVar(&opts.Workers, "workers", 0, "cells at once (default: the bench's workers, else 1)")
+	f.StringSliceVar(&opts.Tasks, "tasks", nil, "only these tasks (comma-separated ids); named tasks run even if expensive")
+	f.StringSliceVar(&opts.Arms, "arms", nil, "only these arms (comma-separated ids)")
+	f.IntVar(&opts.Runs, "runs", 0, "repetitions of each task × arm (default: the bench's runs)")
+	f.StringVar(&opts.Resume, "resume", "", "continue this run: its cells without a completed attempt")
+	f.BoolVar(&opts.IncludeExpensive, "include-expensive", false, "also run tasks marked expensive")
+	f.StringVar(&opts.Sandbox, "sandbox", "", "sandbox backend for every cell (default: the bench's)")
+	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
+	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
+	return cmd
+}
+
+// selection turns the flags into the run's selection. With --resume the
+// selection is the run's own, and flags that would change it are refused.
+func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
+	sel := runner.Selection{Tasks: o.Tasks, Arms: o.Arms, Runs: o.Runs, IncludeExpensive: o.IncludeExpensive, Sandbox: o.Sandbox}
+	if o.Workers < 0 {
+		return sel, badInput("--workers %d: must be at least 1", o.Workers)
+	}
+	if o.Runs < 0 {
+		return sel, badInput("--runs %d: must be at least 1", o.Runs)
+	}
+	if o.Resume != "" {
+		var fixed []string
+		for name, set := range map[string]bool{"--tasks": len(o.Tasks) > 0, "--arms": len(o.Arms) > 0, "--runs": o.Runs > 0,
+			"--include-expensive": o.IncludeExpensive, "--sandbox": o.Sandbox != "", "--shard": o.Shard != "", "--label": o.Label != ""} {
+			if set {
+				fixed = append(fixed, name)
+			}
+		}
+		if len(fixed) > 0 {
+			return sel, badInput("--resume continues a run with the cells it was started with; drop %s", strings.Join(sortedStrings(fixed), ", "))
+		}
+		return sel, nil
+	}
+	switch {
+	case o.Shard != "":
+		i, n, err := runner.ParseShard(o.Shard)
+		if err != nil {
+			return sel, badInput("--shard: %v", err)
+		}
+		sel.Shard, sel.ShardCount = i, n
+	default:
+		i, n, ok, err := runner.ShardFromEnv(s.Getenv)
+		if err != nil {
+			return sel, asBadInput(err)
+		}
+		if ok {
+			sel.Shard, sel.ShardCount = i, n
+		}
+	}
+	return sel, nil
+}
+
+func sortedStrings(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return out
+}
+
+// errIsTerminal says whether progress, written to ErrOut, goes to a
+// terminal (a redrawn line) or to a log (plain lines).
+func errIsTerminal(s *Streams) bool {
+	f, ok := s.ErrOut.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// checkScript validates a mock script named by a bench.
+func checkScript(path string, data []byte) error {
+	_, err := mock.ParseScript(path, data)
+	return err
+}
+
+// startMock returns a StartMock that parses each script once and starts a
+// fresh provider per cell.
+func startMock() func(path string) (string, func(), error) {
+	scripts := map[string]*mock.Script{}
+	var mu sync.Mutex
+	load := func(path string) (*mock.Script, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if sc, ok := scripts[path]; ok {
+			return sc, nil
+		}
+		sc, err := mock.LoadScript(path)
+		if err == nil {
+			scripts[path] = sc
+		}
+		return sc, err
+	}
+	return func(path string) (string, func(), error) {
+		sc, err := load(path)
+		if err != nil {
+			return "", nil, err
+		}
+		p, err := mock.StartProvider(sc)
+		if err != nil {
+			return "", nil, err
+		}
+		return p.URL(), func() { p.Close() }, nil
+	}
+}
+
+func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
+	if _, err := outputFormat(s, opts.Format); err != nil {
+		return err
+	}
+	sel, err := opts.selection(s)
+	if err != nil {
+		return err
+	}
+	bench, err := runner.LoadBench(opts.Bench, checkScript)
+	if err != nil {
+		return asBadInput(err)
+	}
+	bin, args, err := runner.StandInAgent()
+	if err != nil {
+		return err
+	}
+	path := dbPath(opts.DB, s)
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	sum, err := sweep(ctx, s, runner.SweepOptions{
+		Bench: bench, Selection: sel, DB: db, Label: opts.Label, Resume: opts.Resume, Workers: opts.Workers,
+		Harness: version, Getenv: s.Getenv, StartMock: startMock(), StandInBin: bin, StandInArgs: args,
+	})
+	if err != nil {
+		return err
+	}
+	db.Close()
+	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: opts.Format, By: "arm", Selections: []string{sum.RunID}}); err != nil {
+		return err
+	}
+	return sweepOutcome(s, sum, path)
+}
+
+// sweep prepares and runs a sweep, showing progress on ErrOut.
+func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
+	o.Progress = runner.NewProgressLine(s.ErrOut, errIsTerminal(s))
+	sw, err := runner.NewSweep(ctx, o)
+	var input *runner.InputError
+	if errors.As(err, &input) {
+		return runner.Summary{}, asBadInput(err)
+	}
+	if err != nil {
+		return runner.Summary{}, err
+	}
+	defer sw.Close()
+	if o.Resume != "" {
+		fmt.Fprintf(s.ErrOut, "wfb run: resuming %s\n", sw.RunID())
+	} else {
+		fmt.Fprintf(s.ErrOut, "wfb run: %s\n", sw.RunID())
+	}
+	return sw.Run(ctx)
+}
+
+// sweepOutcome says how the run ended and maps it to the exit status.
+func sweepOutcome(s *Streams, sum runner.Summary, path string) error {
+	switch sum.Status {
+	case store.RunInterrupted:
+		fmt.Fprintf(s.ErrOut, "wfb run: interrupted; the cells in flight are recorded as cancelled. Continue with: wfb run BENCH --db %s --resume %s\n", path, sum.RunID)
+		return errInterrupted
+	case store.RunAborted:
+		fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue later with: wfb run BENCH --db %s --resume %s\n", sum.Breaker, path, sum.RunID)
+		return errNotOK
+	}
+	if sum.Skipped == sum.Cells {
+		fmt.Fprintf(s.ErrOut, "wfb run: %s: every cell already has a completed attempt; nothing to run\n", sum.RunID)
+	}
+	return nil
+}
