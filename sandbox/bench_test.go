@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -71,5 +72,60 @@ func BenchmarkWriteBoundary(b *testing.B) {
 		if err := restore(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStartTrue measures what a backend adds to starting one process:
+// /bin/true run through the backend's Launch (prefix, extra files,
+// credential, the Started proof) against /bin/true started directly. The
+// sandbox is prepared once, outside the loop.
+func BenchmarkStartTrue(b *testing.B) {
+	b.Run("backend=none", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, name := range Strength {
+		b.Run("backend="+name, func(b *testing.B) {
+			if _, reason := newBackend(Options{Backend: name}); reason != "" {
+				b.Skip(reason)
+			}
+			ws := benchTree(b, 1)
+			sb, err := Prepare(context.Background(), Options{Workspace: ws, Backend: name, AgentBin: "/bin/true"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sb.Close()
+			for b.Loop() {
+				if _, errOut, started, err := sb.runInside(context.Background(), "/bin/true"); started != nil || err != nil {
+					b.Fatalf("started %v, err %v: %s", started, err, errOut)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPrepareCloseBackend measures each backend's per-session
+// preflight (the common probes plus, for bwrap and landlock, the live probe
+// run through the sandbox) and Close.
+func BenchmarkPrepareCloseBackend(b *testing.B) {
+	for _, name := range Strength {
+		b.Run("backend="+name, func(b *testing.B) {
+			if _, reason := newBackend(Options{Backend: name}); reason != "" {
+				b.Skip(reason)
+			}
+			ws := benchTree(b, 1)
+			for b.Loop() {
+				sb, err := Prepare(context.Background(), Options{Workspace: ws, Backend: name, AgentBin: "/bin/true"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := sb.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
