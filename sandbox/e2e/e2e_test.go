@@ -445,3 +445,60 @@ func inodes(t *testing.T, dir string) map[inode]bool {
 	}
 	return out
 }
+
+// TestNothingOfABwrapSessionOutlivesItsTimeout stops escaped descendants:
+// a process the agent detached into a session of its own (out of the
+// process group the runner kills) still dies with the sandbox's PID
+// namespace when the session times out.
+func TestNothingOfABwrapSessionOutlivesItsTimeout(t *testing.T) {
+	requireBackend(t, sandbox.Bwrap)
+	r := newRig(t)
+	marker := fmt.Sprintf("wfb-escapee-%d", time.Now().UnixNano())
+	escape := mock.Tool{Name: "Bash", Input: map[string]any{"command": "setsid sh -c 'sleep 3600' " + marker + " > /dev/null 2>&1 < /dev/null &"}}
+	p, err := mock.StartProvider(&mock.Script{Replies: []mock.Reply{
+		{Tools: []mock.Tool{escape}, Usage: mock.FullUsage(10, 5, 0, 0)},
+		{Hang: true},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := r.cell(t, sandbox.Bwrap, p)
+	c.Timeout = 2 * time.Second
+	row, err := runner.RunCell(context.Background(), r.db, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.checkStored(t, row)
+	if row.ErrorKind != store.KindTimeout {
+		t.Errorf("row %s: %s; want a timeout", row.ErrorKind, row.ErrorDetail)
+	}
+	if n := len(p.MessageRequests()); n < 2 {
+		t.Fatalf("the agent made %d requests; the escape never ran", n)
+	}
+	// Give the kernel a moment to reap the namespace.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		left := processesWith(t, marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes outlived the session: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func processesWith(t *testing.T, marker string) []string {
+	t.Helper()
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), marker) {
+			out = append(out, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return out
+}
