@@ -1,2 +1,37 @@
-// Package report is described in DESIGN.md.
+// Package report turns the results file into the tables of `wfb runs`,
+// `wfb report`, `wfb diff` and `wfb export`, and the HTML page of
+// `wfb report --html`.
+//
+// The pipeline has three stages, as benchstat's does:
+//
+//   - Loading (LoadColumns, LoadRuns, LoadRunStats, ResolveSelection,
+//     LoadRows, Export) reads the file through a read-only Source a chunk of
+//     rows at a time, so a million attempts never sit in memory as raw
+//     values. Review-quality metrics come from each attempt's latest score
+//     when the file has a scores table, and are absent otherwise.
+//   - Building (Tabulator, Differ, RunsTable) is pure: rows in, a
+//     Tabulation or Diff out, with every warning kept as data (footnotes),
+//     never printed or dropped. Statistics come from report/stats.
+//   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
+//     for people (table, tsv, markdown, html: rounded, units in the column
+//     names) or for programs (csv, json: one wide table, full precision,
+//     stable snake_case keys).
+//
+// NULL means "not measured" throughout: a median is taken over measured
+// values with n beside it, a cost total is NULL (or, for people, a lower
+// bound marked *) unless every attempt's cost was measured, and nothing is
+// ever zero-filled.
+//
+// Two pass rates stand side by side, and no attempt ever leaves the strict
+// one:
+//
+//	strict rate = ok / attempted
+//	clean rate  = ok / (attempted − errored)
+//
+// where errored attempts are those the workflow was never fairly measured
+// on — infra-error, sandbox-refused, spawn-failure, cancelled,
+// provider-error, oracle-failed (see IsError). Every other kind
+// (session-error, timeout, workspace-modified, artifact-missing,
+// artifact-invalid, verify-failed, and any kind wfb does not know) is a
+// failure of the workflow and counts against it in both.
 package report
