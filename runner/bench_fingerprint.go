@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/wfbench/wfb/sandbox"
 )
@@ -46,7 +47,7 @@ func (f Fingerprint) Sum() string {
 func (f Fingerprint) Changes(old Fingerprint) []string {
 	var out []string
 	if f.BenchSHA256 != old.BenchSHA256 {
-		out = append(out, fmt.Sprintf("  bench file: sha256 %s, was %s", short(f.BenchSHA256), short(old.BenchSHA256)))
+		out = append(out, fmt.Sprintf("  bench file: sha256 %s, was %s", shortDigest(f.BenchSHA256), shortDigest(old.BenchSHA256)))
 	}
 	out = append(out, mapChanges("mock script", f.MockScripts, old.MockScripts, true)...)
 	out = append(out, mapChanges("workspace of task", f.Workspaces, old.Workspaces, true)...)
@@ -80,7 +81,7 @@ func mapChanges(what string, now, was map[string]string, digests bool) []string 
 		case !inNow:
 			out = append(out, fmt.Sprintf("  %s %s: no longer named", what, k))
 		case a != b && digests:
-			out = append(out, fmt.Sprintf("  %s %s: changed (%s, was %s)", what, k, short(a), short(b)))
+			out = append(out, fmt.Sprintf("  %s %s: changed (%s, was %s)", what, k, shortDigest(a), shortDigest(b)))
 		case a != b:
 			out = append(out, fmt.Sprintf("  %s %s: %s, was %s", what, k, a, b))
 		}
@@ -119,7 +120,10 @@ func (s *Sweep) fingerprint(used map[string]bool) (Fingerprint, error) {
 		if err != nil {
 			return f, fmt.Errorf("fingerprint: workspace of task %s: %w", t.ID, err)
 		}
-		f.Workspaces[t.ID] = "sha256:" + d
+		if !strings.HasPrefix(d, "sha256:") {
+			d = "sha256:" + d
+		}
+		f.Workspaces[t.ID] = d
 	}
 	for _, a := range b.Arms {
 		if used["a/"+a.ID] {
@@ -127,4 +131,15 @@ func (s *Sweep) fingerprint(used map[string]bool) (Fingerprint, error) {
 		}
 	}
 	return f, nil
+}
+
+// shortDigest abbreviates a digest for a message, keeping a "sha256:" or
+// "git " prefix.
+func shortDigest(d string) string {
+	for _, p := range []string{"sha256:", "git "} {
+		if strings.HasPrefix(d, p) {
+			return p + clip(strings.TrimPrefix(d, p), 12)
+		}
+	}
+	return clip(d, 12)
 }
