@@ -30,6 +30,10 @@ type Cell struct {
 	ExtraArgs           []string
 	MaxTurns            int
 	AllowedTools        []string
+	// AgentStaged says AgentBin is already a copy the session uid can
+	// execute and cannot replace (a sweep stages the stand-in once per run):
+	// the sandbox need not copy it again for this cell.
+	AgentStaged bool
 	// Verify, when set, runs after a session that ended ok, once the
 	// agent's processes are gone and before the row is written, so the
 	// agent can never see it. It gets the workspace the agent worked in.
@@ -45,7 +49,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	sb, err := sandbox.Prepare(ctx, sandbox.Options{
 		Workspace: c.Workspace, Backend: c.Sandbox, AgentBin: c.AgentBin,
 		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace,
-		StageAgent: c.Agent == AgentStandIn,
+		StageAgent: c.Agent == AgentStandIn && !c.AgentStaged,
 	})
 	var refused *sandbox.RefusedError
 	switch {

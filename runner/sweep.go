@@ -183,6 +183,7 @@ type agentCmd struct {
 	bin     string
 	args    []string
 	version string
+	staged  bool // bin is the run's own copy (see stageStandIn)
 }
 
 // cellState is one cell and its attempts in attempt order: those a resumed
@@ -293,6 +294,10 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 		s.Close()
 		return nil, err
 	}
+	if err := s.stageStandIn(); err != nil {
+		s.Close()
+		return nil, err
+	}
 	for _, t := range b.Tasks {
 		if !used["t/"+t.ID] {
 			continue
@@ -352,6 +357,38 @@ func (s *Sweep) agentFor(ctx context.Context, a Arm) agentCmd {
 		bin = p
 	}
 	return agentCmd{bin: bin, version: agentVersion(ctx, bin)}
+}
+
+// stageStandIn copies the stand-in's executable into the run's directory
+// once, before any worker starts, for every arm that runs it. A copy per
+// cell (the sandbox's StageAgent) would be written while other workers
+// fork: a child forked while the copy is open for writing holds it, and
+// the exec of that copy then fails with ETXTBSY ("text file busy"). The
+// copy is wfb's, mode 0755, in a directory only wfb can write, so no
+// session can replace it.
+func (s *Sweep) stageStandIn() error {
+	var staged string
+	for id, ag := range s.agents {
+		if ag.bin != s.opts.StandInBin || ag.bin == "" {
+			continue
+		}
+		if staged == "" {
+			dir := filepath.Join(s.tmp, "bin")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return fmt.Errorf("stage the stand-in agent: %w", err)
+			}
+			if err := os.Chmod(dir, 0o755); err != nil {
+				return fmt.Errorf("stage the stand-in agent: %w", err)
+			}
+			staged = filepath.Join(dir, filepath.Base(ag.bin))
+			if err := copyFile(ag.bin, staged, 0o755); err != nil {
+				return fmt.Errorf("stage the stand-in agent: %w", err)
+			}
+		}
+		ag.bin, ag.staged = staged, true
+		s.agents[id] = ag
+	}
+	return nil
 }
 
 // agentVersion asks an agent CLI for its version: the first line of
@@ -713,7 +750,7 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 	}
 	cell := Cell{
 		RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
-		Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
+		Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version, AgentStaged: ag.staged,
 		Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix,
 		Sandbox: sb, Review: t.Review, Timeout: s.bench.TimeoutFor(t),
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,

@@ -1,0 +1,427 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// runFixture writes a bench directory any uid can traverse: a workspace
+// ws/, the mock script replies.yaml (text given) and bench.yaml (text
+// given). It returns the bench path and a results file path.
+func runFixture(t *testing.T, script, bench string) (benchPath, db string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "wfb-run-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "ws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{"ws/source.ts": "export const answer = 42;\n", "replies.yaml": script, "bench.yaml": bench}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "bench.yaml"), filepath.Join(t.TempDir(), "wfb.db")
+}
+
+const runOKScript = `default:
+  text: "done"
+  usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`
+
+// buildWFB builds the real wfb executable once per test: signals must reach
+// a real process, not this test binary.
+func buildWFB(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wfb")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// resultsOf reads every row of a results file, read-only.
+func resultsOf(t *testing.T, db string) ([]store.Run, []store.Result) {
+	t.Helper()
+	ctx := context.Background()
+	d, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runs, err := d.Runs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []store.Result
+	for _, r := range runs {
+		rs, err := d.Results(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, rs...)
+	}
+	return runs, rows
+}
+
+// countRows counts results rows, or -1 while the file cannot be read yet.
+func countRows(db string) int {
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		return -1
+	}
+	defer d.Close()
+	_, rows, err := d.Query(context.Background(), "SELECT count(*) FROM results")
+	if err != nil {
+		return -1
+	}
+	return int(rows[0][0].(int64))
+}
+
+func integrityOK(t *testing.T, db string) {
+	t.Helper()
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, rows, err := d.Query(context.Background(), "PRAGMA integrity_check")
+	if err != nil || len(rows) != 1 || rows[0][0] != "ok" {
+		t.Errorf("integrity_check = %v, %v; want ok", rows, err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A run killed with SIGKILL mid-sweep, then resumed, ends with every cell
+// recorded exactly once and a sound file: the rows committed before the
+// kill are kept, the cells in flight (no row) run again, nothing is
+// duplicated. This is the crash the results file must survive.
+func TestSIGKILLMidSweepThenResumeLosesNoCellAndDuplicatesNone(t *testing.T) {
+	wfb := buildWFB(t)
+	bench, db := runFixture(t, `default:
+  text: "done"
+  delay_ms: 150
+  usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`, `runs: 8
+workers: 2
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
+`)
+	var stderr bytes.Buffer
+	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "4 committed rows", func() bool { return countRows(db) >= 4 })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	runs, before := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunRunning || len(before) >= 16 {
+		t.Fatalf("after SIGKILL: runs %+v, %d rows; want one run still marked running, some cells left", runs, len(before))
+	}
+	integrityOK(t, db)
+
+	out, err := exec.Command(wfb, "run", bench, "--db", db, "--resume", runs[0].ID).CombinedOutput()
+	if err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	runs, after := resultsOf(t, db)
+	cells := map[string]int{}
+	for _, r := range after {
+		if !r.OK {
+			t.Errorf("%s/%s/%d attempt %d: %s %s", r.Task, r.Arm, r.Rep, r.Attempt, r.ErrorKind, r.ErrorDetail)
+		}
+		cells[fmt.Sprintf("%s/%d", r.Arm, r.Rep)]++
+	}
+	want := map[string]int{}
+	for _, arm := range []string{"a", "b"} {
+		for rep := range 8 {
+			want[fmt.Sprintf("%s/%d", arm, rep)] = 1
+		}
+	}
+	if diff := cmp.Diff(want, cells); diff != "" {
+		t.Errorf("attempts per cell (-want +got):\n%s", diff)
+	}
+	kept := map[string]bool{}
+	for _, r := range after {
+		kept[r.AttemptID] = true
+	}
+	for _, r := range before {
+		if !kept[r.AttemptID] {
+			t.Errorf("row %s committed before the kill is gone", r.AttemptID)
+		}
+	}
+	if len(runs) != 1 || runs[0].Status != store.RunComplete || runs[0].FinishedAt == nil {
+		t.Errorf("runs after resume: %+v; want the one run, complete", runs)
+	}
+	integrityOK(t, db)
+}
+
+// Ctrl-C (SIGINT to the real process) ends the run as interrupted with exit
+// 130, the sessions in flight killed and recorded as cancelled, and says
+// how to resume.
+func TestCtrlCInterruptsTheRunRecordsCancelledCellsAndExits130(t *testing.T) {
+	wfb := buildWFB(t)
+	bench, db := runFixture(t, `default:
+  text: "slow"
+  delay_ms: 30000
+  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`, `runs: 5
+workers: 2
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	var stderr syncBuffer
+	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run to start", func() bool { return strings.Contains(stderr.String(), "5 cells") })
+	// Both workers' sessions are in flight once two stand-in agents are
+	// children of wfb (host-unsafe starts them directly).
+	waitFor(t, "two sessions in flight", func() bool { return countAgents(cmd.Process.Pid) >= 2 })
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d (%v), want 130\n%s", code, err, stderr.String())
+	}
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || runs[0].FinishedAt == nil {
+		t.Errorf("runs %+v, want one interrupted run", runs)
+	}
+	var kinds []string
+	for _, r := range rows {
+		kinds = append(kinds, r.ErrorKind+"/"+r.ProcessState)
+	}
+	if diff := cmp.Diff([]string{"cancelled/cancelled", "cancelled/cancelled"}, kinds); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(stderr.String(), "--resume "+runs[0].ID) {
+		t.Errorf("stderr does not say how to resume:\n%s", stderr.String())
+	}
+}
+
+// countAgents counts the stand-in agents (wfb mock agent) that are
+// children of the process parent.
+func countAgents(parent int) int {
+	entries, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces, so read after ')'.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if args := strings.Split(string(cmdline), "\x00"); len(args) > 2 && args[1] == "mock" && args[2] == "agent" {
+			n++
+		}
+	}
+	return n
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer goroutine of exec and a
+// reader polling it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A bad bench file is refused whole, with exit 2, before the results file
+// is even created: nothing starts on a half-valid experiment.
+func TestRunRefusesABadBenchBeforeAnythingStarts(t *testing.T) {
+	bench, db := runFixture(t, "default: {text: 5}\n", `runs: 0
+provider: {mock: replies.yaml}
+tasks:
+  - {id: t1, workspace: ./missing, prompt: p}
+arms:
+  - {id: a, agent: codex}
+`)
+	s, out, errOut := TestStreams("", nil)
+	code := run(context.Background(), []string{"run", bench, "--db", db}, s)
+	if code != exitBadInput {
+		t.Fatalf("exit %d, want %d\n%s", code, exitBadInput, errOut)
+	}
+	got := strings.ReplaceAll(errOut.String(), filepath.Dir(bench), "BENCHDIR")
+	checkRunGolden(t, "run_bad_bench.golden", got)
+	if out.Len() != 0 {
+		t.Errorf("stdout: %q", out)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the results file was created (%v)", err)
+	}
+}
+
+func checkRunGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updateGolden() {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update): %v", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// Flags select cells; --resume refuses flags that would change a run's
+// cells; a run id that does not exist is bad input. Each of these is exit 2
+// with nothing new recorded.
+func TestRunFlagsSelectCellsAndResumeKeepsTheRunsOwn(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, `runs: 3
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}, {id: t2, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
+`)
+	s, out, errOut := TestStreams("", nil)
+	code := run(context.Background(), []string{"run", bench, "--db", db, "--tasks", "t2", "--arms", "b", "--runs", "2", "--label", "pick", "--format", "json"}, s)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	runs, rows := resultsOf(t, db)
+	var cells []string
+	for _, r := range rows {
+		cells = append(cells, fmt.Sprintf("%s/%s/%d", r.Task, r.Arm, r.Rep))
+	}
+	if diff := cmp.Diff([]string{"t2/b/0", "t2/b/1"}, cells); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	var summary []map[string]any
+	if err := json.Unmarshal(out.Bytes(), &summary); err != nil || len(summary) == 0 || summary[0]["arm"] != "b" {
+		t.Errorf("the per-arm summary (json) is %s (%v)", out, err)
+	}
+
+	for _, args := range [][]string{
+		{"run", bench, "--db", db, "--resume", runs[0].ID, "--arms", "a"},
+		{"run", bench, "--db", db, "--resume", "run-nope"},
+		{"run", bench, "--db", db, "--tasks", "t9"},
+		{"run", bench, "--db", db, "--shard", "3/3"},
+		{"run", bench, bench},
+	} {
+		s, _, errOut := TestStreams("", nil)
+		if code := run(context.Background(), args, s); code != exitBadInput {
+			t.Errorf("%v: exit %d, want 2\n%s", args[3:], code, errOut)
+		}
+	}
+	if _, after := resultsOf(t, db); len(after) != len(rows) {
+		t.Errorf("refused invocations recorded %d rows", len(after)-len(rows))
+	}
+
+	// Resuming a complete run runs nothing and says so.
+	s, _, errOut = TestStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--resume", runs[0].ID}, s); code != exitOK {
+		t.Fatalf("resume of a complete run: exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut.String(), "nothing to run") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+// wfb demo runs its embedded bench offline and says every cell behaved: the
+// README's first command must work on a fresh machine, as root too.
+func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "wfb.db")
+	s, out, errOut := TestStreams("", nil)
+	code := run(context.Background(), []string{"demo", "--db", db, "--format", "markdown"}, s)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Label != "demo" || runs[0].Status != store.RunComplete {
+		t.Errorf("runs %+v", runs)
+	}
+	kinds := map[string]int{}
+	for _, r := range rows {
+		kinds[r.ErrorKind]++
+	}
+	// 27 cells; the 6 summarize cells outside the gateway arm are retried
+	// once after their 529.
+	want := map[string]int{"": 18, store.KindSessionError: 9, store.KindProviderError: 6}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("rows by kind (-want +got):\n%s", diff)
+	}
+	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected"} {
+		if !strings.Contains(out.String()+errOut.String(), s) {
+			t.Errorf("output lacks %q", s)
+		}
+	}
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, scored, err := d.Query(context.Background(), "SELECT tp, fp, fn, verdict_correct FROM scored_results_v WHERE task = 'review-auth' AND score_id IS NOT NULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scored) != 6 {
+		t.Fatalf("%d review attempts scored, want 6", len(scored))
+	}
+	for _, sc := range scored {
+		if diff := cmp.Diff([]any{int64(1), int64(1), int64(1), int64(1)}, sc); diff != "" {
+			t.Errorf("score (-want +got):\n%s", diff)
+		}
+	}
+}
