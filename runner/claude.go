@@ -209,7 +209,10 @@ func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
 	return v, true, ""
 }
 
-var apiErrorText = regexp.MustCompile(`(?i)^\s*API Error`)
+// apiErrorText recognises the result text of a failure the provider caused:
+// an error status ("API Error: 529 ..."), or no answer at all within
+// API_TIMEOUT_MS ("Request timed out ...", which carries no status).
+var apiErrorText = regexp.MustCompile(`(?i)^\s*(API Error|Request timed out)`)
 
 // providerFailure says whether a failed result came from the model provider
 // (an upstream 4xx/5xx the agent surfaced) rather than the agent itself.

@@ -18,8 +18,12 @@ import (
 const AgentCodex = "codex"
 
 // Codex sandbox modes an arm may name as its permission; "bypass" runs
-// Codex with --dangerously-bypass-approvals-and-sandbox, for when wfb's own
-// sandbox is the only one wanted.
+// Codex with --dangerously-bypass-approvals-and-sandbox, leaving isolation
+// to wfb's sandbox. It is the default inside a wfb sandbox: Codex's own
+// (bwrap) sandbox cannot start there — it must create .git in the
+// workspace, which a review session's workspace refuses — and a command it
+// cannot sandbox fails without a trace in --json output. Without a wfb
+// sandbox the default is workspace-write.
 var codexSandboxModes = []string{"workspace-write", "read-only", "danger-full-access", "bypass"}
 
 // codexProvider is the id of the model provider wfb defines for Codex.
@@ -77,7 +81,11 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 		return nil, nil, errors.New("allowed tools: codex exec has no tool allow-list, so an arm cannot set one")
 	}
 	mode := spec.Permission
-	if mode == "" {
+	switch {
+	case mode != "":
+	case spec.Sandbox != nil:
+		mode = "bypass"
+	default:
 		mode = "workspace-write"
 	}
 	known := false

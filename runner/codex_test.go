@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"math"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -223,5 +225,45 @@ func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
 				t.Errorf("err %v, want one naming %q", err, c.want)
 			}
 		})
+	}
+}
+
+// fakeIsolation stands in for a wfb sandbox in command-line tests.
+type fakeIsolation struct{ artifacts string }
+
+func (f fakeIsolation) Backend() string           { return "host-unsafe" }
+func (f fakeIsolation) RequirePIDNamespace() bool { return false }
+func (f fakeIsolation) ArtifactDir() string       { return f.artifacts }
+func (f fakeIsolation) Launch(context.Context) (*sandbox.Launch, error) {
+	return &sandbox.Launch{}, nil
+}
+
+// TestCodexInsideAWfbSandboxLeavesIsolationToWfb stops Codex's own sandbox
+// from being started inside wfb's, where it cannot start (it must create
+// .git in a workspace a review makes read-only) and its failures leave no
+// trace in the output; the artifact directory is still granted.
+func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
+	spec := SessionSpec{AgentBin: "codex", Sandbox: fakeIsolation{"/sb/artifacts"},
+		Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
+	cmd, err := (&codexAdapter{}).command(spec, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cmd.argv, " ")
+	for _, want := range []string{"--dangerously-bypass-approvals-and-sandbox", "--add-dir /sb/artifacts"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("argv %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, " -s ") {
+		t.Errorf("argv %q also asks for Codex's sandbox", got)
+	}
+	spec.Permission = "workspace-write"
+	cmd, err = (&codexAdapter{}).command(spec, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cmd.argv, " "); !strings.Contains(got, "-s workspace-write") || strings.Contains(got, "bypass") {
+		t.Errorf("an arm's own permission was not kept: %q", got)
 	}
 }

@@ -1,0 +1,570 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/store"
+)
+
+// rig is one results file, one run, one workspace and one mock provider.
+type rig struct {
+	db        *store.DB
+	dbPath    string
+	runID     string
+	workspace string
+	tmp       string // a directory any uid can traverse
+	p         *mock.Provider
+}
+
+func newRig(t *testing.T, script *mock.Script) *rig {
+	t.Helper()
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "wfb.db")
+	db, err := store.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatalf("open results: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	runID := store.NewID("run")
+	if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "run", StartedAt: time.Now().UTC(), Status: store.RunRunning, Harness: "conformance"}); err != nil {
+		t.Fatal(err)
+	}
+	// t.TempDir's parents are 0700; the session runs as nobody when the
+	// tests run as root.
+	tmp, err := os.MkdirTemp("", "wfb-conformance-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(tmp, "workspace")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "source.ts"), []byte("export const answer = 42;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mock.StartProvider(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return &rig{db: db, dbPath: dbPath, runID: runID, workspace: ws, tmp: tmp, p: p}
+}
+
+// cell is a cell of c against the rig's provider; adjust tweaks it.
+func (r *rig) cell(c cli, adjust ...func(*runner.Cell)) runner.Cell {
+	cell := runner.Cell{
+		RunID: r.runID, Task: "conformance", Arm: c.name, Agent: c.agent, AgentBin: c.bin,
+		Model: c.model, Prompt: "Say hello.", Workspace: r.workspace, Sandbox: "host-unsafe",
+		Timeout: 60 * time.Second, BaseURL: r.p.URL(), APIKey: "wfb-conformance-key",
+		ExtraEnv: map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "20000"},
+	}
+	for _, a := range adjust {
+		a(&cell)
+	}
+	return cell
+}
+
+// run runs the cell and returns its row as the results file has it.
+func (r *rig) run(t *testing.T, cell runner.Cell) store.Result {
+	t.Helper()
+	row, err := runner.RunCell(context.Background(), r.db, cell)
+	if err != nil {
+		t.Fatalf("RunCell: %v", err)
+	}
+	return r.stored(t, row.AttemptID)
+}
+
+func (r *rig) stored(t *testing.T, attemptID string) store.Result {
+	t.Helper()
+	rows, err := r.db.Results(context.Background(), r.runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if row.AttemptID == attemptID {
+			return row
+		}
+	}
+	t.Fatalf("attempt %s is not in the results file", attemptID)
+	return store.Result{}
+}
+
+func requireOK(t *testing.T, row store.Result) {
+	t.Helper()
+	if !row.OK {
+		t.Fatalf("session not ok: %s: %s\nstdout: %s\nstderr: %s", row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail), clip(row.StderrTail))
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 3000 {
+		return s[len(s)-3000:]
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// served is the usage the mock served over some replies, summed per
+// Anthropic field; the script's usage must be whole numbers.
+func served(t *testing.T, replies ...mock.Reply) [4]int64 {
+	t.Helper()
+	var sum [4]int64
+	for _, rp := range replies {
+		for i, f := range mock.UsageFields {
+			switch v := rp.Usage[f].(type) {
+			case nil:
+			case int:
+				sum[i] += int64(v)
+			case int64:
+				sum[i] += v
+			default:
+				t.Fatalf("usage %s = %v is not a whole number", f, v)
+			}
+		}
+	}
+	return sum
+}
+
+// tokens are a row's token columns.
+type tokens struct {
+	Semantics                                     string
+	Input, Output, CacheRead, CacheCreation       *int64
+	ReportedInput, ReportedCached, ReasoningToken *int64
+}
+
+func rowTokens(r store.Result) tokens {
+	return tokens{r.UsageSemantics, r.InputTokens, r.OutputTokens, r.CacheReadInputTokens, r.CacheCreationInputTokens,
+		r.ReportedInputTokens, r.ReportedCachedInputTokens, r.ReasoningOutputTokens}
+}
+
+// wantTokens is what a row must hold after the agent was served usage u
+// (in the script's Anthropic fields), under the agent's semantics. For
+// OpenAI the mock served input = in + cache_read + cache_creation with
+// cached = cache_read, and wfb stores input − cached: cache writes land in
+// input_tokens, and cache_creation_input_tokens is NULL (not reported).
+func wantTokens(c cli, u [4]int64, reasoning int64) tokens {
+	in, out, cr, cc := u[0], u[1], u[2], u[3]
+	if c.agent == runner.AgentCodex {
+		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
+	}
+	return tokens{store.UsageAnthropic, ptr(in), ptr(out), ptr(cr), ptr(cc), ptr(in), nil, nil}
+}
+
+// TestARealCLICompletesATextOnlySession stops wfb from mis-driving a real
+// CLI headless: wrong flags, a prompt it never reads, output it cannot
+// parse, a version not recorded.
+func TestARealCLICompletesATextOnlySession(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			reply := mock.Reply{Text: "hello from the mock", Usage: mock.FullUsage(120, 8, 0, 0)}
+			r := newRig(t, &mock.Script{Replies: []mock.Reply{reply}})
+			row := r.run(t, r.cell(c))
+			requireOK(t, row)
+			if diff := cmp.Diff(wantTokens(c, served(t, reply), 0), rowTokens(row)); diff != "" {
+				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if row.AgentVersion != c.version || row.Agent != c.agent || row.Model != c.model {
+				t.Errorf("agent %q version %q model %q, want %q %q %q", row.Agent, row.AgentVersion, row.Model, c.agent, c.version, c.model)
+			}
+			if row.SessionID == "" || row.ResultEvent == "" || row.DurationMS == nil {
+				t.Errorf("session id %q, result event %d bytes, duration %v: not recorded", row.SessionID, len(row.ResultEvent), row.DurationMS)
+			}
+			if row.CostUSD == nil || row.CostSource == "" {
+				t.Errorf("cost %v (%q): a priced model's cost was not recorded", row.CostUSD, row.CostSource)
+			}
+			if row.APIRetries == nil || *row.APIRetries != 0 {
+				t.Errorf("api retries %v, want a measured 0", row.APIRetries)
+			}
+			var prompts []string
+			for _, req := range append(r.p.MessageRequests(), r.p.ResponsesRequests()...) {
+				prompts = append(prompts, string(req.RawBody))
+			}
+			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
+				t.Errorf("%d model requests; the prompt reached the provider: %v", len(prompts), len(prompts) == 1 && strings.Contains(prompts[0], "Say hello."))
+			}
+			switch c.agent {
+			case runner.AgentClaude:
+				if row.CostSource != "reported" || row.NumTurns == nil || *row.NumTurns != 1 {
+					t.Errorf("cost source %q, turns %v; want reported, 1", row.CostSource, row.NumTurns)
+				}
+				wantMU := []store.ModelUsage{{Model: c.model, InputTokens: ptr(int64(120)), OutputTokens: ptr(int64(8)), CacheReadInputTokens: ptr(int64(0)), CacheCreationInputTokens: ptr(int64(0)), CostUSD: row.CostUSD}}
+				if diff := cmp.Diff(wantMU, row.ModelUsage); diff != "" {
+					t.Errorf("model usage (-want +got):\n%s", diff)
+				}
+				if row.PermissionDenials == nil || *row.PermissionDenials != 0 {
+					t.Errorf("permission denials %v, want a measured 0", row.PermissionDenials)
+				}
+			case runner.AgentCodex:
+				// gpt-5-codex: $1.25 per million input, $10 output.
+				want := (120*1.25 + 8*10.0) / 1e6
+				if row.CostSource != "derived" || row.CostUSD == nil || *row.CostUSD != want {
+					t.Errorf("cost %v (%q), want %v derived", row.CostUSD, row.CostSource, want)
+				}
+			}
+		})
+	}
+}
+
+const reviewArtifact = `{"schema_version": 1, "verdict": "request_changes", "findings": [{"id": "f1", "severity": "high", "path": "source.ts", "line": 1, "category": "correctness", "evidence": "answer is hard-coded", "recommendation": "compute it", "blocking": true}]}`
+
+// TestAWriteToolCallProducesAnAcceptedReviewArtifact stops the artifact
+// write — outside the workspace, which the CLIs deny unless granted — from
+// being silently refused, and the review from passing without it.
+func TestAWriteToolCallProducesAnAcceptedReviewArtifact(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			// A fresh directory the sandbox creates and hands to the
+			// session, so the artifact's path is known to the script.
+			r := newRig(t, nil)
+			artifactDir := filepath.Join(r.tmp, "artifacts")
+			artifact := filepath.Join(artifactDir, review.ReviewOutput)
+			replies := []mock.Reply{
+				{Text: "writing the review", Tools: []mock.Tool{c.writeFile(artifact, reviewArtifact)}, Usage: mock.FullUsage(900, 60, 0, 0)},
+				{Text: "review written", Usage: mock.FullUsage(1000, 12, 0, 0)},
+			}
+			r.p.Close()
+			r.p = startProvider(t, &mock.Script{Replies: replies})
+			row := r.run(t, r.cell(c, func(cell *runner.Cell) {
+				cell.Review, cell.ArtifactDir = true, artifactDir
+				cell.Prompt = "Review the change in source.ts."
+			}))
+			requireOK(t, row)
+			rv, err := review.ParseReviewOutput(artifact)
+			if err != nil {
+				t.Fatalf("the parser refused the artifact the agent wrote: %v", err)
+			}
+			if rv.Verdict != "request_changes" || len(rv.Findings) != 1 {
+				t.Errorf("parsed verdict %q with %d findings", rv.Verdict, len(rv.Findings))
+			}
+			if row.Verdict != "request_changes" || row.FindingsCount == nil || *row.FindingsCount != 1 {
+				t.Errorf("row verdict %q, findings %v", row.Verdict, row.FindingsCount)
+			}
+			if c.agent == runner.AgentClaude && (row.PermissionDenials == nil || *row.PermissionDenials != 0) {
+				t.Errorf("permission denials %v (%s), want a measured 0", row.PermissionDenials, row.ErrorDetail)
+			}
+		})
+	}
+}
+
+func startProvider(t *testing.T, s *mock.Script) *mock.Provider {
+	t.Helper()
+	p, err := mock.StartProvider(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// TestUsageTotalsEqualWhatTheMockServedAcrossTurns stops a multi-turn
+// session's usage from being taken from one turn, double counted, or
+// zero-filled: the row holds the sum of what the provider served.
+func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			replies := []mock.Reply{
+				{Text: "step one", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(1500, 40, 3000, 500), ReasoningTokens: 11},
+				{Text: "step two", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(200, 30, 4500, 0), ReasoningTokens: 7},
+				{Text: "done", Usage: mock.FullUsage(250, 25, 4500, 100), ReasoningTokens: 0},
+			}
+			r := newRig(t, &mock.Script{Replies: replies})
+			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.Prompt = "Run the checks." }))
+			requireOK(t, row)
+			if n := len(r.p.MessageRequests()) + len(r.p.ResponsesRequests()); n != len(replies) {
+				t.Fatalf("%d model requests, want %d (the script was not followed)", n, len(replies))
+			}
+			if diff := cmp.Diff(wantTokens(c, served(t, replies...), 18), rowTokens(row)); diff != "" {
+				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if c.agent == runner.AgentClaude {
+				u := served(t, replies...)
+				wantMU := []store.ModelUsage{{Model: c.model, InputTokens: &u[0], OutputTokens: &u[1], CacheReadInputTokens: &u[2], CacheCreationInputTokens: &u[3], CostUSD: row.CostUSD}}
+				if diff := cmp.Diff(wantMU, row.ModelUsage); diff != "" {
+					t.Errorf("model usage (-want +got):\n%s", diff)
+				}
+				if row.NumTurns == nil || *row.NumTurns != 3 {
+					t.Errorf("turns %v, want 3", row.NumTurns)
+				}
+				if row.PermissionDenials == nil || *row.PermissionDenials != 0 {
+					t.Errorf("permission denials %v (%s), want a measured 0", row.PermissionDenials, row.ErrorDetail)
+				}
+			}
+		})
+	}
+}
+
+// TestProviderFailuresAreFailedRowsWithProviderError stops an upstream
+// 529 or 400 from passing as a session, or being blamed on the agent.
+func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
+	for _, c := range clis {
+		for _, status := range []int{529, 400} {
+			t.Run(c.name+"/"+strconv.Itoa(status), func(t *testing.T) {
+				c := require(t, c)
+				r := newRig(t, &mock.Script{Default: &mock.Reply{Status: status}})
+				row := r.run(t, r.cell(c))
+				if row.OK || row.ErrorKind != store.KindProviderError {
+					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
+				}
+				if !strings.Contains(row.ErrorDetail, strconv.Itoa(status)) && !strings.Contains(row.ErrorDetail, "Invalid request") {
+					t.Errorf("detail %q names neither the status nor the provider's message", row.ErrorDetail)
+				}
+				if row.ProcessState != store.StateExited || row.ExitCode == nil || *row.ExitCode == 0 {
+					t.Errorf("process %s exit %v, want exited non-zero", row.ProcessState, row.ExitCode)
+				}
+				requests := len(r.p.MessageRequests()) + len(r.p.ResponsesRequests())
+				switch {
+				case status == 529 && requests < 2:
+					t.Errorf("a 529 was not retried within the bound: %d requests", requests)
+				case status == 529 && requests > 4:
+					// One retry allowed: Claude Code makes 2 requests;
+					// Codex 4 (a request retry, then a stream reconnect
+					// with its own request retry).
+					t.Errorf("a 529 was retried beyond the bound of 1: %d requests", requests)
+				case status == 400 && c.agent == runner.AgentCodex && requests != 1:
+					t.Errorf("a 400 was retried: %d requests", requests)
+				case status == 400 && requests > 8:
+					// Claude Code answers a 400 by degrading its request
+					// (dropping beta features one by one): 6 requests in
+					// 2.1.332, none of them reported as an api_retry.
+					t.Errorf("a 400 was retried %d times", requests)
+				}
+				if status == 400 && (row.APIRetries == nil || *row.APIRetries != 0) {
+					t.Errorf("api retries %s for a 400, want a measured 0", deref(row.APIRetries))
+				}
+				if status == 529 && (row.APIRetries == nil || *row.APIRetries != 1) {
+					t.Errorf("api retries %s for a 529 with one retry allowed, want 1", deref(row.APIRetries))
+				}
+				t.Logf("%d requests, api_retries %v: %s", requests, deref(row.APIRetries), row.ErrorDetail)
+			})
+		}
+	}
+}
+
+func deref(p *int64) string {
+	if p == nil {
+		return "NULL"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// TestAHungProviderIsBoundedAndLeavesNoProcess stops a provider that never
+// answers from stalling a cell, and a timed-out agent from living on.
+func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			// The first turn leaves a background process behind, as a build
+			// or a dev server would; then the provider hangs.
+			r := newRig(t, &mock.Script{Replies: []mock.Reply{{Text: "starting", Tools: []mock.Tool{c.background}, Usage: mock.FullUsage(10, 5, 0, 0)}}, Default: &mock.Reply{Hang: true}})
+			mark := "wfb-conformance-" + randomHex(t)
+			cell := r.cell(c, func(cell *runner.Cell) {
+				cell.Timeout = 3 * time.Second
+				// The agent's own bound is far away: wfb's timeout is what
+				// must end the session.
+				cell.ExtraEnv["API_TIMEOUT_MS"] = "600000"
+				cell.ExtraEnv["WFB_CONFORMANCE_MARK"] = mark
+				if c.agent == runner.AgentClaude {
+					cell.AllowedTools = []string{"Bash"}
+				}
+			})
+			type done struct {
+				row store.Result
+				err error
+			}
+			finished := make(chan done, 1)
+			start := time.Now()
+			go func() {
+				row, err := runner.RunCell(context.Background(), r.db, cell)
+				finished <- done{row, err}
+			}()
+			// Control: while the request hangs, the marked agent is found,
+			// so finding none afterwards means something.
+			seen := 0
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if pending(r.p, 1) {
+					// The tool call returned before this request was made,
+					// so its background job is running.
+					seen = len(marked(t, mark))
+					break
+				}
+			}
+			d := <-finished
+			elapsed := time.Since(start)
+			if d.err != nil {
+				t.Fatalf("RunCell: %v", d.err)
+			}
+			if seen < 2 {
+				// Both CLIs start tool commands in sessions of their own
+				// (setsid), out of reach of wfb's process-group kill; only
+				// the CLI's own SIGTERM handling ends them.
+				t.Errorf("%d marked processes were found while the provider hung, want the agent and its background job; the orphan check below proves too little", seen)
+			}
+			row := r.stored(t, d.row.AttemptID)
+			if row.OK || row.ErrorKind != store.KindTimeout {
+				t.Errorf("ok %v kind %q (%s), want timeout", row.OK, row.ErrorKind, row.ErrorDetail)
+			}
+			if row.ProcessState != store.StateTimeout && row.ProcessState != store.StateForcedKill {
+				t.Errorf("process state %q, want timeout or forced-kill", row.ProcessState)
+			}
+			if left := marked(t, mark); len(left) > 0 {
+				t.Errorf("processes outlived the session: %v", left)
+			}
+			t.Logf("%s: %s after %s (timeout 3s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), seen)
+		})
+	}
+}
+
+// TestTheAgentsOwnRequestTimeoutHolds stops the bound wfb sets through the
+// environment (API_TIMEOUT_MS) from being ignored: a hung request ends the
+// session well before wfb's own timeout, as a provider error.
+//
+// Claude Code only: Codex's stream_idle_timeout_ms (which the Codex adapter
+// maps API_TIMEOUT_MS to) does not bound a request that never gets response
+// headers (0.171.0 waited the full 45 s), so for Codex wfb's timeout is the
+// bound — TestAHungProviderIsBoundedAndLeavesNoProcess covers it.
+func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
+	for _, c := range clis {
+		if c.agent != runner.AgentClaude {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			r := newRig(t, &mock.Script{Default: &mock.Reply{Hang: true}})
+			row := r.run(t, r.cell(c, func(cell *runner.Cell) {
+				cell.Timeout = 45 * time.Second
+				cell.ExtraEnv["API_TIMEOUT_MS"] = "1500"
+				cell.ExtraEnv["CLAUDE_CODE_MAX_RETRIES"] = "0"
+			}))
+			if row.OK {
+				t.Fatalf("a session against a hung provider passed")
+			}
+			if row.ErrorKind == store.KindTimeout {
+				t.Fatalf("the agent ignored its request timeout; wfb's timeout ended it (%s)", row.ErrorDetail)
+			}
+			if row.ErrorKind != store.KindProviderError {
+				t.Errorf("kind %q (%s), want provider-error", row.ErrorKind, row.ErrorDetail)
+			}
+			t.Logf("%s: %s after %dms: %s", c.name, row.ErrorKind, *row.DurationMS, row.ErrorDetail)
+		})
+	}
+}
+
+// pending reports whether a model request after the first skip ones is
+// waiting for an answer.
+func pending(p *mock.Provider, skip int) bool {
+	for i, req := range append(p.MessageRequests(), p.ResponsesRequests()...) {
+		if i >= skip && req.Status == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// marked lists the processes whose environment carries mark: the agent and
+// every descendant it started (they inherit it).
+func marked(t *testing.T, mark string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	needle := []byte("WFB_CONFORMANCE_MARK=" + mark + "\x00")
+	var found []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(env, needle) {
+			continue
+		}
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		found = append(found, fmt.Sprintf("%d %s", pid, strings.ReplaceAll(string(cmd), "\x00", " ")))
+	}
+	return found
+}
+
+func randomHex(t *testing.T) string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// TestTheAPIKeyNeverReachesTheResultsFile stops a key from leaking into the
+// results file through the environment, evidence or error details. The
+// key is not shaped like one, so redaction cannot be what keeps it out; a
+// key-shaped secret the model echoes must be redacted on the way in.
+func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			c := require(t, c)
+			key := "wfbkeyprobe" + randomHex(t)
+			echoed := "sk-ant-api03-" + randomHex(t) + randomHex(t)
+			r := newRig(t, &mock.Script{Replies: []mock.Reply{
+				{Text: "checking", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(10, 5, 0, 0)},
+				{Text: "the key you gave me is " + echoed, Usage: mock.FullUsage(10, 5, 0, 0)},
+			}})
+			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.APIKey = key }))
+			requireOK(t, row)
+			if !strings.Contains(row.ResultEvent+row.StdoutTail, store.Redacted) {
+				t.Errorf("the echoed key was not redacted in the evidence (control): %s", clip(row.StdoutTail))
+			}
+			// The provider saw the key (so it was in use) but recorded it
+			// redacted.
+			reqs := append(r.p.MessageRequests(), r.p.ResponsesRequests()...)
+			if len(reqs) == 0 {
+				t.Fatal("no model requests")
+			}
+			h := reqs[0].Header
+			if h.Get("X-Api-Key") == "" && h.Get("Authorization") == "" {
+				t.Errorf("the agent sent no credential header: %v", h)
+			}
+			for _, phase := range []string{"open", "closed"} {
+				if phase == "closed" {
+					r.db.Close()
+				}
+				files, _ := filepath.Glob(r.dbPath + "*")
+				if len(files) == 0 {
+					t.Fatalf("no results file at %s", r.dbPath)
+				}
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, secret := range []string{key, echoed} {
+						if bytes.Contains(b, []byte(secret)) {
+							t.Errorf("%s (%s): the results file holds a secret %q", filepath.Base(f), phase, secret[:12]+"...")
+						}
+					}
+				}
+			}
+		})
+	}
+}
