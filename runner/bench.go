@@ -101,8 +101,8 @@ func (w Workspace) String() string {
 // Arm is one workflow variant.
 type Arm struct {
 	ID           string
-	Agent        string // AgentStandIn or AgentClaude
-	AgentBin     string // the executable; default: wfb itself for stand-in, claude on PATH
+	Agent        string // AgentStandIn, AgentClaude or AgentCodex
+	AgentBin     string // the executable; default: wfb itself for stand-in, else the agent's name on PATH
 	Model        string
 	Flags        []string
 	PromptPrefix string
@@ -762,11 +762,9 @@ func (p *benchParser) arms(n node, field string) {
 			case "agent":
 				if s, ok := p.str(kv.value, kf); ok {
 					switch s {
-					case AgentStandIn, AgentClaude:
-					case "codex":
-						p.addf(kv.value, kf, "codex is not supported yet (want %s or %s)", AgentStandIn, AgentClaude)
+					case AgentStandIn, AgentClaude, AgentCodex:
 					default:
-						p.addf(kv.value, kf, "unknown agent %q (want %s or %s)", s, AgentStandIn, AgentClaude)
+						p.addf(kv.value, kf, "unknown agent %q (want %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex)
 					}
 					a.Agent = s
 				}
@@ -802,6 +800,15 @@ func (p *benchParser) arms(n node, field string) {
 		for _, req := range []string{"id", "agent"} {
 			if !p.has(pairs, req) {
 				p.addf(item, f+"."+req, "is required")
+			}
+		}
+		if a.Agent == AgentCodex {
+			// Codex exec has neither: refused here, not as a failed row per cell.
+			if at := p.keyOf(pairs, "max_turns"); at != nil {
+				p.addf(at, f+".max_turns", "codex exec has no turn limit; remove it from this arm")
+			}
+			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
+				p.addf(at, f+".allowed_tools", "codex exec has no tool allow-list; remove it from this arm")
 			}
 		}
 		p.b.Arms = append(p.b.Arms, a)

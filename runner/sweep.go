@@ -277,7 +277,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 			env[v.Name] = val
 		}
 		s.envs[a.ID] = env
-		s.agents[a.ID] = s.agentFor(ctx, a)
+		s.agents[a.ID] = s.agentFor(a)
 	}
 	if len(problems) > 0 {
 		return nil, &InputError{Problems: problems}
@@ -342,21 +342,25 @@ func lookup(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
-// agentFor resolves an arm's agent command and version. A claude binary
-// that cannot be found is not an input error: each cell records the spawn
+// agentFor resolves an arm's agent command and version. A binary that
+// cannot be found is not an input error: each cell records the spawn
 // failure, as a row.
-func (s *Sweep) agentFor(ctx context.Context, a Arm) agentCmd {
+func (s *Sweep) agentFor(a Arm) agentCmd {
 	if a.Agent == AgentStandIn && a.AgentBin == "" {
 		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
 	}
 	bin := a.AgentBin
 	if bin == "" {
-		bin = "claude"
+		bin = a.Agent // claude, codex: looked up on PATH
 	}
 	if p, err := exec.LookPath(bin); err == nil {
 		bin = p
 	}
-	return agentCmd{bin: bin, version: agentVersion(ctx, bin)}
+	v := probeVersion(bin)
+	if v == "" {
+		v = "unknown (" + bin + " --version gave none)"
+	}
+	return agentCmd{bin: bin, version: v}
 }
 
 // stageStandIn copies the stand-in's executable into the run's directory
@@ -389,21 +393,6 @@ func (s *Sweep) stageStandIn() error {
 		s.agents[id] = ag
 	}
 	return nil
-}
-
-// agentVersion asks an agent CLI for its version: the first line of
-// `BIN --version`, or why it could not be read.
-func agentVersion(ctx context.Context, bin string) string {
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, bin, "--version")
-	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=/nonexistent", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
-	out, err := cmd.Output()
-	if err != nil {
-		return "unknown (" + bin + " --version: " + errText(err) + ")"
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return strings.TrimSpace(line)
 }
 
 // RunID is the run the sweep records into.

@@ -291,7 +291,7 @@ provider: {mock: replies.yaml}
 tasks:
   - {id: t1, workspace: ./missing, prompt: p}
 arms:
-  - {id: a, agent: codex}
+  - {id: a, agent: gemini}
 `)
 	s, out, errOut := TestStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db}, s)
