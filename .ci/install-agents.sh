@@ -53,5 +53,5 @@ while read -r pkg version bin; do
     *) echo "install-agents: $exe --version says '$got', want $version" >&2; exit 1 ;;
   esac
   var="WFB_$(echo "$bin" | tr '[:lower:]-' '[:upper:]_')_BIN"
-  echo "$var=$exe"
+  printf '%s=%q\n' "$var" "$exe"
 done < "$here/agent-versions"

@@ -267,3 +267,28 @@ func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
 		t.Errorf("an arm's own permission was not kept: %q", got)
 	}
 }
+
+// BenchmarkCodexOutput measures consuming and interpreting a typical Codex
+// transcript (a few hundred events, one terminal event).
+func BenchmarkCodexOutput(b *testing.B) {
+	var lines [][]byte
+	lines = append(lines, []byte(`{"type":"thread.started","thread_id":"th-1"}`), []byte(`{"type":"turn.started"}`))
+	for i := 0; i < 200; i++ {
+		lines = append(lines, []byte(`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \"go test ./...\"","aggregated_output":"ok  \tgithub.com/wfbench/wfb/store\t1.8s\n","exit_code":0,"status":"completed"}}`))
+	}
+	lines = append(lines, []byte(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":300000,"output_tokens":20000,"reasoning_output_tokens":5000}}`))
+	code := int64(0)
+	pr := processResult{State: store.StateExited, ExitCode: &code}
+	b.ReportAllocs()
+	for b.Loop() {
+		out := &codexOutput{model: "gpt-5-codex"}
+		for _, l := range lines {
+			out.line(l, false)
+		}
+		var row store.Result
+		interpret(&row, SessionSpec{AgentBin: "codex"}, pr, out)
+		if !row.OK {
+			b.Fatal(row.ErrorDetail)
+		}
+	}
+}

@@ -203,6 +203,15 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
 				t.Errorf("%d model requests; the prompt reached the provider: %v", len(prompts), len(prompts) == 1 && strings.Contains(prompts[0], "Say hello."))
 			}
+			// No side traffic (title generation, probes, telemetry) reaches
+			// the provider: every request is the one model turn.
+			if all := r.p.Requests(); len(all) != len(prompts) {
+				var seen []string
+				for _, req := range all {
+					seen = append(seen, req.Method+" "+req.Path)
+				}
+				t.Errorf("the provider saw %d requests, %d of them model turns: %v", len(all), len(prompts), seen)
+			}
 			switch c.agent {
 			case runner.AgentClaude:
 				if row.CostSource != "reported" || row.NumTurns == nil || *row.NumTurns != 1 {
