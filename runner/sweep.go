@@ -28,8 +28,11 @@ type Selection struct {
 	IncludeExpensive bool   `json:"include_expensive,omitempty"`
 	Sandbox          string `json:"sandbox,omitempty"` // "": the bench's
 	// Shard, when ShardCount > 0, keeps only the cells InShard assigns to
-	// shard Shard of ShardCount.
-	Shard      int `json:"shard,omitempty"`
+	// shard Shard of ShardCount. The index is the process's, not the run's:
+	// the shards of one run share its id and its recorded selection (so
+	// that wfb merge finds them identical), and a resume names its shard
+	// again.
+	Shard      int `json:"-"`
 	ShardCount int `json:"shard_count,omitempty"`
 }
 
@@ -106,6 +109,9 @@ type SweepOptions struct {
 	Label     string
 	// Resume names a run to continue; empty starts a new one.
 	Resume string
+	// RunID is the id of a new run; empty: a fresh one. The shards of one
+	// run share it.
+	RunID string
 	// Workers runs this many cells at once; 0: the bench's.
 	Workers int
 	// Harness is wfb's version, recorded and part of the fingerprint.
@@ -230,9 +236,21 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: its recorded configuration cannot be read", r.ID)}}
 		}
 		prev = &r
-		// The cells of a run are the ones it was started with.
-		opts.Selection = prevConfig.Selection
-		s.opts.Selection = prevConfig.Selection
+		// The cells of a run are the ones it was started with; of a sharded
+		// run, those of the shard this process is.
+		sel := prevConfig.Selection
+		if sel.ShardCount > 0 && opts.Selection.ShardCount != sel.ShardCount {
+			return nil, &InputError{Problems: []string{fmt.Sprintf(
+				"--resume %s: the run is sharded %d ways; name this file's shard again (--shard i/%d, or the batch engine's variables)",
+				r.ID, sel.ShardCount, sel.ShardCount)}}
+		}
+		if sel.ShardCount == 0 && opts.Selection.ShardCount > 0 {
+			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: the run is not sharded; drop the shard", r.ID)}}
+		}
+		sel.Shard = opts.Selection.Shard
+		opts.Selection, s.opts.Selection = sel, sel
+	} else if opts.RunID != "" && !idPattern.MatchString(opts.RunID) {
+		return nil, &InputError{Problems: []string{fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-'", opts.RunID)}}
 	}
 	plan, err := b.Plan(opts.Selection)
 	if err != nil {
@@ -331,7 +349,14 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 			return nil, err
 		}
 	} else {
-		s.run = store.Run{ID: store.NewID("run"), Label: opts.Label, Kind: "run", Status: store.RunRunning,
+		id := opts.RunID
+		if id == "" {
+			id = store.NewID("run")
+		} else if _, err := opts.DB.Run(ctx, id); err == nil {
+			s.Close()
+			return nil, &InputError{Problems: []string{fmt.Sprintf("run %s is already recorded in %s; continue it with --resume %s", id, opts.DB.Path(), id)}}
+		}
+		s.run = store.Run{ID: id, Label: opts.Label, Kind: "run", Status: store.RunRunning,
 			Fingerprint: fp.Sum(), Harness: opts.Harness}
 	}
 	return s, nil

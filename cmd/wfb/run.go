@@ -29,6 +29,7 @@ type runOptions struct {
 	IncludeExpensive bool
 	Sandbox          string
 	Shard            string
+	RunID            string
 	Format           string
 }
 
@@ -58,7 +59,10 @@ one that is ok, or whose failure is final (not cancelled, not a "not run" row,
 no retry owed). Earlier rows stay; new attempts are appended to the same run.
 
 --shard i/n (or JOB_COMPLETION_INDEX + WFB_SHARD_COUNT, or SLURM_ARRAY_TASK_ID)
-runs a deterministic, disjoint slice of the cells; wfb merge combines files.
+runs a deterministic, disjoint slice of the cells. Every shard of one run
+records into the same run id (--run-id or $WFB_RUN_ID, required with a shard),
+each in its own results file; wfb merge combines the files into one run. A
+sharded run is resumed shard by shard, each naming its shard again.
 
 Exit status: 0 when the run completed (failed cells are measurements: see
 wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
@@ -87,6 +91,7 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.BoolVar(&opts.IncludeExpensive, "include-expensive", false, "also run tasks marked expensive")
 	f.StringVar(&opts.Sandbox, "sandbox", "", "sandbox backend for every cell (default: the bench's)")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
+	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
 	return cmd
 }
@@ -104,7 +109,7 @@ func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
 	if o.Resume != "" {
 		var fixed []string
 		for name, set := range map[string]bool{"--tasks": len(o.Tasks) > 0, "--arms": len(o.Arms) > 0, "--runs": o.Runs > 0,
-			"--include-expensive": o.IncludeExpensive, "--sandbox": o.Sandbox != "", "--shard": o.Shard != "", "--label": o.Label != ""} {
+			"--include-expensive": o.IncludeExpensive, "--sandbox": o.Sandbox != "", "--label": o.Label != "", "--run-id": o.RunID != ""} {
 			if set {
 				fixed = append(fixed, name)
 			}
@@ -112,7 +117,7 @@ func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
 		if len(fixed) > 0 {
 			return sel, badInput("--resume continues a run with the cells it was started with; drop %s", strings.Join(sortedStrings(fixed), ", "))
 		}
-		return sel, nil
+		sel = runner.Selection{}
 	}
 	switch {
 	case o.Shard != "":
@@ -129,6 +134,12 @@ func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
 		if ok {
 			sel.Shard, sel.ShardCount = i, n
 		}
+	}
+	if o.RunID == "" {
+		o.RunID = s.Getenv("WFB_RUN_ID")
+	}
+	if sel.ShardCount > 0 && o.RunID == "" && o.Resume == "" {
+		return sel, badInput("a shard needs --run-id (or $WFB_RUN_ID): every shard of one run records into the same run id, which wfb merge combines")
 	}
 	return sel, nil
 }
@@ -205,7 +216,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	defer db.Close()
 	sum, err := sweep(ctx, s, runner.SweepOptions{
-		Bench: bench, Selection: sel, DB: db, Label: opts.Label, Resume: opts.Resume, Workers: opts.Workers,
+		Bench: bench, Selection: sel, DB: db, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
 		Harness: version, Getenv: s.Getenv, StartMock: startMock(), StandInBin: bin, StandInArgs: args,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -423,5 +424,64 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 		if diff := cmp.Diff([]any{int64(1), int64(1), int64(1), int64(1)}, sc); diff != "" {
 			t.Errorf("score (-want +got):\n%s", diff)
 		}
+	}
+}
+
+// Three shards of a run, each in its own file, merged, hold exactly the
+// cells of the same bench run unsharded, with the same outcomes: no cell is
+// run twice or by no shard, and the shards' run rows combine into one.
+func TestShardsMergedEqualOneUnshardedRunCellForCell(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, `runs: 4
+workers: 2
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}, {id: t2, workspace: ws, prompt: q}]
+arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-in}]
+`)
+	cellsOf := func(rows []store.Result) []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%s/%s/%d attempt %d ok=%v", r.Task, r.Arm, r.Rep, r.Attempt, r.OK))
+		}
+		slices.Sort(out)
+		return out
+	}
+	mustRun := func(args ...string) {
+		t.Helper()
+		s, _, errOut := TestStreams("", nil)
+		if code := run(context.Background(), args, s); code != exitOK {
+			t.Fatalf("wfb %v: exit %d\n%s", args, code, errOut)
+		}
+	}
+	mustRun("run", bench, "--db", db)
+	_, whole := resultsOf(t, db)
+
+	dir := t.TempDir()
+	var shards []string
+	for i := range 3 {
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.db", i))
+		shards = append(shards, f)
+		mustRun("run", bench, "--db", f, "--shard", fmt.Sprintf("%d/3", i), "--run-id", "nightly-1", "--label", "nightly")
+	}
+	merged := filepath.Join(dir, "all.db")
+	mustRun(append([]string{"merge", "--into", merged}, shards...)...)
+	runs, rows := resultsOf(t, merged)
+	if diff := cmp.Diff(cellsOf(whole), cellsOf(rows)); diff != "" {
+		t.Errorf("merged shards vs one run (-want +got):\n%s", diff)
+	}
+	if len(runs) != 1 || runs[0].ID != "nightly-1" || runs[0].Status != store.RunComplete {
+		t.Errorf("merged runs: %+v; want the one run nightly-1, complete", runs)
+	}
+
+	// A shard resumes as its shard, never as the whole run.
+	s, _, errOut := TestStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", shards[0], "--resume", "nightly-1"}, s); code != exitBadInput {
+		t.Errorf("resume of a shard without --shard: exit %d, want 2\n%s", code, errOut)
+	}
+	mustRun("run", bench, "--db", shards[0], "--resume", "nightly-1", "--shard", "0/3")
+	// Without a run id, shards could not be merged into one run.
+	s, _, errOut = TestStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", filepath.Join(dir, "x.db"), "--shard", "0/3"}, s); code != exitBadInput {
+		t.Errorf("--shard without --run-id: exit %d, want 2\n%s", code, errOut)
 	}
 }
