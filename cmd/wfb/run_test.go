@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/mock"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -483,5 +484,38 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	s, _, errOut = TestStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", filepath.Join(dir, "x.db"), "--shard", "0/3"}, s); code != exitBadInput {
 		t.Errorf("--shard without --run-id: exit %d, want 2\n%s", code, errOut)
+	}
+}
+
+// An outage aborts the run with exit 1 and says how to continue; the cells
+// it kept from starting are rows that say why.
+func TestAnOutageAbortsTheRunWithExit1(t *testing.T) {
+	p, err := mock.StartProvider(&mock.Script{Default: &mock.Reply{Status: 529}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	bench, db := runFixture(t, runOKScript, `runs: 4
+breaker: 2
+sandbox: host-unsafe
+provider: {base_url: "`+p.URL()+`", api_key_env: KEY}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	s, _, errOut := TestStreams("", map[string]string{"KEY": "k"})
+	if code := run(context.Background(), []string{"run", bench, "--db", db}, s); code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s", code, errOut)
+	}
+	if !strings.Contains(errOut.String(), "aborted: the outage breaker opened after 2 consecutive systemic failures") {
+		t.Errorf("stderr: %s", errOut)
+	}
+	runs, rows := resultsOf(t, db)
+	var kinds []string
+	for _, r := range rows {
+		kinds = append(kinds, r.ErrorKind)
+	}
+	want := []string{store.KindProviderError, store.KindProviderError, store.KindInfraError, store.KindInfraError}
+	if diff := cmp.Diff(want, kinds); diff != "" || runs[0].Status != store.RunAborted {
+		t.Errorf("status %s, kinds (-want +got):\n%s", runs[0].Status, diff)
 	}
 }
