@@ -55,19 +55,52 @@ func TestCalibrationAAContinuousIsRarelySignificant(t *testing.T) {
 
 // TestCalibrationAAContinuousWithTiesIsRarelySignificant is the same study on
 // the kind of data agents produce: small integers (turns, tool calls) full of
-// ties, where a rank test that mishandles ties goes wrong.
+// ties, where a rank test that mishandles ties goes wrong. Equal sizes up to
+// 25 take the exact tied path, where U is symmetric even with ties (A and B
+// are exchangeable); unequal sizes are where it is not, and where go-moremath
+// returned p-values above 1 and of 0. 30 vs 30 and 12 vs 40 take the normal
+// approximation with tie correction.
 func TestCalibrationAAContinuousWithTiesIsRarelySignificant(t *testing.T) {
-	rng := rand.New(rand.NewPCG(2024, 7))
-	const n, alpha = 10, 0.05
-	draw := func() []float64 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(3 + rng.IntN(5))
-		}
-		return xs
+	tests := []struct {
+		name       string
+		n1, n2     int
+		levels     int
+		seedStream uint64
+	}{
+		{"10-vs-10-five-levels", 10, 10, 5, 7},
+		{"10-vs-10-three-levels", 10, 10, 3, 14},
+		{"5-vs-5-five-levels", 5, 5, 5, 15},
+		{"5-vs-5-three-levels", 5, 5, 3, 16},
+		{"5-vs-12-four-levels", 5, 12, 4, 18},
+		{"3-vs-20-three-levels", 3, 20, 3, 19},
+		{"30-vs-30-five-levels", 30, 30, 5, 17},
+		{"12-vs-40-four-levels", 12, 40, 4, 20},
 	}
-	rate := rateOfSignificant(func() Comparison { return CompareContinuous(draw(), draw(), alpha) })
-	checkFalsePositiveRate(t, rate, alpha, 0.06)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(2024, tt.seedStream))
+			const alpha = 0.05
+			draw := func(n int) []float64 {
+				xs := make([]float64, n)
+				for i := range xs {
+					xs[i] = float64(3 + rng.IntN(tt.levels))
+				}
+				return xs
+			}
+			outside := 0
+			rate := rateOfSignificant(func() Comparison {
+				c := CompareContinuous(draw(tt.n1), draw(tt.n2), alpha)
+				if !(c.P > 0 && c.P <= 1) {
+					outside++
+				}
+				return c
+			})
+			if outside > 0 {
+				t.Errorf("%d of %d p-values outside (0, 1]", outside, calibrationTrials)
+			}
+			checkFalsePositiveRate(t, rate, alpha, 0.06)
+		})
+	}
 }
 
 // TestCalibrationAARatesAreRarelySignificant stops a Fisher test that is
@@ -149,8 +182,9 @@ func TestCalibrationABClearRateChangeIsDetected(t *testing.T) {
 
 // BenchmarkCompareContinuous measures one comparison at sizes that take
 // different paths through the U test: n=1000 (normal approximation, the size
-// of a large bench), n=50 without ties and n=25 with ties (the largest exact
-// computations benchmath does).
+// of a large bench), n=50 without ties (the largest exact computation
+// benchmath does) and n=25 with ties (the largest exact tied computation,
+// done here).
 func BenchmarkCompareContinuous(b *testing.B) {
 	cases := []struct {
 		name string

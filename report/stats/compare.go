@@ -3,9 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"sync"
-
-	"golang.org/x/perf/benchmath"
 )
 
 // Names of the tests a Comparison can come from, as they appear in
@@ -40,10 +37,11 @@ type Comparison struct {
 }
 
 // CompareContinuous compares a continuous metric (tokens, cost, wall time)
-// between a and b with the two-sided Mann–Whitney U test, through benchmath:
-// exact p-values for samples of up to 50 values (25 when there are ties), a
-// normal approximation with tie and continuity correction above that. The
-// centres are medians with confidence intervals at level 1-alpha.
+// between a and b with the two-sided Mann–Whitney U test: exact p-values for
+// samples of up to 50 values per side (through benchmath) or 25 when there
+// are ties (the exact conditional distribution given the ties), a normal
+// approximation with tie and continuity correction above that. P is always in
+// (0, 1]. The centres are medians with confidence intervals at level 1-alpha.
 //
 // NaN and ±Inf values are skipped, and each side's summary says how many.
 // When the sample sizes are so small that no outcome could be significant at
@@ -72,58 +70,6 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 		}
 	}
 	return c.judge()
-}
-
-// uTest runs benchmath's Mann–Whitney U test on a and b (finite, not sorted,
-// not modified) and returns its p-value and warnings.
-func uTest(a, b []float64) (float64, []string) {
-	// benchmath's own "too few samples" warning only considers equal sample
-	// sizes; we compute the bound for the sizes actually given, so we hand
-	// it alpha 1, which switches that warning off and changes nothing else.
-	thr := benchmath.Thresholds{CompareAlpha: 1}
-	res := benchmath.AssumeNothing.Compare(
-		benchmath.NewSample(append([]float64(nil), a...), &thr),
-		benchmath.NewSample(append([]float64(nil), b...), &thr))
-	var warnings []string
-	for _, w := range res.Warnings {
-		warnings = append(warnings, w.Error())
-	}
-	return res.P, warnings
-}
-
-// uTestMinP returns the smallest p-value the U test can report for samples
-// of sizes n1 and n2: the one for two samples that do not overlap at all. It
-// asks the same library that computes real p-values, so the bound matches the
-// test (exact below benchmath's limits, normal approximation above).
-func uTestMinP(n1, n2 int) float64 {
-	key := [2]int{n1, n2}
-	if p, ok := uMinPCache.Load(key); ok {
-		return p.(float64)
-	}
-	a := make([]float64, n1)
-	b := make([]float64, n2)
-	for i := range a {
-		a[i] = float64(i)
-	}
-	for i := range b {
-		b[i] = float64(n1 + i)
-	}
-	p, _ := uTest(a, b)
-	uMinPCache.Store(key, p)
-	return p
-}
-
-var uMinPCache sync.Map
-
-// uTestNeedPerSide returns the smallest n such that two samples of n values
-// each can reach significance at alpha.
-func uTestNeedPerSide(alpha float64) int {
-	for n := 1; n < 1000; n++ {
-		if uTestMinP(n, n) <= alpha {
-			return n
-		}
-	}
-	return 1000
 }
 
 // tooFew explains that no outcome at these sample sizes could be significant.
