@@ -316,12 +316,6 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 		where := groupName(task, arm)
 		var lines []DiffLine
 		line := func(key, nm string, m Metric, rate bool, c stats.Comparison) {
-			// benchmath's exact U test with ties doubles a one-sided tail
-			// and can return more than 1 (seen: 1.22 for 5 vs 6 values
-			// in two tied levels); a probability is at most 1.
-			if c.P > 1 {
-				c.P = 1
-			}
 			lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c})
 		}
 
