@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
@@ -171,7 +172,7 @@ type Sweep struct {
 	run     store.Run
 	config  RunConfig
 	tmp     string
-	gid     int
+	cred    *syscall.Credential // the session identity of a root wfb; nil otherwise
 	keys    map[string]string            // api key per provider env var
 	envs    map[string]map[string]string // arm → resolved variables
 	agents  map[string]agentCmd          // arm → command
@@ -301,7 +302,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 		return nil, &InputError{Problems: problems}
 	}
 
-	if s.gid, err = sessionGID(); err != nil {
+	if s.cred, err = sessionIdentity(); err != nil {
 		return nil, &InputError{Problems: []string{err.Error()}}
 	}
 	if s.tmp, err = os.MkdirTemp(opts.TempDir, "wfb-run-"); err != nil {
@@ -805,7 +806,8 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 		return s.recordFailure(ctx, c, store.KindInfraError, "copy the workspace: "+err.Error())
 	}
 	if t.Setup != "" {
-		res, err := runCommand(ctx, t.Setup, cell.Workspace, s.bench.TimeoutFor(t))
+		// The tree is still the task's own, so setup may run as wfb.
+		res, err := runCommand(ctx, t.Setup, cell.Workspace, s.bench.TimeoutFor(t), nil, nil)
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return s.recordFailure(ctx, c, store.KindCancelled, "cancelled during setup")
@@ -815,13 +817,28 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 			return s.recordFailure(ctx, c, store.KindInfraError, res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
-	if err := shareWithSession(cell.Workspace, s.gid); err != nil {
+	if err := shareWithSession(cell.Workspace, s.cred); err != nil {
 		return s.recordFailure(ctx, c, store.KindInfraError, "share the workspace with the session's group: "+err.Error())
+	}
+	var gitEnv map[string]string
+	if t.Workspace.Git != "" && s.cred != nil {
+		// The agent and verify run as the session uid in a root-owned clone.
+		real, err := filepath.EvalSymlinks(cell.Workspace)
+		if err != nil {
+			return s.recordFailure(ctx, c, store.KindInfraError, "resolve the workspace: "+err.Error())
+		}
+		gitEnv = gitSafeDirectory(real)
+		for k, v := range gitEnv {
+			cell.ExtraEnv[k] = v
+		}
 	}
 	if t.Verify != "" {
 		timeout := s.bench.TimeoutFor(t)
+		// After the agent, the tree holds what the agent wrote: a test
+		// suite it edited must not run with more rights than the agent
+		// had, so verify runs as the session's identity.
 		cell.Verify = func(ctx context.Context, ws string) (string, error) {
-			res, err := runCommand(ctx, t.Verify, ws, timeout)
+			res, err := runCommand(ctx, t.Verify, ws, timeout, s.cred, gitEnv)
 			if err != nil {
 				return "", err
 			}

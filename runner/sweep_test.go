@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -391,7 +392,9 @@ arms: [{id: a, agent: stand-in}]
 
 // setup runs before the agent and verify after it, in the cell's own copy;
 // a failing setup is an infra-error row with the output (the agent never
-// runs), a failing verify turns an ok session into verify-failed. The arm's
+// runs), a failing verify turns an ok session into verify-failed. verify
+// runs what the agent left, so it runs with the agent's identity, never
+// root's. The arm's
 // environment reaches the agent, which can edit its copy as the session
 // uid; the task's directory itself is never touched.
 func TestSetupAndVerifyBracketTheAgentInTheCellsOwnCopy(t *testing.T) {
@@ -407,7 +410,7 @@ func TestSetupAndVerifyBracketTheAgentInTheCellsOwnCopy(t *testing.T) {
 breaker: 0
 provider: {mock: edit.yaml}
 tasks:
-  - {id: ok, workspace: ws, prompt: p, setup: "echo ready > setup.txt", verify: "grep -q from-the-environment out.txt && grep -q ready setup.txt"}
+  - {id: ok, workspace: ws, prompt: p, setup: "echo ready > setup.txt", verify: "grep -q from-the-environment out.txt && grep -q ready setup.txt && test $(id -u) = ` + sessionUID() + `"}
   - {id: bad-verify, workspace: ws, prompt: p, verify: "echo expected 42; exit 3"}
   - {id: bad-setup, workspace: ws, prompt: p, setup: "echo cannot install deps >&2; exit 1"}
 arms:
@@ -430,6 +433,15 @@ arms:
 	if entries, _ := os.ReadDir(filepath.Join(r.dir, "ws")); len(entries) != 1 {
 		t.Errorf("the task's own directory changed: %v", entries)
 	}
+}
+
+// sessionUID is the uid sessions (and verify) run as: nobody's when the
+// test runs as root, else the test's own.
+func sessionUID() string {
+	if os.Geteuid() == 0 {
+		return "65534"
+	}
+	return strconv.Itoa(os.Geteuid())
 }
 
 // A git workspace is cloned at its pinned commit, whatever the branch has
@@ -459,15 +471,22 @@ func TestAGitWorkspaceIsAPrivateCopyAtThePinnedCommit(t *testing.T) {
 	r.file("repo/f.txt", "moved on\n")
 	gitT("commit", "-q", "-am", "two")
 
-	r.file("ok.yaml", okScript)
+	// The agent runs git in its copy (as the session uid when wfb is root).
+	r.file("git.yaml", `default:
+  tools:
+    - name: Bash
+      input: {command: "git rev-parse HEAD > head.txt 2>&1"}
+  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`)
 	b := r.bench(`sandbox: host-unsafe
-provider: {mock: ok.yaml}
+provider: {mock: git.yaml}
 tasks:
   - id: g
     workspace: {git: repo, ref: ` + pinned[:10] + `}
     prompt: p
     verify: >-
       grep -q pinned f.txt &&
+      grep -qx ` + pinned + ` head.txt &&
       test "$(git rev-parse HEAD)" = ` + pinned + ` &&
       test -z "$(git remote)" &&
       test ! -e .git/objects/info/alternates
@@ -475,7 +494,7 @@ arms: [{id: a, agent: stand-in}]
 `)
 	sum, rows := r.sweep(context.Background(), r.opts(b))
 	if len(rows) != 1 || !rows[0].OK {
-		t.Fatalf("rows = %+v", rows)
+		t.Fatalf("row: %s %s", rows[0].ErrorKind, rows[0].ErrorDetail)
 	}
 	if !strings.Contains(r.run(sum.RunID).Config, `"g":"git `+pinned+`"`) {
 		t.Errorf("config does not record the resolved commit: %s", r.run(sum.RunID).Config)

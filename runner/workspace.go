@@ -127,32 +127,44 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	return os.Chmod(dst, perm)
 }
 
-// sessionGID is the group a root wfb's host-unsafe sessions run with (the
-// sandbox's rule: $WFB_SANDBOX_GID, else nogroup), or -1 when wfb is not
-// root and sessions run as wfb itself.
-func sessionGID() (int, error) {
+// sessionIdentity is the uid and gid a root wfb's host-unsafe sessions run
+// as (the sandbox's rule: $WFB_SANDBOX_UID / $WFB_SANDBOX_GID, else
+// nobody:nogroup), or nil when wfb is not root and sessions run as wfb.
+func sessionIdentity() (*syscall.Credential, error) {
 	if os.Geteuid() != 0 {
-		return -1, nil
+		return nil, nil
 	}
-	v := os.Getenv(sandbox.EnvSessionGID)
-	if v == "" {
-		return sandbox.DefaultSessionID, nil
+	id := func(env string) (uint32, error) {
+		v := os.Getenv(env)
+		if v == "" {
+			return sandbox.DefaultSessionID, nil
+		}
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("%s=%q is not a numeric id", env, v)
+		}
+		return uint32(n), nil
 	}
-	n, err := strconv.ParseUint(v, 10, 32)
+	uid, err := id(sandbox.EnvSessionUID)
 	if err != nil {
-		return 0, fmt.Errorf("%s=%q is not a numeric id", sandbox.EnvSessionGID, v)
+		return nil, err
 	}
-	return int(n), nil
+	gid, err := id(sandbox.EnvSessionGID)
+	if err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
 }
 
 // shareWithSession lets a session that runs as another uid edit the cell's
 // copy: the tree goes to the session's group with group write. It stays
 // owned by wfb's user, because the sandbox refuses a workspace the session
 // uid owns (an owner could chmod the review boundary away).
-func shareWithSession(dir string, gid int) error {
-	if gid < 0 {
+func shareWithSession(dir string, cred *syscall.Credential) error {
+	if cred == nil {
 		return nil
 	}
+	gid := int(cred.Gid)
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -183,9 +195,9 @@ type commandResult struct {
 }
 
 // runCommand runs a task's setup or verify command with /bin/sh -c in dir,
-// as wfb's own user, with an environment built from scratch, in its own
-// process group, killed whole at the timeout or when ctx ends.
-func runCommand(ctx context.Context, command, dir string, timeout time.Duration) (commandResult, error) {
+// as cred (nil: wfb's own user), with an environment built from scratch, in
+// its own process group, killed whole at the timeout or when ctx ends.
+func runCommand(ctx context.Context, command, dir string, timeout time.Duration, cred *syscall.Credential, extraEnv map[string]string) (commandResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -193,8 +205,12 @@ func runCommand(ctx context.Context, command, dir string, timeout time.Duration)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=" + dir, "LANG=C.UTF-8", "WFB_WORKSPACE=" + dir}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	env := map[string]string{"PATH": DefaultPath, "HOME": dir, "LANG": "C.UTF-8", "WFB_WORKSPACE": dir}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
+	cmd.Env = envList(env)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	tail := newTailBuffer(4 << 10)
@@ -231,4 +247,12 @@ func (r commandResult) describe(what, command string, timeout time.Duration) str
 		out = "..." + out[len(out)-1000:]
 	}
 	return fmt.Sprintf("%s %q %s: %s", what, command, how, out)
+}
+
+// gitSafeDirectory is the environment that lets git work in a copy owned by
+// another user: a root wfb's copy is root's, and git refuses a repository
+// whose owner is not the caller ("dubious ownership") unless it is named
+// in protected configuration, which GIT_CONFIG_* variables are.
+func gitSafeDirectory(dir string) map[string]string {
+	return map[string]string{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "safe.directory", "GIT_CONFIG_VALUE_0": dir}
 }
