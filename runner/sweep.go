@@ -172,7 +172,7 @@ type Sweep struct {
 	run     store.Run
 	config  RunConfig
 	tmp     string
-	cred    *syscall.Credential // the session identity of a root wfb; nil otherwise
+	cred    *syscall.Credential          // the session identity of a root wfb; nil otherwise
 	keys    map[string]string            // api key per provider env var
 	envs    map[string]map[string]string // arm → resolved variables
 	agents  map[string]agentCmd          // arm → command
