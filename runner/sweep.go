@@ -475,12 +475,14 @@ func (s *Sweep) loadAttempts(ctx context.Context) error {
 			continue
 		}
 		c.attempts = append(c.attempts, r)
-		if s.isRetry(c, len(c.attempts)-1) {
-			s.retriesUsed++
-		}
 	}
 	for _, c := range s.cells {
 		slices.SortStableFunc(c.attempts, func(a, b store.Result) int { return a.Attempt - b.Attempt })
+		for i := range c.attempts {
+			if s.isRetry(c, i) {
+				s.retriesUsed++
+			}
+		}
 	}
 	return nil
 }
