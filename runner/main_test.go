@@ -57,17 +57,22 @@ func helperProcess(mode string) int {
 		}
 		fmt.Println("stdin " + string(in))
 		return 0
-	case "ignore-term-with-grandchild", "exit-leaving-grandchild":
+	case "ignore-term-with-grandchild", "exit-leaving-grandchild", "exit-leaving-setsid-grandchild":
 		// The grandchild ignores SIGTERM and would live forever; it writes
 		// its pid where the test can find it.
 		gc := exec.Command(os.Args[0])
 		gc.Env = append(os.Environ(), "WFB_RUNNER_HELPER=grandchild")
+		if mode == "exit-leaving-setsid-grandchild" {
+			// It leaves the process group: only a cgroup still holds it.
+			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			gc.Stdout, gc.Stderr = nil, nil
+		}
 		if err := gc.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 3
 		}
 		os.WriteFile(os.Getenv("WFB_PIDFILE"), []byte(fmt.Sprint(gc.Process.Pid)), 0o644)
-		if mode == "exit-leaving-grandchild" {
+		if mode != "ignore-term-with-grandchild" {
 			fmt.Println(`{"type":"result"}`)
 			return 0
 		}

@@ -40,16 +40,19 @@ type processSpec struct {
 
 // processResult is what happened to the process.
 type processResult struct {
-	State       string // one of store.State*
-	ExitCode    *int64 // nil unless the process exited on its own terms
-	Signal      string // the signal that ended it, if any
-	Duration    time.Duration
-	StdoutTail  string
-	StderrTail  string
-	SpawnErr    error // set when State is spawn-failure
-	RefusedErr  error // set when Started refused the process
-	PipesHeld   bool  // an escaped descendant held stdout/stderr open
-	StdoutBytes int64
+	State      string // one of store.State*
+	ExitCode   *int64 // nil unless the process exited on its own terms
+	Signal     string // the signal that ended it, if any
+	Duration   time.Duration
+	StdoutTail string
+	StderrTail string
+	SpawnErr   error // set when State is spawn-failure
+	RefusedErr error // set when Started refused the process
+	PipesHeld  bool  // an escaped descendant held stdout/stderr open
+	// ContainmentNote says when descendants could be contained only by the
+	// process group, or could not all be killed.
+	ContainmentNote string
+	StdoutBytes     int64
 }
 
 const (
@@ -98,28 +101,54 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		return res
 	}
 
-	cmd := exec.Command(ps.Argv[0], ps.Argv[1:]...)
-	cmd.Dir = ps.Dir
-	cmd.Env = ps.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{} // never inherit the harness's environment
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(ps.Argv[0], ps.Argv[1:]...)
+		cmd.Dir = ps.Dir
+		cmd.Env = ps.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{} // never inherit the harness's environment
+		}
+		// Passing *os.File (not an io.Writer) hands the fds straight to
+		// the child: Wait then returns when the leader exits, not when
+		// every holder of the pipe has gone.
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+		if ps.NoStdin {
+			cmd.Stdin = nil // os/exec opens /dev/null
+		}
+		cmd.ExtraFiles = ps.ExtraFiles
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Setpgid:    true,
+			Pdeathsig:  syscall.SIGKILL,
+			Credential: ps.Credential,
+		}
+		return cmd
 	}
-	// Passing *os.File (not an io.Writer) hands the fds straight to the
-	// child: Wait then returns when the leader exits, not when every holder
-	// of the pipe has gone.
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if ps.NoStdin {
-		cmd.Stdin = nil // os/exec opens /dev/null
-	}
-	cmd.ExtraFiles = ps.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:    true,
-		Pdeathsig:  syscall.SIGKILL,
-		Credential: ps.Credential,
+	cmd := newCmd()
+
+	// A cgroup of the session's own catches descendants that leave the
+	// process group; without one (not root, no cgroup2) the group is all
+	// there is.
+	cg, cgErr := newSessionCgroup()
+	if cgErr == nil {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
+		defer func() {
+			if err := cg.close(); err != nil && res.ContainmentNote == "" {
+				res.ContainmentNote = err.Error()
+			}
+		}()
+	} else {
+		res.ContainmentNote = "descendants contained by the process group only: " + cgErr.Error()
 	}
 
 	start := time.Now()
 	err = cmd.Start()
+	if err != nil && cg != nil {
+		// Some kernels refuse clone into a cgroup; the process group remains.
+		res.ContainmentNote = "descendants contained by the process group only: start in a cgroup: " + err.Error()
+		cmd = newCmd()
+		err = cmd.Start()
+	}
 	inR.Close()
 	outW.Close()
 	errW.Close()
@@ -207,8 +236,14 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 			stopped(store.StateCancelled)
 		}
 	}
-	// The leader is gone (a zombie still); kill what is left of its group.
+	// The leader is gone (a zombie still); kill what is left of its group,
+	// and of its cgroup: descendants that left the group too.
 	killGroup(syscall.SIGKILL)
+	if cg != nil && cmd.SysProcAttr.UseCgroupFD {
+		if err := cg.kill(); err != nil {
+			res.ContainmentNote = err.Error()
+		}
+	}
 	waitErr := cmd.Wait()
 	res.Duration = time.Since(start)
 

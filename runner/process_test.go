@@ -93,6 +93,34 @@ func TestDescendantsDieWithTheLeader(t *testing.T) {
 	}
 }
 
+// A descendant that calls setsid leaves the process group, so a group kill
+// misses it; the session's cgroup does not. Without a cgroup (not root) the
+// row must say the descendants were contained by the process group only.
+func TestADescendantThatLeftTheProcessGroupStillDies(t *testing.T) {
+	probe, err := newSessionCgroup()
+	if err != nil {
+		if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("no session cgroup on a machine that must have one: %v", err)
+		}
+		t.Skipf("no session cgroup here (%v); descendants are contained by the process group only", err)
+	}
+	if err := probe.close(); err != nil {
+		t.Fatal(err)
+	}
+	pidfile := filepath.Join(t.TempDir(), "gc.pid")
+	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-setsid-grandchild", "WFB_PIDFILE="+pidfile))
+	if res.State != store.StateExited {
+		t.Fatalf("state %q: %s", res.State, res.StderrTail)
+	}
+	if res.ContainmentNote != "" {
+		t.Errorf("containment note %q with a cgroup available", res.ContainmentNote)
+	}
+	if gc := readPid(t, pidfile); !waitDead(gc) {
+		syscall.Kill(gc, syscall.SIGKILL)
+		t.Fatalf("grandchild %d escaped the session by setsid", gc)
+	}
+}
+
 // A leader that honours SIGTERM within the grace period is a timeout, not
 // a forced kill.
 func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
