@@ -49,9 +49,11 @@ type processResult struct {
 	SpawnErr   error // set when State is spawn-failure
 	RefusedErr error // set when Started refused the process
 	PipesHeld  bool  // an escaped descendant held stdout/stderr open
-	// ContainmentNote says when descendants could be contained only by the
-	// process group, or could not all be killed.
-	ContainmentNote string
+	// Containment is "cgroup" when the session had a cgroup of its own,
+	// else why only the process group contained its descendants.
+	Containment string
+	// KillFailure says descendants could not all be killed.
+	KillFailure string
 	StdoutBytes     int64
 }
 
@@ -130,22 +132,23 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	// there is.
 	cg, cgErr := newSessionCgroup()
 	if cgErr == nil {
+		res.Containment = "cgroup"
 		cmd.SysProcAttr.UseCgroupFD = true
 		cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
 		defer func() {
-			if err := cg.close(); err != nil && res.ContainmentNote == "" {
-				res.ContainmentNote = err.Error()
+			if err := cg.close(); err != nil && res.KillFailure == "" {
+				res.KillFailure = err.Error()
 			}
 		}()
 	} else {
-		res.ContainmentNote = "descendants contained by the process group only: " + cgErr.Error()
+		res.Containment = "process group only: " + cgErr.Error()
 	}
 
 	start := time.Now()
 	err = cmd.Start()
 	if err != nil && cg != nil {
 		// Some kernels refuse clone into a cgroup; the process group remains.
-		res.ContainmentNote = "descendants contained by the process group only: start in a cgroup: " + err.Error()
+		res.Containment = "process group only: start in a cgroup: " + err.Error()
 		cmd = newCmd()
 		err = cmd.Start()
 	}
@@ -241,7 +244,7 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	killGroup(syscall.SIGKILL)
 	if cg != nil && cmd.SysProcAttr.UseCgroupFD {
 		if err := cg.kill(); err != nil {
-			res.ContainmentNote = err.Error()
+			res.KillFailure = err.Error()
 		}
 	}
 	waitErr := cmd.Wait()

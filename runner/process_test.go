@@ -112,8 +112,8 @@ func TestADescendantThatLeftTheProcessGroupStillDies(t *testing.T) {
 	if res.State != store.StateExited {
 		t.Fatalf("state %q: %s", res.State, res.StderrTail)
 	}
-	if res.ContainmentNote != "" {
-		t.Errorf("containment note %q with a cgroup available", res.ContainmentNote)
+	if res.Containment != "cgroup" || res.KillFailure != "" {
+		t.Errorf("containment %q, kill failure %q, with a cgroup available", res.Containment, res.KillFailure)
 	}
 	if gc := readPid(t, pidfile); !waitDead(gc) {
 		syscall.Kill(gc, syscall.SIGKILL)

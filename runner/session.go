@@ -279,6 +279,9 @@ func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) boo
 	if pr.PipesHeld {
 		addFailure(row, store.KindSessionError, "a descendant of the agent left its process group and held its output open")
 	}
+	if pr.KillFailure != "" {
+		addFailure(row, store.KindInfraError, "descendants of the agent outlived it: "+pr.KillFailure)
+	}
 	return true
 }
 
