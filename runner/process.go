@@ -146,6 +146,17 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 
 	start := time.Now()
 	err = cmd.Start()
+	// A binary staged a moment ago can still be open for writing in a
+	// sibling's fork (ETXTBSY) until that child execs; it passes quickly.
+	for try := 0; errors.Is(err, syscall.ETXTBSY) && try < 20; try++ {
+		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond)
+		cmd = newCmd()
+		if cg != nil {
+			cmd.SysProcAttr.UseCgroupFD = true
+			cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
+		}
+		err = cmd.Start()
+	}
 	if err != nil && cg != nil {
 		// Some kernels refuse clone into a cgroup; the process group remains.
 		res.Containment = "process group only: start in a cgroup: " + err.Error()
