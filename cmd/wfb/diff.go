@@ -76,29 +76,21 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
 	}
-	db, err := openResults(ctx, s, opts.DB)
+	r, err := openReader(ctx, s, opts.DB)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	cols, err := report.LoadColumns(ctx, db)
-	if err != nil {
-		return err
-	}
-	runs, err := report.LoadRuns(ctx, db)
-	if err != nil {
-		return err
-	}
-	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: cols.Metrics()})
+	defer r.Close()
+	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
 	for side, spec := range []string{opts.A, opts.B} {
-		sel, err := report.ResolveSelection(ctx, db, cols, runs, spec)
+		sel, err := r.resolve(ctx, spec)
 		if err != nil {
-			return selectionError(err)
+			return err
 		}
 		n := 0
-		err = report.LoadRows(ctx, db, cols, sel, func(r *report.Row) {
+		err = r.rows(ctx, sel, func(row *report.Row) {
 			n++
-			d.Add(side, r)
+			d.Add(side, row)
 		})
 		if err != nil {
 			return err
@@ -107,5 +99,5 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 			return badInput("diff: side %s (%s) selects no attempts", strings.ToUpper(string(rune('a'+side))), spec)
 		}
 	}
-	return report.RenderAll(s.Out, d.Result(runs).Tables(opts.A, opts.B, format), format)
+	return report.RenderAll(s.Out, d.Result(r.runs).Tables(opts.A, opts.B, format), format)
 }

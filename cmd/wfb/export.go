@@ -48,25 +48,17 @@ func exportRun(ctx context.Context, s *Streams, opts *exportOptions) error {
 	if err != nil {
 		return asBadInput(err)
 	}
-	db, err := openResults(ctx, s, opts.DB)
+	r, err := openReader(ctx, s, opts.DB)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	cols, err := report.LoadColumns(ctx, db)
+	defer r.Close()
+	sel, err := r.resolve(ctx, opts.Run)
 	if err != nil {
 		return err
-	}
-	runs, err := report.LoadRuns(ctx, db)
-	if err != nil {
-		return err
-	}
-	sel, err := report.ResolveSelection(ctx, db, cols, runs, opts.Run)
-	if err != nil {
-		return selectionError(err)
 	}
 	if sel.IsFilter() {
 		return badInput("export takes a run id or label, not a filter (%s); use wfb sql to filter", opts.Run)
 	}
-	return report.Export(ctx, db, cols, sel.RunIDs, format, s.Out)
+	return report.Export(ctx, r.db, r.cols, sel.RunIDs, format, s.Out)
 }

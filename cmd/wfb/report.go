@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/report"
-	"github.com/wfbench/wfb/store"
 )
 
 // reportOptions are the flags and arguments of `wfb report`.
@@ -59,55 +57,18 @@ not measured. A cost total with * sums only the measured costs.
 	return cmd
 }
 
-// parseBy reads --by: "arm" or "task,arm" (in either order). It reports
-// whether to group by task as well.
-func parseBy(by string) (bool, error) {
-	parts := strings.Split(strings.ReplaceAll(by, " ", ""), ",")
-	switch {
-	case len(parts) == 1 && parts[0] == "arm":
-		return false, nil
-	case len(parts) == 2 && ((parts[0] == "task" && parts[1] == "arm") || (parts[0] == "arm" && parts[1] == "task")):
-		return true, nil
-	}
-	return false, badInput("--by %q: want arm or task,arm", by)
-}
-
-// openResults opens the results file read-only, classifying the user's
-// mistakes (no such file, not a results file, a schema this wfb cannot
-// read) as bad input.
-func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error) {
-	db, err := store.OpenReadOnly(ctx, dbPath(flag, s))
-	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
-			errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
-			return nil, asBadInput(err)
-		}
-		return nil, err
-	}
-	return db, nil
-}
-
-// selectionError marks a selection the file cannot satisfy as bad input.
-func selectionError(err error) error {
-	if errors.Is(err, report.ErrSelection) {
-		return asBadInput(err)
-	}
-	return err
-}
-
-// resolveReportSelections turns the arguments of `wfb report` into one
-// selection: the latest run, the union of named runs, or a single filter.
-func resolveReportSelections(ctx context.Context, db *store.DB, cols report.Columns, runs []report.RunInfo, args []string) (report.Selection, error) {
+// selectReport turns the arguments of `wfb report` into one selection:
+// the latest run, the union of named runs, or a single filter.
+func selectReport(ctx context.Context, r *resultsReader, args []string) (report.Selection, error) {
 	if len(args) == 0 {
-		sel, err := report.LatestRun(runs)
+		sel, err := report.LatestRun(r.runs)
 		return sel, selectionError(err)
 	}
 	var union report.Selection
 	for _, a := range args {
-		sel, err := report.ResolveSelection(ctx, db, cols, runs, a)
+		sel, err := r.resolve(ctx, a)
 		if err != nil {
-			return report.Selection{}, selectionError(err)
+			return report.Selection{}, err
 		}
 		if sel.IsFilter() {
 			if len(args) > 1 {
@@ -116,22 +77,13 @@ func resolveReportSelections(ctx context.Context, db *store.DB, cols report.Colu
 			return sel, nil
 		}
 		for _, id := range sel.RunIDs {
-			if !containsString(union.RunIDs, id) {
+			if !slices.Contains(union.RunIDs, id) {
 				union.RunIDs = append(union.RunIDs, id)
 			}
 		}
 	}
 	union.Spec = strings.Join(args, " ")
 	return union, nil
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // describe names a selection for a title: a run with its label and status,
@@ -165,43 +117,35 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	db, err := openResults(ctx, s, opts.DB)
+	r, err := openReader(ctx, s, opts.DB)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	cols, err := report.LoadColumns(ctx, db)
-	if err != nil {
-		return err
-	}
-	runs, err := report.LoadRuns(ctx, db)
-	if err != nil {
-		return err
-	}
-	sel, err := resolveReportSelections(ctx, db, cols, runs, opts.Selections)
+	defer r.Close()
+	sel, err := selectReport(ctx, r, opts.Selections)
 	if err != nil {
 		return err
 	}
 
-	metrics := cols.Metrics()
+	metrics := r.cols.Metrics()
 	tab := report.NewTabulator(report.TabulateOptions{ByTask: byTask, Metrics: metrics})
 	var byArm *report.Tabulator
 	if opts.HTML != "" {
 		byArm = report.NewTabulator(report.TabulateOptions{Metrics: metrics, Keep: []report.Metric{report.CostUSD, report.Turns}})
 	}
-	err = report.LoadRows(ctx, db, cols, sel, func(r *report.Row) {
-		tab.Add(r)
+	err = r.rows(ctx, sel, func(row *report.Row) {
+		tab.Add(row)
 		if byArm != nil {
-			byArm.Add(r)
+			byArm.Add(row)
 		}
 	})
 	if err != nil {
 		return err
 	}
-	title := "wfb report: " + describe(sel, runs)
+	title := "wfb report: " + describe(sel, r.runs)
 	result := tab.Result()
 	if len(result.Groups) == 0 {
-		return badInput("%s: no attempts recorded", describe(sel, runs))
+		return badInput("%s: no attempts recorded", describe(sel, r.runs))
 	}
 	if opts.HTML != "" {
 		var page strings.Builder

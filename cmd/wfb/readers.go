@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+
+	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/store"
+)
+
+// openResults opens the results file read-only, classifying the user's
+// mistakes (no such file, not a results file, a schema this wfb cannot
+// read) as bad input.
+func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error) {
+	db, err := store.OpenReadOnly(ctx, dbPath(flag, s))
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
+			errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
+			return nil, asBadInput(err)
+		}
+		return nil, err
+	}
+	return db, nil
+}
+
+// resultsReader is a results file opened read-only together with what
+// resolving a selection in it takes: the file's columns and its runs.
+// Commands that select attempts (report, diff, export) start from one.
+type resultsReader struct {
+	db   *store.DB
+	cols report.Columns
+	runs []report.RunInfo
+}
+
+// openReader opens the results file named by the --db flag (see dbPath)
+// and loads its columns and runs. The caller closes it.
+func openReader(ctx context.Context, s *Streams, dbFlag string) (*resultsReader, error) {
+	db, err := openResults(ctx, s, dbFlag)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := report.LoadColumns(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	runs, err := report.LoadRuns(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &resultsReader{db: db, cols: cols, runs: runs}, nil
+}
+
+// Close closes the results file.
+func (r *resultsReader) Close() error { return r.db.Close() }
+
+// resolve turns one argument (a run id, a label or a filter) into a
+// selection; one the file cannot satisfy is bad input.
+func (r *resultsReader) resolve(ctx context.Context, spec string) (report.Selection, error) {
+	sel, err := report.ResolveSelection(ctx, r.db, r.cols, r.runs, spec)
+	return sel, selectionError(err)
+}
+
+// rows streams the selected attempts to fn.
+func (r *resultsReader) rows(ctx context.Context, sel report.Selection, fn func(*report.Row)) error {
+	return report.LoadRows(ctx, r.db, r.cols, sel, fn)
+}
+
+// selectionError marks a selection the file cannot satisfy as bad input.
+func selectionError(err error) error {
+	if errors.Is(err, report.ErrSelection) {
+		return asBadInput(err)
+	}
+	return err
+}
+
+// parseBy reads --by: "arm" or "task,arm" (in either order). It reports
+// whether to group by task as well.
+func parseBy(by string) (bool, error) {
+	parts := strings.Split(strings.ReplaceAll(by, " ", ""), ",")
+	switch {
+	case len(parts) == 1 && parts[0] == "arm":
+		return false, nil
+	case len(parts) == 2 && ((parts[0] == "task" && parts[1] == "arm") || (parts[0] == "arm" && parts[1] == "task")):
+		return true, nil
+	}
+	return false, badInput("--by %q: want arm or task,arm", by)
+}
