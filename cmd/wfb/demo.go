@@ -46,8 +46,8 @@ Exit status 0 when every cell behaved as the demo expects.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return demoRun(cmd.Context(), s, opts) },
 	}
-	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
-	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	dbFlag(cmd, &opts.DB)
+	formatFlag(cmd, &opts.Format)
 	return cmd
 }
 

@@ -57,8 +57,8 @@ bench fingerprints or agent versions, and when the error-kind mix shifted.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
-	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	dbFlag(cmd, &opts.DB)
+	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
 	return cmd

@@ -38,7 +38,7 @@ evidence table with wfb sql for that.`,
 			return exportRun(cmd.Context(), s, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+	dbFlag(cmd, &opts.DB)
 	cmd.Flags().StringVar(&opts.Format, "format", "csv", "output format: csv or jsonl")
 	return cmd
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/spf13/cobra"
+
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
@@ -15,6 +17,12 @@ func parseOutputFormat(s string) (string, error) {
 		return "", err
 	}
 	return string(f), nil
+}
+
+// formatFlag adds --format for a command that prints report tables; "auto"
+// is resolved by outputFormat.
+func formatFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
 }
 
 // outputFormat resolves "auto": a table on a terminal, TSV when piped.

@@ -6,9 +6,16 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
+
+// dbFlag adds --db, the results file, resolved by dbPath.
+func dbFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+}
 
 // openResults opens the results file read-only, classifying the user's
 // mistakes (no such file, not a results file, a schema this wfb cannot
@@ -37,8 +44,8 @@ type resultsReader struct {
 
 // openReader opens the results file named by the --db flag (see dbPath)
 // and loads its columns and runs. The caller closes it.
-func openReader(ctx context.Context, s *Streams, dbFlag string) (*resultsReader, error) {
-	db, err := openResults(ctx, s, dbFlag)
+func openReader(ctx context.Context, s *Streams, flag string) (*resultsReader, error) {
+	db, err := openResults(ctx, s, flag)
 	if err != nil {
 		return nil, err
 	}

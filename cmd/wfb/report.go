@@ -50,8 +50,8 @@ not measured. A cost total with * sums only the measured costs.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
-	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	dbFlag(cmd, &opts.DB)
+	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
 	return cmd

@@ -30,8 +30,8 @@ footnote (NULL in csv/json, with cost_usd_measured_sum beside it).`,
 			return runsRun(cmd.Context(), s, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
-	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	dbFlag(cmd, &opts.DB)
+	formatFlag(cmd, &opts.Format)
 	return cmd
 }
 
