@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -22,9 +23,9 @@ var ErrMergeSelf = errors.New("a file cannot be merged into itself")
 // destination disagree. It wraps ErrMergeConflict.
 type ConflictError struct {
 	Source  string   // source file
-	Table   string   // runs, results, evidence, artifacts or scores
-	Key     string   // the id column: run_id, attempt_id or score_id
-	ID      string   // the id both files hold
+	Table   string   // runs, results, evidence, artifacts, scores or model_usage
+	Key     string   // the key column(s): run_id, attempt_id, score_id, or "attempt_id, model"
+	ID      string   // the key both files hold, its values joined like Key's columns
 	Columns []string // every column that differs, in schema order
 	Dst     any      // the destination's value of Columns[0]
 	Src     any      // the source's value of Columns[0]
@@ -35,8 +36,12 @@ func (e *ConflictError) Error() string {
 	if len(e.Columns) > 1 {
 		more = fmt.Sprintf(" (also differing: %s)", strings.Join(e.Columns[1:], ", "))
 	}
-	return fmt.Sprintf("merge %s: %s %s=%s is already in the destination with different content: column %s is %s there but %s in the source%s; nothing was merged",
-		e.Source, e.Table, e.Key, e.ID, e.Columns[0], showValue(e.Dst), showValue(e.Src), more)
+	key := e.Key + "=" + e.ID
+	if strings.Contains(e.Key, ",") {
+		key = "(" + e.Key + ")=(" + e.ID + ")"
+	}
+	return fmt.Sprintf("merge %s: %s %s is already in the destination with different content: column %s is %s there but %s in the source%s; nothing was merged",
+		e.Source, e.Table, key, e.Columns[0], showValue(e.Dst), showValue(e.Src), more)
 }
 
 func (e *ConflictError) Unwrap() error { return ErrMergeConflict }
@@ -51,24 +56,34 @@ type TableStats struct {
 type MergeStats struct {
 	Source                                     string
 	Runs, Results, Evidence, Artifacts, Scores TableStats
+	ModelUsage                                 TableStats
 	// RunsCombined counts runs already in the destination (another shard of
 	// the same run) whose status or times changed by combining; they are
 	// also counted in Runs.Present.
 	RunsCombined int
 }
 
-// mergeTables lists what a merge copies, parents before children so that
-// foreign keys hold at every insert.
-var mergeTables = []struct{ name, key string }{
-	{"runs", "run_id"},
-	{"results", "attempt_id"},
-	{"evidence", "attempt_id"},
-	{"artifacts", "attempt_id"},
-	{"scores", "score_id"},
+// mergeTable names a table a merge copies and the columns of its primary
+// key, which identify a row across files.
+type mergeTable struct {
+	name string
+	keys []string
 }
 
-// Merge copies the runs, results, evidence, artifacts and scores of the
-// results file at srcPath into dst, in one transaction. See MergeFiles.
+// mergeTables lists what a merge copies, parents before children so that
+// foreign keys hold at every insert.
+var mergeTables = []mergeTable{
+	{"runs", []string{"run_id"}},
+	{"results", []string{"attempt_id"}},
+	{"evidence", []string{"attempt_id"}},
+	{"artifacts", []string{"attempt_id"}},
+	{"scores", []string{"score_id"}},
+	{"model_usage", []string{"attempt_id", "model"}},
+}
+
+// Merge copies the runs, results, evidence, artifacts, scores and per-model
+// usage of the results file at srcPath into dst, in one transaction. See
+// MergeFiles.
 func Merge(ctx context.Context, dst *DB, srcPath string) (MergeStats, error) {
 	stats, err := MergeFiles(ctx, dst, []string{srcPath})
 	if err != nil {
@@ -80,11 +95,12 @@ func Merge(ctx context.Context, dst *DB, srcPath string) (MergeStats, error) {
 // MergeFiles copies every source into dst, all in one transaction: either
 // every source is merged or (on any error) nothing is.
 //
-// Rows are matched by id (run_id, attempt_id, score_id). A row whose id is
-// not in dst is copied as it is (its text was redacted when first written).
-// A row already in dst with the same content is left alone, so merging a
-// file twice adds nothing. A row already in dst with different content is a
-// *ConflictError naming the table, the id and the columns.
+// Rows are matched by their primary key (run_id, attempt_id, score_id;
+// attempt_id and model for model_usage). A row whose key is not in dst is
+// copied as it is (its text was redacted when first written). A row
+// already in dst with the same content is left alone, so merging a file
+// twice adds nothing. A row already in dst with different content is a
+// *ConflictError naming the table, the key and the columns.
 //
 // Runs are the one exception, because the shards of one sharded `wfb run`
 // share a run id: a run in both files must agree on label, kind,
@@ -142,14 +158,14 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {
 	counts := map[string]*TableStats{
 		"runs": &st.Runs, "results": &st.Results, "evidence": &st.Evidence,
-		"artifacts": &st.Artifacts, "scores": &st.Scores,
+		"artifacts": &st.Artifacts, "scores": &st.Scores, "model_usage": &st.ModelUsage,
 	}
 	for _, t := range mergeTables {
 		cols, err := tableColumns(ctx, tx, t.name)
 		if err != nil {
 			return fmt.Errorf("merge %s: %w", src.path, err)
 		}
-		if err := mergeTable(ctx, tx, src, t.name, t.key, cols, counts[t.name], st); err != nil {
+		if err := copyTable(ctx, tx, src, t, cols, counts[t.name], st); err != nil {
 			return err
 		}
 	}
@@ -181,13 +197,19 @@ func tableColumns(ctx context.Context, tx *sql.Tx, table string) ([]string, erro
 	return cols, nil
 }
 
-func mergeTable(ctx context.Context, tx *sql.Tx, src *DB, table, key string, cols []string, ts *TableStats, st *MergeStats) error {
+// copyTable merges one table of src into the destination, row by row in
+// key order.
+func copyTable(ctx context.Context, tx *sql.Tx, src *DB, t mergeTable, cols []string, ts *TableStats, st *MergeStats) error {
+	table := t.name
+	key := strings.Join(t.keys, ", ")
 	list := strings.Join(cols, ", ")
-	keyAt := -1
-	for i, c := range cols {
-		if c == key {
-			keyAt = i
+	var keyAt []int
+	for _, k := range t.keys {
+		i := slices.Index(cols, k)
+		if i < 0 {
+			return fmt.Errorf("merge %s: table %s has no key column %s", src.path, table, k)
 		}
+		keyAt = append(keyAt, i)
 	}
 	rows, err := src.db.QueryContext(ctx, `SELECT `+list+` FROM `+table+` ORDER BY `+key)
 	if err != nil {
@@ -195,13 +217,20 @@ func mergeTable(ctx context.Context, tx *sql.Tx, src *DB, table, key string, col
 	}
 	defer rows.Close()
 	insert := `INSERT INTO ` + table + ` (` + list + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
+	lookup := `SELECT ` + list + ` FROM ` + table + ` WHERE ` + strings.Join(t.keys, " = ? AND ") + ` = ?`
 	for rows.Next() {
 		srcRow, err := scanValues(rows, len(cols))
 		if err != nil {
 			return fmt.Errorf("merge %s: read %s: %w", src.path, table, err)
 		}
-		id, _ := srcRow[keyAt].(string)
-		dstRow, found, err := readRow(ctx, tx, table, key, list, len(cols), id)
+		keyVals := make([]any, len(keyAt))
+		idParts := make([]string, len(keyAt))
+		for i, at := range keyAt {
+			keyVals[i] = srcRow[at]
+			idParts[i] = fmt.Sprint(srcRow[at])
+		}
+		id := strings.Join(idParts, ", ")
+		dstRow, found, err := readRow(ctx, tx, lookup, len(cols), keyVals)
 		if err != nil {
 			return fmt.Errorf("merge %s: %s %s: %w", src.path, table, id, err)
 		}
@@ -249,8 +278,10 @@ func scanValues(rows *sql.Rows, n int) ([]any, error) {
 	return vals, nil
 }
 
-func readRow(ctx context.Context, tx *sql.Tx, table, key, list string, n int, id string) ([]any, bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+list+` FROM `+table+` WHERE `+key+` = ?`, id)
+// readRow returns the destination's row that lookup (a SELECT of n columns
+// by key) finds for the key values, if any.
+func readRow(ctx context.Context, tx *sql.Tx, lookup string, n int, key []any) ([]any, bool, error) {
+	rows, err := tx.QueryContext(ctx, lookup, key...)
 	if err != nil {
 		return nil, false, err
 	}

@@ -33,7 +33,8 @@ func cells() []cell {
 }
 
 // writeFile creates a results file holding run (already shaped by the
-// caller) and the given cells, each with evidence, an artifact and a score.
+// caller) and the given cells, each with evidence, an artifact, a score and
+// per-model usage (two models for every other cell, one with NULLs).
 func writeFile(t testing.TB, path string, run Run, cs []cell) {
 	t.Helper()
 	ctx := context.Background()
@@ -51,6 +52,7 @@ func writeFile(t testing.TB, path string, run Run, cs []cell) {
 			Agent: "stand-in", Model: "m", Sandbox: "host-unsafe", StartedAt: t0.Add(time.Duration(i) * time.Second),
 			OK: true, ProcessState: StateExited, InputTokens: ptr(int64(100 + i)), CostUSD: ptr(0.01 * float64(i)),
 			ResultEvent: fmt.Sprintf(`{"type":"result","n":%d}`, i), StdoutTail: "out",
+			ModelUsage: modelUsage(i),
 		}
 		if i%4 == 3 {
 			r.OK, r.ErrorKind, r.ErrorDetail, r.CostUSD = false, KindProviderError, "529 overloaded", nil
@@ -69,14 +71,35 @@ func writeFile(t testing.TB, path string, run Run, cs []cell) {
 	}
 }
 
+// modelUsage is cell i's per-model usage: one model, and a second (with
+// unmeasured fields and a measured zero) for even i.
+func modelUsage(i int) []ModelUsage {
+	mu := []ModelUsage{{Model: "m", InputTokens: ptr(int64(100 + i)), OutputTokens: ptr(int64(10 * i)), CostUSD: ptr(0.01 * float64(i))}}
+	if i%2 == 0 {
+		mu = append(mu, ModelUsage{Model: "m-small", OutputTokens: ptr(int64(0)), CacheReadInputTokens: ptr(int64(i))})
+	}
+	return mu
+}
+
+// modelUsageRows counts the model_usage rows of the first n cells.
+func modelUsageRows(n int) int {
+	rows := 0
+	for i := range n {
+		rows += len(modelUsage(i))
+	}
+	return rows
+}
+
 func baseRun(id string) Run {
 	fin := t0.Add(10 * time.Minute)
 	return Run{ID: id, Label: "nightly", Kind: "run", StartedAt: t0, FinishedAt: &fin, Status: RunComplete,
 		Fingerprint: "fp-1", Harness: "test", Config: `{"runs":1}`}
 }
 
-// dump reads every merged table in key order: the whole content a merge can
-// change.
+// dump reads every table of the file (but schema_migrations, whose times
+// are each file's own), each sorted by all its columns: the whole content a
+// merge can change. It reads the schema rather than mergeTables, so a table
+// a migration adds and Merge forgets makes the merged file differ.
 func dump(t testing.TB, path string) map[string][][]any {
 	t.Helper()
 	ctx := context.Background()
@@ -85,13 +108,23 @@ func dump(t testing.TB, path string) map[string][][]any {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	_, tables, err := d.Query(ctx, `SELECT name, (SELECT count(*) FROM pragma_table_info(s.name)) FROM sqlite_schema s
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'schema_migrations' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string][][]any{}
-	for _, tb := range mergeTables {
-		_, rows, err := d.Query(ctx, `SELECT * FROM `+tb.name+` ORDER BY `+tb.key)
+	for _, tb := range tables {
+		name, n := tb[0].(string), tb[1].(int64)
+		order := make([]string, n)
+		for i := range order {
+			order[i] = fmt.Sprint(i + 1)
+		}
+		_, rows, err := d.Query(ctx, `SELECT * FROM `+name+` ORDER BY `+strings.Join(order, ", "))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[tb.name] = rows
+		out[name] = rows
 	}
 	return out
 }
@@ -121,8 +154,10 @@ func TestMergingTwiceAddsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(cells())
+	mu := modelUsageRows(n)
 	want := MergeStats{Source: src, Runs: TableStats{Added: 1}, Results: TableStats{Added: n},
-		Evidence: TableStats{Added: n}, Artifacts: TableStats{Added: n}, Scores: TableStats{Added: n}}
+		Evidence: TableStats{Added: n}, Artifacts: TableStats{Added: n}, Scores: TableStats{Added: n},
+		ModelUsage: TableStats{Added: mu}}
 	if diff := cmp.Diff(want, first); diff != "" {
 		t.Errorf("first merge (-want +got):\n%s", diff)
 	}
@@ -136,7 +171,8 @@ func TestMergingTwiceAddsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = MergeStats{Source: src, Runs: TableStats{Present: 1}, Results: TableStats{Present: n},
-		Evidence: TableStats{Present: n}, Artifacts: TableStats{Present: n}, Scores: TableStats{Present: n}}
+		Evidence: TableStats{Present: n}, Artifacts: TableStats{Present: n}, Scores: TableStats{Present: n},
+		ModelUsage: TableStats{Present: mu}}
 	if diff := cmp.Diff(want, second); diff != "" {
 		t.Errorf("second merge (-want +got):\n%s", diff)
 	}
@@ -155,6 +191,7 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 		name    string
 		alter   func(d *sql.DB) error // makes the source differ from the destination's copy
 		table   string
+		key     string
 		id      string
 		columns []string
 	}{
@@ -165,6 +202,7 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 				return err
 			},
 			table:   "results",
+			key:     "attempt_id",
 			id:      all[1].attemptID(),
 			columns: []string{"cost_usd", "num_turns"},
 		},
@@ -175,6 +213,7 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 				return err
 			},
 			table:   "runs",
+			key:     "run_id",
 			id:      "run-a",
 			columns: []string{"fingerprint"},
 		},
@@ -185,8 +224,22 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 				return err
 			},
 			table:   "scores",
+			key:     "score_id",
 			id:      "score-x",
 			columns: []string{"tp"},
+		},
+		{
+			// A measured zero in the destination against a NULL in the
+			// source is a difference, not a match.
+			name: "model usage",
+			alter: func(d *sql.DB) error {
+				_, err := d.Exec(`DROP TRIGGER model_usage_no_update; UPDATE model_usage SET output_tokens = NULL, cost_usd = 1.5 WHERE attempt_id = ? AND model = 'm-small'`, all[2].attemptID())
+				return err
+			},
+			table:   "model_usage",
+			key:     "attempt_id, model",
+			id:      all[2].attemptID() + ", m-small",
+			columns: []string{"output_tokens", "cost_usd"},
 		},
 	}
 	for _, tc := range tests {
@@ -221,10 +274,10 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, ErrMergeConflict) {
 				t.Fatalf("merge: %v, want a *ConflictError", err)
 			}
-			if diff := cmp.Diff([]any{src, tc.table, tc.id, tc.columns}, []any{ce.Source, ce.Table, ce.ID, ce.Columns}); diff != "" {
+			if diff := cmp.Diff([]any{src, tc.table, tc.key, tc.id, tc.columns}, []any{ce.Source, ce.Table, ce.Key, ce.ID, ce.Columns}); diff != "" {
 				t.Errorf("conflict (-want +got):\n%s", diff)
 			}
-			for _, want := range []string{src, tc.table, tc.id, tc.columns[0], "nothing was merged"} {
+			for _, want := range []string{src, tc.table, tc.key, tc.id, tc.columns[0], "nothing was merged"} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
