@@ -78,32 +78,12 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
 	}
-	bin, args, err := runner.StandInAgent()
+	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", runner.SweepOptions{Bench: bench, Label: "demo", TempDir: tmp})
 	if err != nil {
 		return err
 	}
-	path := dbPath(opts.DB, s)
-	db, err := store.Open(ctx, path)
+	rows, err := recordedRows(context.WithoutCancel(ctx), path, sum.RunID)
 	if err != nil {
-		return err
-	}
-	defer db.Close()
-	sum, err := sweep(ctx, s, runner.SweepOptions{
-		Bench: bench, DB: db, Label: "demo", Harness: version, Getenv: s.Getenv,
-		StartMock: startMock(), StandInBin: bin, StandInArgs: args, TempDir: tmp,
-	})
-	if err != nil {
-		return err
-	}
-	rows, err := db.Results(context.WithoutCancel(ctx), sum.RunID)
-	if err != nil {
-		return err
-	}
-	db.Close()
-	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: opts.Format, By: "task,arm", Selections: []string{sum.RunID}}); err != nil {
-		return err
-	}
-	if err := sweepOutcome(s, sum, path); err != nil {
 		return err
 	}
 	if bad := demoSurprises(rows); len(bad) > 0 {
@@ -117,6 +97,16 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 		"  wfb sql --db %s \"SELECT task, arm, rep, attempt, ok, error_kind, error_detail FROM results_v WHERE run_id = '%s'\"\n",
 		path, sum.RunID, path, sum.RunID, path, sum.RunID)
 	return nil
+}
+
+// recordedRows reads back every attempt of a run.
+func recordedRows(ctx context.Context, path, runID string) ([]store.Result, error) {
+	db, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return db.Results(ctx, runID)
 }
 
 // demoSurprises compares each cell's last attempt with demoExpect, and

@@ -205,28 +205,40 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	if err != nil {
 		return asBadInput(err)
 	}
+	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
+		Bench: bench, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
+	})
+	return err
+}
+
+// sweepAndReport runs a sweep into the results file named by dbFlag, with
+// the stand-in agent and mock providers wfb serves itself, prints the run's
+// report grouped by `by`, and says how the run ended (see sweepOutcome). It
+// returns the run's summary and the file's path.
+func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, o runner.SweepOptions) (runner.Summary, string, error) {
 	bin, args, err := runner.StandInAgent()
 	if err != nil {
-		return err
+		return runner.Summary{}, "", err
 	}
-	path := dbPath(opts.DB, s)
+	o.StandInBin, o.StandInArgs = bin, args
+	o.StartMock, o.Getenv, o.Harness = startMock(), s.Getenv, version
+	path := dbPath(dbFlag, s)
 	db, err := store.Open(ctx, path)
 	if err != nil {
-		return err
+		return runner.Summary{}, "", err
 	}
-	defer db.Close()
-	sum, err := sweep(ctx, s, runner.SweepOptions{
-		Bench: bench, Selection: sel, DB: db, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
-		Harness: version, Getenv: s.Getenv, StartMock: startMock(), StandInBin: bin, StandInArgs: args,
-	})
-	if err != nil {
-		return err
-	}
+	o.DB = db
+	sum, err := sweep(ctx, s, o)
 	db.Close()
-	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: opts.Format, By: "arm", Selections: []string{sum.RunID}}); err != nil {
-		return err
+	if err != nil {
+		return runner.Summary{}, "", err
 	}
-	return sweepOutcome(s, sum, path)
+	// The report and the summary are printed even after Ctrl-C: they say
+	// what was recorded and how to resume.
+	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: format, By: by, Selections: []string{sum.RunID}}); err != nil {
+		return runner.Summary{}, "", err
+	}
+	return sum, path, sweepOutcome(s, sum, path)
 }
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
