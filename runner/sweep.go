@@ -638,15 +638,8 @@ feed:
 }
 
 // reopenRun marks a resumed run running again; FinishRun closes it anew.
-// It belongs in store (store.ReopenRun) once the store offers it.
 func reopenRun(ctx context.Context, db *store.DB, id string) error {
-	return db.Tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, store.RunRunning, id)
-		if err != nil {
-			return fmt.Errorf("reopen run %s: %w", id, err)
-		}
-		return nil
-	})
+	return db.ReopenRun(ctx, id)
 }
 
 // stopping says whether no further attempt may start.

@@ -116,6 +116,31 @@ func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) err
 	return nil
 }
 
+// ReopenRun marks a run running again: status running, finished_at NULL.
+// `wfb run --resume` appends the attempts it makes to the same run (the
+// cells already done stay as they are), so the run is unfinished again
+// until FinishRun closes it anew with the resumed invocation's outcome.
+// Results, evidence and the rest stay append-only; a run's status and
+// finish time describe the latest invocation working on it, which is why
+// this (with FinishRun, and merge combining shards of one run) is a
+// sanctioned UPDATE of runs. A run still running (its process died) is left
+// as it is; an unknown id wraps ErrNotFound.
+func (d *DB) ReopenRun(ctx context.Context, id string) error {
+	res, err := d.db.ExecContext(ctx,
+		`UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, RunRunning, id)
+	if err != nil {
+		return fmt.Errorf("reopen run %s: %w", id, d.classify(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("reopen run %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("reopen run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
 const runColumns = `run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config`
 
 // Run returns the run with the given id, or an error wrapping ErrNotFound.

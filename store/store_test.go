@@ -800,6 +800,80 @@ func TestRunsLifecycle(t *testing.T) {
 	}
 }
 
+// TestReopenRunLetsAResumedRunFinishAnew stops a resumed run from keeping
+// the status and finish time of the invocation it resumes (a "complete" or
+// "interrupted" run that is in fact running again), from refusing to
+// finish a second time, and from touching the attempts already recorded.
+func TestReopenRunLetsAResumedRunFinishAnew(t *testing.T) {
+	ctx := context.Background()
+	end := t0.Add(time.Hour)
+	tests := []struct {
+		name       string
+		finishedAs string // "" leaves the run running, as a killed process does
+		id         string
+		wantErr    error
+	}{
+		{name: "interrupted", finishedAs: RunInterrupted, id: "run-1"},
+		{name: "complete", finishedAs: RunComplete, id: "run-1"},
+		{name: "still running after a kill", id: "run-1"},
+		{name: "unknown run", finishedAs: RunComplete, id: "run-x", wantErr: ErrNotFound},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _ := newDB(t)
+			if err := d.InsertResult(ctx, okResult("att-1")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.finishedAs != "" {
+				if err := d.FinishRun(ctx, "run-1", tc.finishedAs, end); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := d.ReopenRun(ctx, tc.id)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || !strings.Contains(err.Error(), tc.id) {
+					t.Fatalf("ReopenRun(%s) = %v, want %v naming the run", tc.id, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := queryOne(t, d, `SELECT status, finished_at, (SELECT count(*) FROM results WHERE run_id = r.run_id) FROM runs r WHERE run_id = 'run-1'`)
+			if diff := cmp.Diff([]any{RunRunning, nil, int64(1)}, got); diff != "" {
+				t.Errorf("reopened run: status, finished_at, attempts (-want +got):\n%s", diff)
+			}
+			later := end.Add(time.Hour)
+			if err := d.FinishRun(ctx, "run-1", RunComplete, later); err != nil {
+				t.Fatalf("finishing the reopened run: %v", err)
+			}
+			got = queryOne(t, d, `SELECT status, finished_at FROM runs WHERE run_id = 'run-1'`)
+			if diff := cmp.Diff([]any{RunComplete, formatTime(later)}, got); diff != "" {
+				t.Errorf("run finished anew (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("read-only", func(t *testing.T) {
+		d, path := newDB(t)
+		if err := d.FinishRun(ctx, "run-1", RunComplete, end); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		ro, err := OpenReadOnly(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		if err := ro.ReopenRun(ctx, "run-1"); !errors.Is(err, ErrReadOnly) {
+			t.Fatalf("ReopenRun on a read-only file = %v, want ErrReadOnly", err)
+		}
+		got := queryOne(t, ro, `SELECT status FROM runs`)
+		if diff := cmp.Diff([]any{RunComplete}, got); diff != "" {
+			t.Errorf("run after a refused reopen (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // TestNewIDIsUniqueAndTimeSortable stops id collisions between workers.
 func TestNewIDIsUniqueAndTimeSortable(t *testing.T) {
 	seen := map[string]bool{}
