@@ -530,27 +530,15 @@ func (p *benchParser) resolve(s string) string {
 const taskFields = "id, class, workspace, prompt, setup, verify, review, labels, verdict, expensive, timeout, provider"
 
 func (p *benchParser) tasks(n node, field string) {
-	items, ok := p.sequence(n, field)
-	if !ok {
-		return
-	}
 	seen := map[string]bool{}
-	for i, item := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		pairs, ok := p.mapping(item, f)
-		if !ok {
-			continue
-		}
+	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
 		var t Task
 		var labelsAt node
 		for _, kv := range pairs {
 			kf := f + "." + kv.key
 			switch kv.key {
 			case "id":
-				if s, ok := p.nonEmpty(kv.value, kf); ok {
-					p.id(kv.value, kf, s, seen, "task")
-					t.ID = s
-				}
+				t.ID = p.id(kv.value, kf, seen, "task")
 			case "class":
 				t.Class, _ = p.str(kv.value, kf)
 			case "workspace":
@@ -585,11 +573,7 @@ func (p *benchParser) tasks(n node, field string) {
 				p.addf(kv.keyAt, kf, "unknown field (a task has: %s)", taskFields)
 			}
 		}
-		for _, req := range []string{"id", "workspace", "prompt"} {
-			if !p.has(pairs, req) {
-				p.addf(item, f+"."+req, "is required")
-			}
-		}
+		p.required(item, f, pairs, "id", "workspace", "prompt")
 		if labelsAt != nil && !t.Review {
 			p.addf(labelsAt, f+".labels", "labels are the ground truth of a review; set review: true on this task")
 		}
@@ -597,17 +581,49 @@ func (p *benchParser) tasks(n node, field string) {
 			p.addf(verdictAt, f+".verdict", "an expected verdict scores a review; set review: true on this task")
 		}
 		p.b.Tasks = append(p.b.Tasks, t)
+	})
+}
+
+// mappings walks a list whose items are mappings (tasks, arms, labels),
+// passing fn each item's field path and pairs; an item that is not a
+// mapping is reported and skipped.
+func (p *benchParser) mappings(n node, field string, fn func(f string, item node, pairs []yamlPair)) {
+	items, ok := p.sequence(n, field)
+	if !ok {
+		return
+	}
+	for i, item := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if pairs, ok := p.mapping(item, f); ok {
+			fn(f, item, pairs)
+		}
 	}
 }
 
-func (p *benchParser) id(at node, field, s string, seen map[string]bool, what string) {
+// required reports each of keys that item, at field, lacks.
+func (p *benchParser) required(item node, field string, pairs []yamlPair, keys ...string) {
+	for _, k := range keys {
+		if !p.has(pairs, k) {
+			p.addf(item, field+"."+k, "is required")
+		}
+	}
+}
+
+// id reads the id of a task, arm or label: not empty, of idPattern's
+// shape, and not one of its siblings' (seen).
+func (p *benchParser) id(n node, field string, seen map[string]bool, what string) string {
+	s, ok := p.nonEmpty(n, field)
+	if !ok {
+		return ""
+	}
 	switch {
 	case !idPattern.MatchString(s):
-		p.addf(at, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
+		p.addf(n, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
 	case seen[s]:
-		p.addf(at, field, "duplicate %s id %q", what, s)
+		p.addf(n, field, "duplicate %s id %q", what, s)
 	}
 	seen[s] = true
+	return s
 }
 
 func (p *benchParser) workspace(n node, field string) (Workspace, bool) {
@@ -673,28 +689,16 @@ var (
 const labelFields = "id, severity, path, line_start, line_end, category"
 
 func (p *benchParser) labels(n node, field string) []review.Label {
-	items, ok := p.sequence(n, field)
-	if !ok {
-		return nil
-	}
 	seen := map[string]bool{}
 	var out []review.Label
-	for i, item := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		pairs, ok := p.mapping(item, f)
-		if !ok {
-			continue
-		}
+	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
 		var l review.Label
 		var endAt node
 		for _, kv := range pairs {
 			kf := f + "." + kv.key
 			switch kv.key {
 			case "id":
-				if s, ok := p.nonEmpty(kv.value, kf); ok {
-					p.id(kv.value, kf, s, seen, "label")
-					l.ID = s
-				}
+				l.ID = p.id(kv.value, kf, seen, "label")
 			case "severity":
 				if s, ok := p.str(kv.value, kf); ok {
 					if !slices.Contains(severities, s) {
@@ -721,44 +725,28 @@ func (p *benchParser) labels(n node, field string) []review.Label {
 				p.addf(kv.keyAt, kf, "unknown field (a label has: %s)", labelFields)
 			}
 		}
-		for _, req := range []string{"id", "severity", "path", "line_start", "category"} {
-			if !p.has(pairs, req) {
-				p.addf(item, f+"."+req, "is required")
-			}
-		}
+		p.required(item, f, pairs, "id", "severity", "path", "line_start", "category")
 		if l.LineEnd == 0 {
 			l.LineEnd = l.LineStart
 		} else if endAt != nil && l.LineStart > 0 && l.LineEnd < l.LineStart {
 			p.addf(endAt, f+".line_end", "%d is before line_start %d", l.LineEnd, l.LineStart)
 		}
 		out = append(out, l)
-	}
+	})
 	return out
 }
 
 const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, env, provider"
 
 func (p *benchParser) arms(n node, field string) {
-	items, ok := p.sequence(n, field)
-	if !ok {
-		return
-	}
 	seen := map[string]bool{}
-	for i, item := range items {
-		f := fmt.Sprintf("%s[%d]", field, i)
-		pairs, ok := p.mapping(item, f)
-		if !ok {
-			continue
-		}
+	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
 		var a Arm
 		for _, kv := range pairs {
 			kf := f + "." + kv.key
 			switch kv.key {
 			case "id":
-				if s, ok := p.nonEmpty(kv.value, kf); ok {
-					p.id(kv.value, kf, s, seen, "arm")
-					a.ID = s
-				}
+				a.ID = p.id(kv.value, kf, seen, "arm")
 			case "agent":
 				if s, ok := p.str(kv.value, kf); ok {
 					switch s {
@@ -797,11 +785,7 @@ func (p *benchParser) arms(n node, field string) {
 				p.addf(kv.keyAt, kf, "unknown field (an arm has: %s)", armFields)
 			}
 		}
-		for _, req := range []string{"id", "agent"} {
-			if !p.has(pairs, req) {
-				p.addf(item, f+"."+req, "is required")
-			}
-		}
+		p.required(item, f, pairs, "id", "agent")
 		if a.Agent == AgentCodex {
 			// Codex exec has neither: refused here, not as a failed row per cell.
 			if at := p.keyOf(pairs, "max_turns"); at != nil {
@@ -812,7 +796,7 @@ func (p *benchParser) arms(n node, field string) {
 			}
 		}
 		p.b.Arms = append(p.b.Arms, a)
-	}
+	})
 }
 
 // env reads `[NAME, ...]` (each passed from wfb's environment under its own
