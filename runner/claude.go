@@ -17,12 +17,9 @@ import (
 // stream-json): the result events, and enough about the rest to explain a
 // refusal.
 type claudeOutput struct {
-	lines        int
-	results      [][]byte // raw result events, copied
-	nonJSON      int
-	firstNonJSON string
-	truncated    int
-	apiRetries   int
+	jsonLines
+	results    [][]byte // raw result events, copied
+	apiRetries int
 	// streamed is set by stream-json's system/init event: only a stream
 	// shows api_retry events, so only then is their count a measurement.
 	streamed bool
@@ -33,24 +30,12 @@ type claudeOutput struct {
 
 // line consumes one stdout line. It must not retain l.
 func (o *claudeOutput) line(l []byte, truncated bool) {
-	o.lines++
-	l = bytes.TrimSpace(l)
-	if len(l) == 0 {
-		return
-	}
-	if truncated {
-		o.truncated++
-		return
-	}
 	var head struct {
 		Type    string `json:"type"`
 		Subtype string `json:"subtype"`
 	}
-	if l[0] != '{' || json.Unmarshal(l, &head) != nil {
-		o.nonJSON++
-		if o.firstNonJSON == "" {
-			o.firstNonJSON = fmt.Sprintf("line %d: %q", o.lines, clip(string(l), 120))
-		}
+	l, ok := o.decode(l, truncated, &head)
+	if !ok {
 		return
 	}
 	switch {
@@ -169,23 +154,11 @@ func parseCount(raw json.RawMessage) (int64, error) {
 // UsageFields order, or the reasons the measurement is refused.
 func parseUsage(usage map[string]json.RawMessage) ([4]int64, []string) {
 	var vals [4]int64
-	var problems []string
 	if usage == nil {
 		return vals, []string{"usage is missing from the result"}
 	}
-	for i, f := range UsageFields {
-		raw, ok := usage[f]
-		if !ok {
-			problems = append(problems, "usage."+f+" is missing")
-			continue
-		}
-		n, err := parseCount(raw)
-		if err != nil {
-			problems = append(problems, "usage."+f+" "+err.Error())
-			continue
-		}
-		vals[i] = n
-	}
+	counts, problems := parseCounts(usage, UsageFields)
+	copy(vals[:], counts)
 	return vals, problems
 }
 
@@ -246,12 +219,7 @@ func (o *claudeCLIOutput) interpret(row *store.Result, pr processResult) {
 // measureMore records what the strict parse leaves out. It never turns a
 // failed row into an ok one.
 func (o *claudeOutput) measureMore(row *store.Result, named string) {
-	if o.version != "" {
-		if named != "" && named != o.version {
-			row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", named, o.version))
-		}
-		row.AgentVersion = o.version
-	}
+	recordVersion(row, o.version, named)
 	if o.streamed {
 		n := int64(o.apiRetries)
 		row.APIRetries = &n

@@ -195,15 +195,12 @@ func envCount(env map[string]string, name string, def int64) (int64, error) {
 type codexOutput struct {
 	model, version, named string
 
-	lines        int
-	nonJSON      int
-	firstNonJSON string
-	truncated    int
-	terminals    [][]byte // raw turn.completed / turn.failed events, copied
-	threadID     string
-	retries      int
-	errorEvents  []string // top-level error events that are not retries
-	warnings     []string // error items: Codex's warnings, not failures
+	jsonLines
+	terminals   [][]byte // raw turn.completed / turn.failed events, copied
+	threadID    string
+	retries     int
+	errorEvents []string // top-level error events that are not retries
+	warnings    []string // error items: Codex's warnings, not failures
 }
 
 // codexRetry matches the error event Codex prints before it retries a
@@ -211,15 +208,6 @@ type codexOutput struct {
 var codexRetry = regexp.MustCompile(`^Reconnecting\.\.\.`)
 
 func (o *codexOutput) line(l []byte, truncated bool) {
-	o.lines++
-	l = bytes.TrimSpace(l)
-	if len(l) == 0 {
-		return
-	}
-	if truncated {
-		o.truncated++
-		return
-	}
 	var ev struct {
 		Type     string `json:"type"`
 		ThreadID string `json:"thread_id"`
@@ -229,11 +217,8 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 			Message string `json:"message"`
 		} `json:"item"`
 	}
-	if l[0] != '{' || json.Unmarshal(l, &ev) != nil {
-		o.nonJSON++
-		if o.firstNonJSON == "" {
-			o.firstNonJSON = fmt.Sprintf("line %d: %q", o.lines, clip(string(l), 120))
-		}
+	l, ok := o.decode(l, truncated, &ev)
+	if !ok {
 		return
 	}
 	switch ev.Type {
@@ -277,29 +262,18 @@ var codexProviderText = regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\
 func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
 	row.SessionID = o.threadID
-	if o.version != "" {
-		if o.named != "" && o.named != o.version {
-			row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", o.named, o.version))
-		}
-		row.AgentVersion = o.version
-	}
+	recordVersion(row, o.version, o.named)
 	// --json shows every retry, so the count is a measurement even when 0.
 	retries := int64(o.retries)
 	row.APIRetries = &retries
 
 	switch n := len(o.terminals); {
 	case n == 0:
-		detail := fmt.Sprintf("the agent printed no turn.completed or turn.failed event (%s, %d stdout lines", exit, o.lines)
-		if o.firstNonJSON != "" {
-			detail += fmt.Sprintf(", %d not JSON, first %s", o.nonJSON, o.firstNonJSON)
-		}
-		if o.truncated > 0 {
-			detail += fmt.Sprintf(", %d over %d bytes", o.truncated, maxLineBytes)
-		}
+		var errs []string
 		if len(o.errorEvents) > 0 {
-			detail += ", errors: " + strings.Join(o.errorEvents, " | ")
+			errs = append(errs, "errors: "+strings.Join(o.errorEvents, " | "))
 		}
-		addFailure(row, store.KindSessionError, detail+")")
+		addFailure(row, store.KindSessionError, o.missing("turn.completed or turn.failed event", exit, errs...))
 		return
 	case n > 1:
 		row.ResultEvent = string(joinLines(o.terminals))
@@ -329,9 +303,7 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 	if pr.ExitCode == nil || *pr.ExitCode != 0 {
 		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
 	}
-	if o.nonJSON > 0 {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", o.nonJSON, o.firstNonJSON))
-	}
+	o.failNonJSON(row)
 	if len(problems) > 0 {
 		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
@@ -347,21 +319,7 @@ func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessag
 	if usage == nil {
 		return []string{"turn.completed has no usage"}
 	}
-	var vals [4]int64
-	var problems []string
-	for i, f := range CodexUsageFields {
-		raw, ok := usage[f]
-		if !ok {
-			problems = append(problems, "usage."+f+" is missing")
-			continue
-		}
-		n, err := parseCount(raw)
-		if err != nil {
-			problems = append(problems, "usage."+f+" "+err.Error())
-			continue
-		}
-		vals[i] = n
-	}
+	vals, problems := parseCounts(usage, CodexUsageFields)
 	if len(problems) > 0 {
 		return problems
 	}

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// jsonLines reads an agent's JSON Lines stdout for its adapter's output,
+// counting what no event parser can use — lines over maxLineBytes, lines
+// that are not JSON — so that a refusal can say what the agent printed
+// instead.
+type jsonLines struct {
+	lines        int
+	nonJSON      int
+	firstNonJSON string // where and what, clipped
+	truncated    int
+}
+
+// decode counts one stdout line and decodes it into v when it is a JSON
+// object. It returns the trimmed line, which aliases l, and false for a
+// blank, truncated or non-JSON line.
+func (j *jsonLines) decode(l []byte, truncated bool, v any) ([]byte, bool) {
+	j.lines++
+	l = bytes.TrimSpace(l)
+	if len(l) == 0 {
+		return nil, false
+	}
+	if truncated {
+		j.truncated++
+		return nil, false
+	}
+	if l[0] != '{' || json.Unmarshal(l, v) != nil {
+		j.nonJSON++
+		if j.firstNonJSON == "" {
+			j.firstNonJSON = fmt.Sprintf("line %d: %q", j.lines, clip(string(l), 120))
+		}
+		return nil, false
+	}
+	return l, true
+}
+
+// missing explains a stdout without the terminal event (named by event):
+// how the process ended (exit), how many lines it printed and what was
+// wrong with them, then more, if any, inside the parentheses.
+func (j *jsonLines) missing(event, exit string, more ...string) string {
+	detail := fmt.Sprintf("the agent printed no %s (%s, %d stdout lines", event, exit, j.lines)
+	if j.firstNonJSON != "" {
+		detail += fmt.Sprintf(", %d not JSON, first %s", j.nonJSON, j.firstNonJSON)
+	}
+	if j.truncated > 0 {
+		detail += fmt.Sprintf(", %d over %d bytes", j.truncated, maxLineBytes)
+	}
+	for _, m := range more {
+		detail += ", " + m
+	}
+	return detail + ")"
+}
+
+// failNonJSON records stdout lines that are not JSON as a session error,
+// whatever the terminal event said.
+func (j *jsonLines) failNonJSON(row *store.Result) {
+	if j.nonJSON > 0 {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
+	}
+}
+
+// recordVersion records the CLI version the adapter probed, noting when
+// the arm named a different one. An empty probe records nothing.
+func recordVersion(row *store.Result, probed, named string) {
+	if probed == "" {
+		return
+	}
+	if named != "" && named != probed {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", named, probed))
+	}
+	row.AgentVersion = probed
+}
+
+// parseCounts validates the usage counts named by fields. It returns them
+// in fields order, or the reasons the measurement is refused.
+func parseCounts(usage map[string]json.RawMessage, fields []string) ([]int64, []string) {
+	vals := make([]int64, len(fields))
+	var problems []string
+	for i, f := range fields {
+		raw, ok := usage[f]
+		if !ok {
+			problems = append(problems, "usage."+f+" is missing")
+			continue
+		}
+		n, err := parseCount(raw)
+		if err != nil {
+			problems = append(problems, "usage."+f+" "+err.Error())
+			continue
+		}
+		vals[i] = n
+	}
+	return vals, problems
+}
