@@ -59,6 +59,7 @@ var demoExpect = map[[2]string]string{
 }
 
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
+	// The report comes after the sweep: a bad --format must fail before it.
 	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if bad := demoSurprises(rows); len(bad) > 0 {
+	if bad := demoSurprises(rows, bench.Runs); len(bad) > 0 {
 		for _, b := range bad {
 			fmt.Fprintln(s.ErrOut, "wfb demo: unexpected: "+b)
 		}
@@ -109,10 +110,10 @@ func recordedRows(ctx context.Context, path, runID string) ([]store.Result, erro
 	return db.Results(ctx, runID)
 }
 
-// demoSurprises compares each cell's last attempt with demoExpect, and
-// checks that the 529s were retried as linked attempts and the reviews were
-// scored.
-func demoSurprises(rows []store.Result) []string {
+// demoSurprises compares each cell's last attempt with demoExpect, checks
+// that every (task, arm) recorded reps cells, and that the 529s were
+// retried as linked attempts.
+func demoSurprises(rows []store.Result, reps int) []string {
 	last := map[runner.BenchCell]store.Result{}
 	byID := map[string]store.Result{}
 	for _, r := range rows {
@@ -137,8 +138,8 @@ func demoSurprises(rows []store.Result) []string {
 			}
 		}
 	}
-	if len(last) != len(demoExpect)*3 {
-		bad = append(bad, fmt.Sprintf("%d cells recorded, want %d", len(last), len(demoExpect)*3))
+	if len(last) != len(demoExpect)*reps {
+		bad = append(bad, fmt.Sprintf("%d cells recorded, want %d", len(last), len(demoExpect)*reps))
 	}
 	return bad
 }

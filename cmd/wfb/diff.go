@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -82,7 +81,8 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	}
 	defer r.Close()
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
-	for side, spec := range []string{opts.A, opts.B} {
+	names := [2]string{"A", "B"}
+	for side, spec := range [2]string{opts.A, opts.B} {
 		sel, err := r.resolve(ctx, spec)
 		if err != nil {
 			return err
@@ -96,7 +96,7 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 			return err
 		}
 		if n == 0 {
-			return badInput("diff: side %s (%s) selects no attempts", strings.ToUpper(string(rune('a'+side))), spec)
+			return badInput("diff: side %s (%s) selects no attempts", names[side], spec)
 		}
 	}
 	return report.RenderAll(s.Out, d.Result(r.runs).Tables(opts.A, opts.B, format), format)

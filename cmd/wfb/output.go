@@ -40,21 +40,18 @@ func outputFormat(s *Streams, flag string) (report.Format, error) {
 	return report.Format(f), nil
 }
 
+// nullable is a table cell for a measurement that may be missing: NULL
+// rather than a zero.
+func nullable[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // rowTable shows one result row as field/value pairs, NULL kept apart from
 // zero.
 func rowTable(r store.Result) *report.Table {
-	i64 := func(p *int64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
-	f64 := func(p *float64) any {
-		if p == nil {
-			return nil
-		}
-		return *p
-	}
 	str := func(s string) any {
 		if s == "" {
 			return nil
@@ -72,12 +69,12 @@ func rowTable(r store.Result) *report.Table {
 		{"run_id", r.RunID}, {"attempt_id", r.AttemptID}, {"task", r.Task}, {"arm", r.Arm},
 		{"agent", r.Agent}, {"model", str(r.Model)}, {"sandbox", r.Sandbox},
 		{"ok", ok}, {"error_kind", str(r.ErrorKind)}, {"error_detail", str(r.ErrorDetail)},
-		{"process_state", r.ProcessState}, {"exit_code", i64(r.ExitCode)}, {"duration_ms", i64(r.DurationMS)},
-		{"input_tokens", i64(r.InputTokens)}, {"output_tokens", i64(r.OutputTokens)},
-		{"cache_read_input_tokens", i64(r.CacheReadInputTokens)},
-		{"cache_creation_input_tokens", i64(r.CacheCreationInputTokens)},
-		{"cost_usd", f64(r.CostUSD)}, {"cost_source", str(r.CostSource)}, {"num_turns", i64(r.NumTurns)},
-		{"session_id", str(r.SessionID)}, {"verdict", str(r.Verdict)}, {"findings_count", i64(r.FindingsCount)},
+		{"process_state", r.ProcessState}, {"exit_code", nullable(r.ExitCode)}, {"duration_ms", nullable(r.DurationMS)},
+		{"input_tokens", nullable(r.InputTokens)}, {"output_tokens", nullable(r.OutputTokens)},
+		{"cache_read_input_tokens", nullable(r.CacheReadInputTokens)},
+		{"cache_creation_input_tokens", nullable(r.CacheCreationInputTokens)},
+		{"cost_usd", nullable(r.CostUSD)}, {"cost_source", str(r.CostSource)}, {"num_turns", nullable(r.NumTurns)},
+		{"session_id", str(r.SessionID)}, {"verdict", str(r.Verdict)}, {"findings_count", nullable(r.FindingsCount)},
 	}
 	t := &report.Table{Columns: []string{"field", "value"}}
 	for _, f := range fields {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -142,18 +143,19 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	title := "wfb report: " + describe(sel, r.runs)
+	what := describe(sel, r.runs)
+	title := "wfb report: " + what
 	result := tab.Result()
 	if len(result.Groups) == 0 {
-		return badInput("%s: no attempts recorded", describe(sel, r.runs))
+		return badInput("%s: no attempts recorded", what)
 	}
 	if opts.HTML != "" {
-		var page strings.Builder
+		var page bytes.Buffer
 		err := report.WriteHTML(&page, report.HTMLInput{Title: title, Tables: result.Tables(title, report.FormatTable), ByArm: byArm.Result()})
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(opts.HTML, []byte(page.String()), 0o644); err != nil {
+		if err := os.WriteFile(opts.HTML, page.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("write html report: %w", err)
 		}
 		fmt.Fprintf(s.ErrOut, "wrote %s\n", opts.HTML)

@@ -194,6 +194,7 @@ func startMock() func(path string) (string, func(), error) {
 }
 
 func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
+	// The report comes after the sweep: a bad --format must fail before it.
 	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
