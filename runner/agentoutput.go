@@ -80,19 +80,20 @@ func recordVersion(row *store.Result, probed, named string) {
 }
 
 // parseCounts validates the usage counts named by fields. It returns them
-// in fields order, or the reasons the measurement is refused.
-func parseCounts(usage map[string]json.RawMessage, fields []string) ([]int64, []string) {
+// in fields order, or the reasons the measurement is refused, each naming
+// its field after prefix (e.g. "usage.").
+func parseCounts(usage map[string]json.RawMessage, prefix string, fields []string) ([]int64, []string) {
 	vals := make([]int64, len(fields))
 	var problems []string
 	for i, f := range fields {
 		raw, ok := usage[f]
 		if !ok {
-			problems = append(problems, "usage."+f+" is missing")
+			problems = append(problems, prefix+f+" is missing")
 			continue
 		}
 		n, err := parseCount(raw)
 		if err != nil {
-			problems = append(problems, "usage."+f+" "+err.Error())
+			problems = append(problems, prefix+f+" "+err.Error())
 			continue
 		}
 		vals[i] = n

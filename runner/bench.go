@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -166,12 +167,7 @@ func (b *Bench) MockScripts() []string {
 	for i := range b.Arms {
 		add(b.Arms[i].Provider)
 	}
-	out := make([]string, 0, len(set))
-	for p := range set {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Task returns the task with the given id.
@@ -261,7 +257,7 @@ func LoadBench(path string, check ScriptChecker) (*Bench, error) {
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bench file %s: %w", path, err)
 	}
 	return ParseBench(path, filepath.Dir(abs), data, check)
 }

@@ -84,24 +84,12 @@ func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsa
 	var problems []string
 	for _, m := range models {
 		fields := mu[m]
-		var vals [4]*int64
-		for i, f := range modelUsageFields {
-			raw, ok := fields[f]
-			if !ok {
-				problems = append(problems, fmt.Sprintf("modelUsage[%q].%s is missing", m, f))
-				continue
-			}
-			n, err := parseCount(raw)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("modelUsage[%q].%s %s", m, f, err))
-				continue
-			}
-			vals[i] = &n
-		}
+		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", m), modelUsageFields)
+		problems = append(problems, bad...)
 		row := store.ModelUsage{
 			Model:       m,
-			InputTokens: vals[0], OutputTokens: vals[1],
-			CacheReadInputTokens: vals[2], CacheCreationInputTokens: vals[3],
+			InputTokens: &vals[0], OutputTokens: &vals[1],
+			CacheReadInputTokens: &vals[2], CacheCreationInputTokens: &vals[3],
 		}
 		if cost, ok, _ := parseCost(fields["costUSD"]); ok {
 			row.CostUSD = &cost
@@ -157,7 +145,7 @@ func parseUsage(usage map[string]json.RawMessage) ([4]int64, []string) {
 	if usage == nil {
 		return vals, []string{"usage is missing from the result"}
 	}
-	counts, problems := parseCounts(usage, UsageFields)
+	counts, problems := parseCounts(usage, "usage.", UsageFields)
 	copy(vals[:], counts)
 	return vals, problems
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,11 +89,7 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 	default:
 		mode = "workspace-write"
 	}
-	known := false
-	for _, m := range codexSandboxModes {
-		known = known || m == mode
-	}
-	if !known {
+	if !slices.Contains(codexSandboxModes, mode) {
 		return nil, nil, fmt.Errorf("permission %q: codex wants one of %s", mode, strings.Join(codexSandboxModes, ", "))
 	}
 	env = map[string]string{}
@@ -319,7 +316,7 @@ func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessag
 	if usage == nil {
 		return []string{"turn.completed has no usage"}
 	}
-	vals, problems := parseCounts(usage, CodexUsageFields)
+	vals, problems := parseCounts(usage, "usage.", CodexUsageFields)
 	if len(problems) > 0 {
 		return problems
 	}
