@@ -23,8 +23,8 @@ type claudeOutput struct {
 	// streamed is set by stream-json's system/init event: only a stream
 	// shows api_retry events, so only then is their count a measurement.
 	streamed bool
-	// version is the CLI's version, probed before the session; it fills
-	// the row's agent_version when the spec named none.
+	// version is the CLI's version, probed before the session; when set it
+	// is the row's agent_version (see recordVersion).
 	version string
 }
 
