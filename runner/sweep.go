@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -173,6 +174,8 @@ type Sweep struct {
 	config  RunConfig
 	tmp     string
 	cred    *syscall.Credential          // the session identity of a root wfb; nil otherwise
+	backend string                       // the concrete sandbox backend of every cell (resolveBackend)
+	passed  []sandbox.Status             // why auto passed each stronger backend over
 	keys    map[string]string            // api key per provider env var
 	envs    map[string]map[string]string // arm → resolved variables
 	agents  map[string]agentCmd          // arm → command
@@ -302,7 +305,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 		return nil, &InputError{Problems: problems}
 	}
 
-	if s.cred, err = sessionIdentity(); err != nil {
+	if s.cred, err = sandbox.SessionCredential(os.Geteuid()); err != nil {
 		return nil, &InputError{Problems: []string{err.Error()}}
 	}
 	if s.tmp, err = os.MkdirTemp(opts.TempDir, "wfb-run-"); err != nil {
@@ -359,6 +362,12 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 		}
 		s.run = store.Run{ID: id, Label: opts.Label, Kind: "run", Status: store.RunRunning,
 			Fingerprint: fp.Sum(), Harness: opts.Harness}
+	}
+	// Last: it runs live probes, and a refusal must come before anything
+	// is recorded.
+	if err := s.resolveBackend(ctx); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -423,6 +432,13 @@ func (s *Sweep) stageStandIn() error {
 
 // RunID is the run the sweep records into.
 func (s *Sweep) RunID() string { return s.run.ID }
+
+// Sandbox is the backend every cell of the run uses, resolved once before
+// any started, and, when the bench asked for auto, why each stronger
+// backend was passed over.
+func (s *Sweep) Sandbox() (backend string, passedOver []sandbox.Status) {
+	return s.backend, append([]sandbox.Status(nil), s.passed...)
+}
 
 // Config is the configuration recorded with the run.
 func (s *Sweep) Config() RunConfig { return s.config }
@@ -754,15 +770,11 @@ func (s *Sweep) recordNotRun(ctx context.Context, c *cellState) {
 func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 	t, a := c.task, c.arm
 	ag := s.agents[a.ID]
-	sb := s.bench.Sandbox
-	if s.opts.Selection.Sandbox != "" {
-		sb = s.opts.Selection.Sandbox
-	}
 	cell := Cell{
 		RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
 		Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version, AgentStaged: ag.staged,
 		Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix,
-		Sandbox: sb, Review: t.Review, Timeout: s.bench.TimeoutFor(t),
+		Sandbox: s.backend, Review: t.Review, WorkspaceWritable: !t.Review, Timeout: s.bench.TimeoutFor(t),
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,
 		ExtraArgs:           a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
 		ExtraEnv: map[string]string{},
@@ -812,7 +824,7 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 			return s.recordFailure(ctx, c, store.KindInfraError, res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
-	if err := shareWithSession(cell.Workspace, s.cred); err != nil {
+	if err := shareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
 		return s.recordFailure(ctx, c, store.KindInfraError, "share the workspace with the session's group: "+err.Error())
 	}
 	var gitEnv map[string]string

@@ -10,12 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/wfbench/wfb/sandbox"
 )
 
 // pristine is a task's starting tree, prepared once per run: the task's
@@ -127,40 +124,13 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 	return os.Chmod(dst, perm)
 }
 
-// sessionIdentity is the uid and gid a root wfb's host-unsafe sessions run
-// as (the sandbox's rule: $WFB_SANDBOX_UID / $WFB_SANDBOX_GID, else
-// nobody:nogroup), or nil when wfb is not root and sessions run as wfb.
-func sessionIdentity() (*syscall.Credential, error) {
-	if os.Geteuid() != 0 {
-		return nil, nil
-	}
-	id := func(env string) (uint32, error) {
-		v := os.Getenv(env)
-		if v == "" {
-			return sandbox.DefaultSessionID, nil
-		}
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			return 0, fmt.Errorf("%s=%q is not a numeric id", env, v)
-		}
-		return uint32(n), nil
-	}
-	uid, err := id(sandbox.EnvSessionUID)
-	if err != nil {
-		return nil, err
-	}
-	gid, err := id(sandbox.EnvSessionGID)
-	if err != nil {
-		return nil, err
-	}
-	return &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}, nil
-}
-
-// shareWithSession lets a session that runs as another uid edit the cell's
-// copy: the tree goes to the session's group with group write. It stays
-// owned by wfb's user, because the sandbox refuses a workspace the session
-// uid owns (an owner could chmod the review boundary away).
-func shareWithSession(dir string, cred *syscall.Credential) error {
+// shareWithSession gives a cell's copy to the session's group when the
+// session runs as another uid: read (and search) for a review, which must
+// read what it reviews and nothing more, and also write for a session that
+// edits its workspace. The tree stays owned by wfb's user, because the
+// sandbox refuses a review's workspace the session uid owns (an owner could
+// chmod the boundary away).
+func shareWithSession(dir string, cred *syscall.Credential, write bool) error {
 	if cred == nil {
 		return nil
 	}
@@ -179,9 +149,14 @@ func shareWithSession(dir string, cred *syscall.Credential) error {
 		if err != nil {
 			return err
 		}
-		add := fs.FileMode(0o060)
-		if info.IsDir() {
+		add := fs.FileMode(0o040)
+		switch {
+		case info.IsDir() && write:
 			add = 0o070
+		case info.IsDir():
+			add = 0o050
+		case write:
+			add = 0o060
 		}
 		return os.Chmod(p, info.Mode().Perm()|add|(info.Mode()&(fs.ModeSetgid|fs.ModeSticky)))
 	})

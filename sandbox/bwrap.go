@@ -124,6 +124,8 @@ func (*bwrap) name() string       { return Bwrap }
 func (*bwrap) pidNamespace() bool { return true }
 
 // prefix is bubblewrap's argv without the launch protocol's descriptors.
+// The workspace is bound read-only, or read-write for a session that edits
+// it (Options.WorkspaceWritable).
 //
 // Everything is bound at the path it has on the host, so the workspace,
 // HOME, TMPDIR, the artifact path and the agent binary the runner computed
@@ -162,7 +164,10 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 		}
 		return false
 	}
-	argv = append(argv, "--proc", "/proc", "--dev", "/dev")
+	// The private tmp goes on /tmp before anything is bound below it: a
+	// mount made earlier under /tmp (a staged agent's directory) would be
+	// hidden by it.
+	argv = append(argv, "--proc", "/proc", "--dev", "/dev", "--bind", s.tmp, "/tmp")
 	// A resolv.conf that is a symlink into /run (systemd-resolved) must
 	// resolve inside too, or the real API's host name does not.
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
@@ -171,10 +176,13 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) && !covered(real) {
 		argv = append(argv, "--ro-bind", filepath.Dir(real), filepath.Dir(real))
 	}
+	wsBind := "--ro-bind"
+	if s.writable {
+		wsBind = "--bind"
+	}
 	argv = append(argv,
-		"--bind", s.tmp, "/tmp",
 		"--bind", s.root, s.root,
-		"--ro-bind", s.workspace, s.workspace,
+		wsBind, s.workspace, s.workspace,
 	)
 	if !within(s.artifactDir, s.root) {
 		argv = append(argv, "--bind", s.artifactDir, s.artifactDir)
@@ -258,7 +266,7 @@ func readChildPID(ctx context.Context, r *os.File) (int, error) {
 }
 
 func (b *bwrap) probe(ctx context.Context, s *Sandbox) (string, error) {
-	reason, err := liveProbe(ctx, s)
+	reason, err := liveProbe(ctx, s, true)
 	if reason != "" {
 		if v, err := os.ReadFile(filepath.Join(procSys, "kernel", "apparmor_restrict_unprivileged_userns")); err == nil && strings.TrimSpace(string(v)) == "1" {
 			reason += " (kernel.apparmor_restrict_unprivileged_userns = 1: AppArmor may forbid the user namespace bwrap needs unless bwrap has a profile allowing it)"
@@ -272,5 +280,5 @@ func (b *bwrap) note(s *Sandbox) string {
 	if s.cred != nil {
 		who = fmt.Sprintf("uid %d", s.cred.Uid)
 	}
-	return fmt.Sprintf("bubblewrap %s as %s in new user/PID/IPC/UTS namespaces: workspace bound read-only, artifact dir writable (temp+rename probed), PID namespace proven, no capabilities; shares the host network", b.version, who)
+	return fmt.Sprintf("bubblewrap %s as %s in new user/PID/IPC/UTS namespaces: %s, artifact dir writable (temp+rename probed), PID namespace proven, no capabilities; shares the host network", b.version, who, workspaceNote(s, "bound read-only", "bound read-write"))
 }

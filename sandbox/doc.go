@@ -4,7 +4,8 @@
 // (home, tmp and, by default, the artifact directory) removed on Close; the
 // command prefix, extra descriptors and process credential the runner must
 // use; the PID-namespace proof; the write boundary around a review's
-// workspace; and a digest that tells whether the workspace moved.
+// workspace (or, for a session that must edit its workspace, the proof that
+// its edits land); and a digest that tells whether the workspace moved.
 //
 // # Backends, strongest first
 //
@@ -17,9 +18,10 @@
 // (--new-session: no terminal injection) and --die-with-parent. Its file
 // system is built from nothing: /usr, /etc, /opt and the /bin, /lib
 // symlinks read-only, a fresh /proc and /dev, the private tmp on /tmp, the
-// private root and the artifact dir read-write, the workspace read-only,
-// the agent binary's directory read-only when it lies elsewhere; all at
-// their host paths. What a root session cannot do there, each tested as a
+// private root and the artifact dir read-write, the workspace read-only
+// (read-write when Options.WorkspaceWritable, see below), the agent
+// binary's directory read-only when it lies elsewhere; all at their host
+// paths. What a root review session cannot do there, each tested as a
 // scripted tool call of a real session (sandbox/e2e): write, create,
 // truncate, delete or rename in the workspace; chmod it (read-only mount);
 // remount it read-write or bind over it (no capabilities); unshare a mount
@@ -39,8 +41,9 @@
 // LauncherMain) that restricts itself with Landlock, strictly at ABI v3 (a
 // kernel that cannot give v3 is refused, never degraded): read and execute
 // under the system directories, /proc, /dev, the workspace and the agent's
-// directory; everything under the private root and the artifact dir; read
-// and write of /dev/null; nothing else. It sets no_new_privs and, when wfb
+// directory; everything under the private root and the artifact dir (and
+// the workspace, when Options.WorkspaceWritable); read and write of
+// /dev/null; nothing else. It sets no_new_privs and, when wfb
 // is root, drops to the session uid with no supplementary groups before it
 // execs the agent. Landlock also forbids mount topology changes, so remount
 // and bind attacks fail, and it judges the real file behind
@@ -70,6 +73,24 @@
 // preflight passes; PassedOver says why each stronger one was refused, and
 // the row's sandbox column records the one chosen. A backend that was asked
 // for by name and fails preflight is refused, never replaced by a weaker one.
+// A run of many sessions resolves Auto once, before any session starts,
+// with Resolve: the backend it picks passes the preflight of every
+// configuration the run will use it with (read-only and writable
+// workspaces), and every session then names it.
+//
+// # Sessions that edit their workspace
+//
+// A review must not change its workspace; a bug-fix task's agent must.
+// Options.WorkspaceWritable is the second kind: bwrap binds the workspace
+// with --bind instead of --ro-bind, landlock gives it write rights (rename
+// into and out of it included), and host-unsafe leaves the write boundary
+// off, so the mode bits of the tree decide (a root wfb's runner gives each
+// cell's copy to the session's group with group write). Everything else of
+// the backend stays: the private home and tmp, the PID namespace, no
+// capabilities, the rest of the host read-only or invisible. The workspace
+// is then the session's to change, so the refusal of a workspace holding
+// files the session uid owns, which guards a review's boundary, does not
+// apply.
 //
 // # Network
 //
@@ -91,9 +112,15 @@
 // Landlock in the kernel, Landlock not enabled at boot, an ABI older than
 // MinLandlockABI, a workspace or artifact dir that is a symlink, an artifact
 // dir inside the workspace (or containing it), paths the session uid cannot
-// reach, RequirePIDNamespace on a backend without one. Then, for the kernel
-// backends, a live probe started exactly like an agent must fail to create
-// a file in the workspace, must succeed at temp+rename in the artifact dir,
-// must hold no capabilities (CapEff), and, for bwrap, must pass the
-// PID-namespace proof. Doctor runs all of it for every backend.
+// reach, RequirePIDNamespace on a backend without one, a workspace the
+// session uid cannot write when it must edit it. Then a live probe started
+// exactly like an agent checks the workspace promise both ways: for a
+// review (kernel backends) it must fail to create a file in the workspace;
+// for a session that edits it (every backend, host-unsafe included) a
+// temp+rename inside the workspace must succeed as the session identity and
+// the file must land at the workspace's path on the host. On the kernel
+// backends it must also succeed at temp+rename in the artifact dir, hold no
+// capabilities (CapEff), and, for bwrap, pass the PID-namespace proof.
+// Doctor runs all of it for every backend in the review configuration, the
+// one whose boundary it proves.
 package sandbox

@@ -66,7 +66,8 @@ func (*landlock) pidNamespace() bool { return false }
 // prefix is `wfb sandbox-exec` with the session's rules. What the session
 // may read: the system directories, /proc, /dev, the workspace and the
 // agent's directory. What it may write: the private root (home, tmp, the
-// staged agent's directory is root's), the artifact dir, /dev/null. As root,
+// staged agent's directory is root's), the artifact dir, /dev/null, and the
+// workspace when the session edits it (Options.WorkspaceWritable). As root,
 // the launcher drops to the session uid after restricting itself, so it
 // starts as wfb and needs no staging.
 func (l *landlock) prefix(s *Sandbox) []string {
@@ -91,7 +92,11 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) {
 		ro(filepath.Dir(real))
 	}
-	ro(s.workspace)
+	if s.writable {
+		argv = append(argv, "--rw", s.workspace)
+	} else {
+		ro(s.workspace)
+	}
 	argv = append(argv, "--rw", s.root)
 	if !within(s.artifactDir, s.root) {
 		argv = append(argv, "--rw", s.artifactDir)
@@ -120,7 +125,7 @@ func (l *landlock) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 }
 
 func (l *landlock) probe(ctx context.Context, s *Sandbox) (string, error) {
-	return liveProbe(ctx, s)
+	return liveProbe(ctx, s, true)
 }
 
 func (l *landlock) note(s *Sandbox) string {
@@ -128,5 +133,5 @@ func (l *landlock) note(s *Sandbox) string {
 	if s.cred != nil {
 		who = fmt.Sprintf("uid %d", s.cred.Uid)
 	}
-	return fmt.Sprintf("Landlock ABI v%d (v%d enforced, strict) as %s: workspace read-only, artifact dir writable (temp+rename probed), no capabilities; no PID namespace; shares the host network", l.abi, MinLandlockABI, who)
+	return fmt.Sprintf("Landlock ABI v%d (v%d enforced, strict) as %s: %s, artifact dir writable (temp+rename probed), no capabilities; no PID namespace; shares the host network", l.abi, MinLandlockABI, who, workspaceNote(s, "read-only", "writable"))
 }

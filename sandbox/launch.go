@@ -65,16 +65,37 @@ func (hostUnsafe) name() string             { return HostUnsafe }
 func (hostUnsafe) pidNamespace() bool       { return false }
 func (hostUnsafe) prefix(*Sandbox) []string { return []string{} }
 
-// probe adds nothing to the common preflight, which already ran its checks
-// as the session identity: host-unsafe has no boundary of its own to test
-// until the runner applies the write boundary.
-func (hostUnsafe) probe(context.Context, *Sandbox) (string, error) { return "", nil }
+// probe adds nothing to the common preflight for a review, which already
+// ran its checks as the session identity: host-unsafe has no boundary of its
+// own to test until the runner applies the write boundary. A session that
+// edits its workspace must be able to, so the live probe proves a
+// temp+rename there as the session identity.
+func (hostUnsafe) probe(ctx context.Context, s *Sandbox) (string, error) {
+	if !s.writable {
+		return "", nil
+	}
+	return liveProbe(ctx, s, false)
+}
 
 func (hostUnsafe) note(s *Sandbox) string {
-	if s.cred == nil {
+	switch {
+	case s.writable && s.cred == nil:
+		return fmt.Sprintf("no kernel isolation: the session runs on the host as wfb's own uid %d and may edit the workspace (temp+rename probed); no PID namespace", os.Geteuid())
+	case s.writable:
+		return fmt.Sprintf("no kernel isolation: the session runs on the host as uid %d and may edit the workspace as its mode bits allow (temp+rename probed); no PID namespace", s.cred.Uid)
+	case s.cred == nil:
 		return fmt.Sprintf("no kernel isolation: the session runs on the host as wfb's own uid %d, which owns what it can chmod, so the workspace boundary is best-effort; no PID namespace", os.Geteuid())
 	}
 	return fmt.Sprintf("no kernel isolation: the session runs on the host as uid %d, held off the workspace by mode bits only; no PID namespace", s.cred.Uid)
+}
+
+// workspaceNote says, for a note, what the session may do to its
+// workspace.
+func workspaceNote(s *Sandbox, readOnly, writable string) string {
+	if s.writable {
+		return "workspace " + writable + " (temp+rename probed)"
+	}
+	return "workspace " + readOnly
 }
 
 func (h hostUnsafe) launch(_ context.Context, s *Sandbox) (*Launch, error) {

@@ -14,20 +14,28 @@ import (
 )
 
 // liveProbeScript runs inside the sandbox, started exactly the way the
-// runner starts an agent. It tries what a review session must not be able
-// to do (create a file in the workspace) and what it must (temp+rename in
-// the artifact dir), and reads its own effective capabilities. It prints one
-// verdict word and exits 3 when something is wrong.
-const liveProbeScript = `ws=$1 art=$2 name=.wfb-preflight-$$
-if (: > "$ws/$name") 2>/dev/null; then rm -f "$ws/$name"; echo workspace-writable; exit 3; fi
+// runner starts an agent. It tests the workspace promise of the session's
+// configuration ($3): "ro", a review's, must not be able to create a file
+// in the workspace; "rw", an editing session's, must be able to temp+rename
+// one there, and leaves the renamed file for the parent to find on the
+// host's side. Then what every session must do: temp+rename in the artifact
+// dir. With $4 = "caps" it reads its own effective capabilities. It prints
+// one verdict word and exits 3 when something is wrong.
+const liveProbeScript = `ws=$1 art=$2 mode=$3 caps=$4 name=.wfb-preflight-$$
+if [ "$mode" = rw ]; then
+	if ! (printf probe > "$ws/$name.tmp") 2>/dev/null; then echo workspace-create; exit 3; fi
+	if ! mv -f "$ws/$name.tmp" "$ws/$name" 2>/dev/null; then echo workspace-rename; exit 3; fi
+elif (: > "$ws/$name") 2>/dev/null; then rm -f "$ws/$name"; echo workspace-writable; exit 3; fi
 if ! (printf probe > "$art/$name.tmp") 2>/dev/null; then echo artifact-create; exit 3; fi
 if ! mv -f "$art/$name.tmp" "$art/$name" 2>/dev/null; then rm -f "$art/$name.tmp"; echo artifact-rename; exit 3; fi
 rm -f "$art/$name"
-cap=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
-case "$cap" in
-0000000000000000) ;;
-*) echo "capabilities $cap"; exit 3 ;;
-esac
+if [ "$caps" = caps ]; then
+	cap=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+	case "$cap" in
+	0000000000000000) ;;
+	*) echo "capabilities $cap"; exit 3 ;;
+	esac
+fi
 echo ok`
 
 // liveProbeTimeout bounds one probe; a sandbox that cannot start a shell in
@@ -36,15 +44,30 @@ const liveProbeTimeout = 30 * time.Second
 
 // liveProbe runs liveProbeScript through the sandbox's own Launch (prefix,
 // extra files, credential, the Started proof) and returns "" when the
-// boundary held, or the refusal reason.
-func liveProbe(ctx context.Context, s *Sandbox) (string, error) {
+// sandbox kept the promises of its configuration, or the refusal reason.
+// checkCaps also demands that the session holds no capabilities (the
+// kernel backends promise it; host-unsafe promises nothing of the kind).
+func liveProbe(ctx context.Context, s *Sandbox, checkCaps bool) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, liveProbeTimeout)
 	defer cancel()
-	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir)
+	mode, caps := "ro", "-"
+	if s.writable {
+		mode = "rw"
+	}
+	if checkCaps {
+		caps = "caps"
+	}
+	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps)
 	name := s.Backend()
 	// Whatever happened, the probe must leave the workspace as it found it.
 	leftovers, _ := filepath.Glob(filepath.Join(s.workspace, ".wfb-preflight-*"))
+	landed := false
 	for _, p := range leftovers {
+		// An editing session's write must be the one the host sees: the
+		// renamed file, with its bytes, at the workspace's host path.
+		if b, rerr := os.ReadFile(p); rerr == nil && string(b) == "probe" && !strings.HasSuffix(p, ".tmp") {
+			landed = true
+		}
 		_ = os.Remove(p)
 	}
 	var refused *RefusedError
@@ -53,15 +76,21 @@ func liveProbe(ctx context.Context, s *Sandbox) (string, error) {
 		return refused.Reason, nil
 	case started != nil:
 		return "", fmt.Errorf("%s preflight probe: %w", name, started)
-	case len(leftovers) > 0:
+	case !s.writable && len(leftovers) > 0:
 		return fmt.Sprintf("a probe inside the %s sandbox created %s in the workspace; the boundary does not hold here", name, leftovers[0]), nil
 	}
 	verdict := strings.TrimSpace(out)
 	switch {
+	case verdict == "ok" && err == nil && s.writable && !landed:
+		return fmt.Sprintf("a probe inside the %s sandbox wrote and renamed a file in the workspace, but it did not land in %s on the host; the session's edits would be lost", name, s.workspace), nil
 	case verdict == "ok" && err == nil:
 		return "", nil
 	case verdict == "workspace-writable":
 		return fmt.Sprintf("a probe inside the %s sandbox could create a file in the workspace %s; the boundary does not hold here", name, s.workspace), nil
+	case verdict == "workspace-create":
+		return fmt.Sprintf("a probe inside the %s sandbox, as %s, could not create a file in the workspace %s, which this session must edit (it is not a review); make the workspace writable by the session uid or its group", name, s.who(), s.workspace), nil
+	case verdict == "workspace-rename":
+		return fmt.Sprintf("a probe inside the %s sandbox, as %s, could not rename a temp file within the workspace %s, which this session must edit (an atomic write needs it)", name, s.who(), s.workspace), nil
 	case verdict == "artifact-create":
 		return fmt.Sprintf("a probe inside the %s sandbox could not create a file in the artifact dir %s", name, s.artifactDir), nil
 	case verdict == "artifact-rename":

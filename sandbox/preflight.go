@@ -44,6 +44,9 @@ func (s *Sandbox) checks(agentExists, givenArtifactDir bool) []check {
 		check{"-r", s.workspace, fmt.Sprintf("%s cannot read the workspace %s", who, s.workspace)},
 		check{"-x", s.workspace, fmt.Sprintf("%s cannot enter the workspace %s", who, s.workspace)},
 	)
+	if s.writable {
+		cs = append(cs, check{"-w", s.workspace, fmt.Sprintf("%s cannot write the workspace %s, and this session must edit it (it is not a review); fix: make it writable by that uid or its group (wfb run gives each cell's copy to the session's group with group write)", who, s.workspace)})
+	}
 	if agentExists {
 		reach(s.agentBin, "the agent binary")
 		cs = append(cs, check{"-x", s.agentBin, fmt.Sprintf("%s cannot execute the agent binary %s", who, s.agentBin)})

@@ -43,6 +43,15 @@ type Options struct {
 	// Workspace is the directory the agent works in (for a review: the
 	// checkout under review). It must exist and must not be a symlink.
 	Workspace string
+	// WorkspaceWritable lets the session edit the workspace: a task whose
+	// agent must change its tree (a bug fix) rather than review it. bwrap
+	// binds the workspace read-write instead of read-only, landlock grants
+	// it write rights, and host-unsafe leaves it to the mode bits of the
+	// tree. Preflight then proves the opposite promise: a temp+rename
+	// inside the workspace, as the session identity, must succeed. False
+	// (a review) keeps the workspace read-only and refuses one that holds
+	// anything the session uid owns.
+	WorkspaceWritable bool
 	// Backend names the isolation backend (Bwrap, Landlock, HostUnsafe), or
 	// Auto for the strongest whose preflight passes.
 	Backend string
@@ -100,6 +109,7 @@ type Sandbox struct {
 	tmp         string
 	agentBin    string
 	requirePID  bool
+	writable    bool
 	cred        *syscall.Credential
 
 	// passedOver says why Auto did not pick each stronger backend.
@@ -196,6 +206,7 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		tmp:        filepath.Join(root, "tmp"),
 		agentBin:   agentBin,
 		requirePID: opts.RequirePIDNamespace,
+		writable:   opts.WorkspaceWritable,
 		cred:       cred,
 	}
 	defer func() {
@@ -246,7 +257,9 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}
 
-	if cred != nil {
+	// A session that may edit its workspace has no boundary there to
+	// chmod away; what it owns does not matter.
+	if cred != nil && !opts.WorkspaceWritable {
 		if reason := ownedBySession(workspace, cred.Uid); reason != "" {
 			return nil, refuse("%s", reason)
 		}
@@ -282,6 +295,22 @@ func (s *Sandbox) handOver(dir string) error {
 		}
 	}
 	return nil
+}
+
+// SessionCredential is the identity sessions of a wfb with effective uid
+// euid run as, by the rule Prepare applies when Options leave it open: nil
+// (wfb's own) unless euid is 0, else $WFB_SANDBOX_UID / $WFB_SANDBOX_GID or
+// DefaultSessionID, with no supplementary groups. The error says why the
+// environment asks for what cannot be honoured (a non-numeric id, a session
+// uid of root's, a uid a non-root wfb cannot switch to); Prepare refuses the
+// same. Commands that run as the session outside a sandbox (a task's verify)
+// use it so they run as the same identity as the agent.
+func SessionCredential(euid int) (*syscall.Credential, error) {
+	cred, reason := sessionCredential(Options{}, euid)
+	if reason != "" {
+		return nil, errors.New(reason)
+	}
+	return cred, nil
 }
 
 // sessionCredential decides who the session runs as: nil (wfb's own uid)
@@ -475,6 +504,10 @@ func (s *Sandbox) AgentBin() string { return s.agentBin }
 // those per-process parts only in Launch's Prefix, so a runner should start
 // processes through Launch.
 func (s *Sandbox) CommandPrefix() []string { return s.backend.prefix(s) }
+
+// WorkspaceWritable reports whether the session may edit the workspace
+// (Options.WorkspaceWritable); preflight proved it can.
+func (s *Sandbox) WorkspaceWritable() bool { return s.writable }
 
 // RequirePIDNamespace reports whether the session must run in a PID
 // namespace of its own (and Launch.Started proves it).
