@@ -26,6 +26,8 @@ type claudeOutput struct {
 	// version is the CLI's version, probed before the session; when set it
 	// is the row's agent_version (see recordVersion).
 	version string
+	// parsed is the one result event, once interpret decoded it.
+	parsed *claudeResult
 }
 
 // line consumes one stdout line. It must not retain l.
@@ -217,11 +219,8 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 		n := *row.InputTokens
 		row.ReportedInputTokens = &n
 	}
-	if len(o.results) != 1 {
-		return
-	}
-	var res claudeResult
-	if json.Unmarshal(o.results[0], &res) != nil {
+	res := o.parsed
+	if res == nil {
 		return
 	}
 	if res.Denials != nil {
@@ -235,4 +234,92 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 		}
 		row.ModelUsage = mu
 	}
+}
+
+// interpret parses Claude Code's result event strictly into the row.
+func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
+	exit := pr.exitText()
+	switch n := len(out.results); {
+	case n == 0:
+		addFailure(row, store.KindSessionError, out.missing("result event", exit))
+		return
+	case n > 1:
+		row.ResultEvent = string(joinLines(out.results))
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		return
+	}
+	row.ResultEvent = string(out.results[0])
+	res := &claudeResult{}
+	if err := json.Unmarshal(out.results[0], res); err != nil {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		return
+	}
+	out.parsed = res
+	row.SessionID = res.SessionID
+	if len(res.NumTurns) > 0 {
+		if n, err := parseCount(res.NumTurns); err == nil {
+			row.NumTurns = &n
+		}
+	}
+
+	// Measurements: all four usage fields valid, or none recorded.
+	vals, problems := parseUsage(res.Usage)
+	if len(problems) == 0 {
+		row.InputTokens, row.OutputTokens = &vals[0], &vals[1]
+		row.CacheReadInputTokens, row.CacheCreationInputTokens = &vals[2], &vals[3]
+	}
+	cost, costOK, costWhy := parseCost(res.TotalCostUSD)
+	if len(problems) == 0 && costOK {
+		row.CostUSD, row.CostSource = &cost, "reported"
+	}
+
+	switch {
+	case res.IsError == nil:
+		addFailure(row, store.KindSessionError, "the result event has no is_error field")
+	case *res.IsError:
+		kind := store.KindSessionError
+		if res.providerFailure() {
+			kind = store.KindProviderError
+		}
+		addFailure(row, kind, "the agent reported an error: "+res.errorText())
+	case res.Subtype != "success":
+		addFailure(row, store.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
+	}
+	if row.OK && (pr.ExitCode == nil || *pr.ExitCode != 0) {
+		// A failed result explains its own exit code.
+		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+	}
+	out.failNonJSON(row)
+	if len(problems) > 0 && (row.OK || len(res.Usage) > 0) {
+		// A failed turn that reported no usage at all is explained by its
+		// failure; usage it did report and got wrong is worth saying.
+		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+	}
+	if n := len(res.Denials); n > 0 {
+		// Claude Code still says "success" when its permission policy
+		// refused a tool call; the row says so instead of passing silently.
+		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
+	}
+	if costWhy != "" {
+		// Not a failure: cost is simply not measured.
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+costWhy)
+	}
+}
+
+// errorText is the agent's own explanation of a failure.
+func (r *claudeResult) errorText() string {
+	var parts []string
+	if r.Result != nil && *r.Result != "" {
+		parts = append(parts, clip(*r.Result, 500))
+	}
+	for _, e := range r.Errors {
+		parts = append(parts, clip(string(e), 200))
+	}
+	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
+		parts = append(parts, "api_error_status "+s)
+	}
+	if len(parts) == 0 {
+		return "(no explanation given)"
+	}
+	return strings.Join(parts, "; ")
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
@@ -293,106 +292,11 @@ func (pr processResult) exitText() string {
 	return "signal " + pr.Signal
 }
 
-// interpret parses Claude Code's result event strictly into the row.
-func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
-	exit := pr.exitText()
-	switch n := len(out.results); {
-	case n == 0:
-		detail := fmt.Sprintf("the agent printed no result event (%s, %d stdout lines", exit, out.lines)
-		if out.firstNonJSON != "" {
-			detail += fmt.Sprintf(", %d not JSON, first %s", out.nonJSON, out.firstNonJSON)
-		}
-		if out.truncated > 0 {
-			detail += fmt.Sprintf(", %d over %d bytes", out.truncated, maxLineBytes)
-		}
-		addFailure(row, store.KindSessionError, detail+")")
-		return
-	case n > 1:
-		row.ResultEvent = string(joinLines(out.results))
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
-		return
-	}
-	row.ResultEvent = string(out.results[0])
-	var res claudeResult
-	if err := json.Unmarshal(out.results[0], &res); err != nil {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
-		return
-	}
-	row.SessionID = res.SessionID
-	if len(res.NumTurns) > 0 {
-		if n, err := parseCount(res.NumTurns); err == nil {
-			row.NumTurns = &n
-		}
-	}
-
-	// Measurements: all four usage fields valid, or none recorded.
-	vals, problems := parseUsage(res.Usage)
-	if len(problems) == 0 {
-		row.InputTokens, row.OutputTokens = &vals[0], &vals[1]
-		row.CacheReadInputTokens, row.CacheCreationInputTokens = &vals[2], &vals[3]
-		if cost, ok, _ := parseCost(res.TotalCostUSD); ok {
-			row.CostUSD, row.CostSource = &cost, "reported"
-		}
-	}
-
-	switch {
-	case res.IsError == nil:
-		addFailure(row, store.KindSessionError, "the result event has no is_error field")
-	case *res.IsError:
-		kind := store.KindSessionError
-		if res.providerFailure() {
-			kind = store.KindProviderError
-		}
-		addFailure(row, kind, "the agent reported an error: "+res.errorText())
-	case res.Subtype != "success":
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
-	}
-	if row.OK && (pr.ExitCode == nil || *pr.ExitCode != 0) {
-		// A failed result explains its own exit code.
-		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
-	}
-	if out.nonJSON > 0 {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", out.nonJSON, out.firstNonJSON))
-	}
-	if len(problems) > 0 && (row.OK || len(res.Usage) > 0) {
-		// A failed turn that reported no usage at all is explained by its
-		// failure; usage it did report and got wrong is worth saying.
-		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
-	}
-	if n := len(res.Denials); n > 0 {
-		// Claude Code still says "success" when its permission policy
-		// refused a tool call; the row says so instead of passing silently.
-		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
-	}
-	if _, _, why := parseCost(res.TotalCostUSD); why != "" {
-		// Not a failure: cost is simply not measured.
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+why)
-	}
-}
-
 func (spec SessionSpec) graceOrDefault() time.Duration {
 	if spec.Grace > 0 {
 		return spec.Grace
 	}
 	return 5 * time.Second
-}
-
-// errorText is the agent's own explanation of a failure.
-func (r *claudeResult) errorText() string {
-	var parts []string
-	if r.Result != nil && *r.Result != "" {
-		parts = append(parts, clip(*r.Result, 500))
-	}
-	for _, e := range r.Errors {
-		parts = append(parts, clip(string(e), 200))
-	}
-	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
-		parts = append(parts, "api_error_status "+s)
-	}
-	if len(parts) == 0 {
-		return "(no explanation given)"
-	}
-	return strings.Join(parts, "; ")
 }
 
 // checkReview holds a review session to its contract: the workspace did not
