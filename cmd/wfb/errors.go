@@ -20,7 +20,7 @@ type badInputError struct{ err error }
 func (e *badInputError) Error() string { return e.err.Error() }
 func (e *badInputError) Unwrap() error { return e.err }
 
-// badInput wraps err (or a formatted message) as bad input: exit 2.
+// badInput formats a message as a bad-input error: exit 2.
 func badInput(format string, args ...any) error {
 	return &badInputError{err: fmt.Errorf(format, args...)}
 }

@@ -65,7 +65,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.Sandbox, "sandbox", sandbox.Auto, "sandbox backend: bwrap, landlock, host-unsafe, or auto (the strongest that passes preflight; see wfb doctor)")
 	f.BoolVar(&opts.Review, "review", false, "a review session: the workspace must not change; the artifact is parsed and stored")
 	f.StringVar(&opts.ArtifactDir, "artifact-dir", "", "where the review artifact is written (outside the workspace; default: inside the sandbox's private root)")
-	f.DurationVar(&opts.Timeout, "timeout", 10*time.Minute, "session timeout")
+	f.DurationVar(&opts.Timeout, "timeout", runner.DefaultTimeout, "session timeout")
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
@@ -193,8 +193,7 @@ func finishRun(ctx context.Context, db *store.DB, runID, status string, cause er
 // adapter's own flags.
 func resolveAgentBin(agent, given string) (string, []string, error) {
 	if agent == runner.AgentStandIn && given == "" {
-		bin, args, err := runner.StandInAgent()
-		return bin, args, err
+		return runner.StandInAgent()
 	}
 	if given == "" {
 		given = "claude"

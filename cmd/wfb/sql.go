@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -63,14 +62,8 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 	if strings.TrimSpace(opts.Query) == "" {
 		return badInput("sql: the query is empty")
 	}
-	path := dbPath(opts.DB, s)
-	db, err := store.OpenReadOnly(ctx, path)
+	db, err := openResults(ctx, s, opts.DB)
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
-			errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
-			return asBadInput(err)
-		}
 		return err
 	}
 	defer db.Close()
