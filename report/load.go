@@ -8,21 +8,24 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb/store"
 )
 
 // Source is the results file as the loaders read it. *store.DB satisfies it
 // (open it with store.OpenReadOnly: reports never write).
 type Source interface {
 	Query(ctx context.Context, query string, args ...any) ([]string, [][]any, error)
+	Each(ctx context.Context, query string, args []any, fn func(store.Scanner) error) error
 }
 
 // ErrSelection marks a selection (run id, label or filter) that names
 // nothing or cannot be understood: the user's input, not the file, is wrong.
 var ErrSelection = errors.New("bad selection")
 
-// chunkRows is how many results rows one query fetches. Loading walks the
-// table in rowid order a chunk at a time, so memory holds one chunk of raw
-// values however large the file is.
+// chunkRows is how many results rows one query of Export fetches: it walks
+// the table in rowid order a chunk at a time, so memory holds one chunk of
+// raw values however large the file is.
 var chunkRows = 20000
 
 // Columns is what this file's schema holds: the results table's columns
@@ -324,89 +327,219 @@ func (s Selection) where() (string, []any) {
 	return strings.Join(parts, " AND "), args
 }
 
-// LoadRows streams the attempts the selection picks to fn, one chunk of
-// rows at a time, in each run's insertion order. The *Row is reused between
-// calls: fn must copy what it keeps. Strings are interned, so keeping them
-// costs nothing per row.
+// LoadRows streams the attempts the selection picks to fn, in each run's
+// insertion order, as SQLite reads them: one query per run (one in all for
+// a filter spanning every run), scanned into typed destinations that write
+// straight into a reused Row, so memory holds one row however large the
+// file is. The *Row is reused between calls: fn must copy what it keeps.
+// Strings are interned, so keeping them costs nothing per row.
 func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn func(*Row)) error {
-	ms := cols.Metrics()
-	var b strings.Builder
-	b.WriteString("SELECT r.rowid, r.run_id, r.task, r.arm, r.rep, r.attempt, ")
-	if cols.Has("agent_version") {
-		b.WriteString("r.agent_version")
-	} else {
-		b.WriteString("NULL")
-	}
-	b.WriteString(", r.ok, r.error_kind")
-	for _, m := range ms {
-		if m.Quality() {
-			b.WriteString(`, s."` + m.Column() + `"`)
-		} else {
-			b.WriteString(`, r."` + m.Column() + `"`)
-		}
-	}
+	l := newLoader(cols, fn)
 	cond, condArgs := sel.where()
-	intern := map[string]string{}
-	str := func(v any) string {
-		s := asString(v)
-		if t, ok := intern[s]; ok {
-			return t
-		}
-		intern[s] = s
-		return s
-	}
-	row := Row{}
-	scan := func(query string, fixed []any) error {
-		last := int64(-1 << 62)
-		for {
-			args := append(append([]any{last}, fixed...), condArgs...)
-			_, rows, err := src.Query(ctx, query, args...)
-			if err != nil {
-				return fmt.Errorf("load results: %w", err)
-			}
-			for _, r := range rows {
-				last = asInt(r[0])
-				row.RunID, row.Task, row.Arm = str(r[1]), str(r[2]), str(r[3])
-				row.Rep, row.Attempt = int(asInt(r[4])), int(asInt(r[5]))
-				row.AgentVersion = str(r[6])
-				row.OK = asInt(r[7]) == 1
-				row.ErrorKind = str(r[8])
-				row.Values = Unmeasured()
-				for i, m := range ms {
-					if v := r[9+i]; v != nil {
-						row.Values[m] = asFloat(v)
-					}
-				}
-				fn(&row)
-			}
-			if len(rows) < chunkRows {
-				return ctx.Err()
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
-	from := " FROM results r"
-	if cols.hasScores() {
-		from += latestScore
-	}
-	limit := " ORDER BY r.rowid LIMIT " + strconv.Itoa(chunkRows)
 	if sel.RunIDs == nil {
-		// NOT INDEXED keeps SQLite on the rowid range: an index on a
-		// filtered column would make every chunk re-sort its matches.
-		return scan(b.String()+strings.Replace(from, "results r", "results r NOT INDEXED", 1)+
-			" WHERE r.rowid > ? AND ("+cond+")"+limit, nil)
-	}
-	// One run at a time: the (run_id) index holds rowids in order, so each
-	// chunk is a range seek rather than a scan of the run.
-	q := b.String() + from + " WHERE r.rowid > ? AND r.run_id = ? AND (" + cond + ")" + limit
-	for _, id := range sel.RunIDs {
-		if err := scan(q, []any{id}); err != nil {
+		// Every run at once: a scan of the table in rowid order (NOT
+		// INDEXED keeps an index on a filtered column from making SQLite
+		// sort every match before the first row comes back).
+		scored, err := hasScores(ctx, src, cols, "")
+		if err != nil {
 			return err
+		}
+		q, dests := l.query(true, scored)
+		q += " FROM results r NOT INDEXED"
+		if scored {
+			q += latestScore
+		}
+		q += " WHERE " + cond + " ORDER BY r.rowid"
+		if err := src.Each(ctx, q, condArgs, l.scan(dests)); err != nil {
+			return fmt.Errorf("load results: %w", err)
+		}
+		return nil
+	}
+	// One run at a time: the (run_id) index holds each run's rowids in
+	// order, so the run is read in insertion order without a sort, and its
+	// id need not be read back from every row.
+	for _, id := range sel.RunIDs {
+		scored, err := hasScores(ctx, src, cols, id)
+		if err != nil {
+			return err
+		}
+		q, dests := l.query(false, scored)
+		q += " FROM results r"
+		if scored {
+			q += latestScore
+		}
+		q += " WHERE r.run_id = ? AND (" + cond + ") ORDER BY r.rowid"
+		l.row.RunID = l.str(id)
+		if err := src.Each(ctx, q, append([]any{id}, condArgs...), l.scan(dests)); err != nil {
+			return fmt.Errorf("load results of run %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// hasScores reports whether any attempt of the run (of every run, for "")
+// has a score. The quality columns of a run without one are NULL on every
+// row, so its query need not join scores nor read them.
+func hasScores(ctx context.Context, src Source, cols Columns, runID string) (bool, error) {
+	if !cols.hasScores() {
+		return false, nil
+	}
+	q, args := `SELECT EXISTS (SELECT 1 FROM scores)`, []any(nil)
+	if runID != "" {
+		q = `SELECT EXISTS (SELECT 1 FROM scores s JOIN results r ON r.attempt_id = s.attempt_id WHERE r.run_id = ?)`
+		args = []any{runID}
+	}
+	_, rows, err := src.Query(ctx, q, args...)
+	if err != nil {
+		return false, fmt.Errorf("look for scores: %w", err)
+	}
+	return asInt(rows[0][0]) == 1, nil
+}
+
+// loader scans results rows into one reused Row.
+type loader struct {
+	cols    Columns
+	fn      func(*Row)
+	row     Row
+	intern  map[string]string
+	rep     int64
+	attempt int64
+	ok      int64
+}
+
+func newLoader(cols Columns, fn func(*Row)) *loader {
+	return &loader{cols: cols, fn: fn, intern: map[string]string{}}
+}
+
+func (l *loader) str(s string) string { return intern1(l.intern, s) }
+
+// query returns the select list of a load (run_id first when withRun; the
+// quality metrics only when scored) and the destinations its columns scan
+// into, in the same order.
+func (l *loader) query(withRun, scored bool) (string, []any) {
+	var b strings.Builder
+	var dests []any
+	col := func(expr string, dest any) {
+		if len(dests) == 0 {
+			b.WriteString("SELECT ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(expr)
+		dests = append(dests, dest)
+	}
+	if withRun {
+		col("r.run_id", textDest{&l.row.RunID, l.intern})
+	}
+	col("r.task", textDest{&l.row.Task, l.intern})
+	col("r.arm", textDest{&l.row.Arm, l.intern})
+	col("r.rep", intDest{&l.rep, "rep"})
+	col("r.attempt", intDest{&l.attempt, "attempt"})
+	if l.cols.Has("agent_version") {
+		col("r.agent_version", textDest{&l.row.AgentVersion, l.intern})
+	}
+	col("r.ok", intDest{&l.ok, "ok"})
+	col("r.error_kind", textDest{&l.row.ErrorKind, l.intern})
+	for _, m := range l.cols.Metrics() {
+		switch {
+		case !m.Quality():
+			col(`r."`+m.Column()+`"`, metricDest{&l.row.Values[m], m.Column()})
+		case scored:
+			col(`s."`+m.Column()+`"`, metricDest{&l.row.Values[m], m.Column()})
+		}
+	}
+	return b.String(), dests
+}
+
+// scan returns the per-row callback for a query whose columns scan into
+// dests. A metric not read (a quality metric of an unscored run) stays NaN.
+func (l *loader) scan(dests []any) func(store.Scanner) error {
+	return func(s store.Scanner) error {
+		l.row.Values = Unmeasured()
+		if err := s.Scan(dests...); err != nil {
+			return err
+		}
+		l.row.Rep, l.row.Attempt, l.row.OK = int(l.rep), int(l.attempt), l.ok == 1
+		l.fn(&l.row)
+		return nil
+	}
+}
+
+func intern1(intern map[string]string, s string) string {
+	if t, ok := intern[s]; ok {
+		return t
+	}
+	intern[s] = s
+	return s
+}
+
+// textDest scans a TEXT column into *dst, interned (a report's rows repeat
+// a few task, arm and kind names a million times); NULL is "".
+type textDest struct {
+	dst    *string
+	intern map[string]string
+}
+
+func (d textDest) Scan(src any) error {
+	switch x := src.(type) {
+	case nil:
+		*d.dst = ""
+	case string:
+		*d.dst = intern1(d.intern, x)
+	case []byte:
+		if t, ok := d.intern[string(x)]; ok {
+			*d.dst = t
+			return nil
+		}
+		*d.dst = intern1(d.intern, string(x))
+	default:
+		*d.dst = intern1(d.intern, asString(x))
+	}
+	return nil
+}
+
+// intDest scans an INTEGER NOT NULL column into *dst.
+type intDest struct {
+	dst *int64
+	col string
+}
+
+func (d intDest) Scan(src any) error {
+	x, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("column %s: %s, want an integer", d.col, describe(src))
+	}
+	*d.dst = x
+	return nil
+}
+
+// metricDest scans a metric column into *dst: NaN for NULL (not measured),
+// the number otherwise, so a measured 0 stays 0. Anything but a number is
+// an error naming the column, never a silent NaN or 0.
+type metricDest struct {
+	dst *float64
+	col string
+}
+
+func (d metricDest) Scan(src any) error {
+	switch x := src.(type) {
+	case nil:
+		*d.dst = math.NaN()
+	case int64:
+		*d.dst = float64(x)
+	case float64:
+		*d.dst = x
+	default:
+		return fmt.Errorf("column %s: %s, want a number or NULL", d.col, describe(src))
+	}
+	return nil
+}
+
+func describe(v any) string {
+	if v == nil {
+		return "NULL"
+	}
+	return fmt.Sprintf("%T value %q", v, asString(v))
 }
 
 // RunsOf returns the runs among all whose ids are in ids, in start order;

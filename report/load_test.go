@@ -111,23 +111,27 @@ func openFixture(t *testing.T) (*store.DB, Columns, []RunInfo) {
 var nanEqual = cmp.Comparer(func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) })
 
 // TestLoadedRowsAreTheStoredRows stops the loader from losing, duplicating
-// or zero-filling rows: what comes back from a real file, across chunk
-// boundaries, is exactly what was written, NULL as NaN and 0 as 0, with the
-// latest review score of each attempt.
+// or zero-filling rows: what comes back from a real file, run by run or in
+// one scan of every run, is exactly what was written, NULL as NaN and 0 as
+// 0, with the latest review score of each attempt (r1 is scored, r2 not).
 func TestLoadedRowsAreTheStoredRows(t *testing.T) {
-	defer func(n int) { chunkRows = n }(chunkRows)
-	chunkRows = 4 // 13 and 12 rows per run: several chunks each, one partial
 	db, cols, _ := openFixture(t)
-	var got []Row
-	sel := Selection{Spec: "r1 r2", RunIDs: []string{"r1", "r2"}}
-	if err := LoadRows(context.Background(), db, cols, sel, func(r *Row) { got = append(got, *r) }); err != nil {
-		t.Fatal(err)
-	}
 	want := fixtureRowsWhere(nil)
 	want[0].Values[Precision], want[0].Values[Recall], want[0].Values[WeightedF1], want[0].Values[VerdictCorrect] = 1, 2.0/3, 0.8, 1
 	want[1].Values[Recall] = 0
-	if diff := cmp.Diff(want, got, nanEqual); diff != "" {
-		t.Errorf("rows (-want +got):\n%s", diff)
+	for _, sel := range []Selection{
+		{Spec: "r1 r2", RunIDs: []string{"r1", "r2"}},
+		{Spec: "every run"},
+	} {
+		t.Run(sel.Spec, func(t *testing.T) {
+			var got []Row
+			if err := LoadRows(context.Background(), db, cols, sel, func(r *Row) { got = append(got, *r) }); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, nanEqual); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+		})
 	}
 	stats, err := LoadRunStats(context.Background(), db)
 	if err != nil {
@@ -135,6 +139,41 @@ func TestLoadedRowsAreTheStoredRows(t *testing.T) {
 	}
 	if diff := cmp.Diff(fixtureRuns[:2], stats); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
+
+// TestAMetricThatIsNotANumberIsAnError stops the typed loader from turning
+// a value it cannot read into NaN ("not measured") or 0 without a word.
+func TestAMetricThatIsNotANumberIsAnError(t *testing.T) {
+	tests := []struct {
+		src     any
+		want    float64
+		wantErr string
+	}{
+		{src: nil, want: math.NaN()},
+		{src: int64(0), want: 0},
+		{src: int64(1200), want: 1200},
+		{src: 0.25, want: 0.25},
+		{src: "1200", wantErr: `column input_tokens: string value "1200", want a number or NULL`},
+		{src: []byte("x"), wantErr: `column input_tokens: []uint8 value "x", want a number or NULL`},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%T %v", tt.src, tt.src), func(t *testing.T) {
+			got := -1.0
+			err := metricDest{&got, "input_tokens"}.Scan(tt.src)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, nanEqual); diff != "" {
+				t.Errorf("value (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

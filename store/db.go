@@ -380,6 +380,38 @@ func (d *DB) Query(ctx context.Context, query string, args ...any) ([]string, []
 	return cols, out, nil
 }
 
+// Scanner reads the current row of a query into typed destinations, as
+// (*sql.Rows).Scan does: *int64, *float64, *string, *sql.NullInt64,
+// *sql.NullFloat64, *sql.NullString and the like. A NULL scanned into a
+// sql.Null* type is Valid=false; into a plain type it is an error, never a
+// zero.
+type Scanner interface {
+	Scan(dest ...any) error
+}
+
+// Each runs query and calls fn once per row, in order, as the rows are read:
+// nothing is buffered and nothing is boxed, so a million rows cost a
+// million calls and the allocations of the destinations fn chooses, where
+// Query holds every row as []any. fn reads the row through s; an error from
+// fn stops the query and is returned as it is. Engine errors are classified
+// as in Query (ErrReadOnly, ErrBadQuery).
+func (d *DB) Each(ctx context.Context, query string, args []any, fn func(s Scanner) error) error {
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return d.classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return d.classify(err)
+	}
+	return d.classify(rows.Close())
+}
+
 // normalize narrows what the driver may hand back to the documented set.
 // The driver turns columns declared DATE/TIME-like into time.Time and
 // BOOLEAN into bool; a query over an attached or foreign schema could

@@ -429,6 +429,83 @@ func TestQueryReturnsTypedValues(t *testing.T) {
 	}
 }
 
+// TestEachScansTypedRowsNullStayingNull stops the streaming query from
+// turning NULL into a zero (or a zero into NULL), losing or reordering rows,
+// carrying on after the caller said stop, or reporting an engine refusal as
+// an internal failure.
+func TestEachScansTypedRowsNullStayingNull(t *testing.T) {
+	ctx := context.Background()
+	d, path := newDB(t)
+	for i, r := range []*Result{
+		{AttemptID: "att-measured", InputTokens: ptr(int64(0)), CostUSD: ptr(0.25)},
+		{AttemptID: "att-unmeasured"},
+		{AttemptID: "att-third", InputTokens: ptr(int64(1200)), CostUSD: ptr(0.0)},
+	} {
+		full := okResult(r.AttemptID)
+		full.StartedAt = t0.Add(time.Duration(i) * time.Second)
+		full.InputTokens, full.CostUSD = r.InputTokens, r.CostUSD
+		if err := d.InsertResult(ctx, full); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		ID     string
+		Tokens sql.NullInt64
+		Cost   sql.NullFloat64
+		Error  sql.NullString
+	}
+	const q = `SELECT attempt_id, input_tokens, cost_usd, error_kind FROM results WHERE run_id = ? ORDER BY started_at`
+	read := func(limit int) ([]row, error) {
+		var got []row
+		err := d.Each(ctx, q, []any{"run-1"}, func(s Scanner) error {
+			if len(got) == limit {
+				return errStop
+			}
+			var r row
+			if err := s.Scan(&r.ID, &r.Tokens, &r.Cost, &r.Error); err != nil {
+				return err
+			}
+			got = append(got, r)
+			return nil
+		})
+		return got, err
+	}
+	got, err := read(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []row{
+		{ID: "att-measured", Tokens: sql.NullInt64{Int64: 0, Valid: true}, Cost: sql.NullFloat64{Float64: 0.25, Valid: true}},
+		{ID: "att-unmeasured"},
+		{ID: "att-third", Tokens: sql.NullInt64{Int64: 1200, Valid: true}, Cost: sql.NullFloat64{Float64: 0, Valid: true}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+
+	got, err = read(1)
+	if !errors.Is(err, errStop) || len(got) != 1 {
+		t.Errorf("stopping after one row: %d rows, error %v; want 1 row and the caller's error", len(got), err)
+	}
+
+	err = d.Each(ctx, `SELEC 1`, nil, func(Scanner) error { return nil })
+	if !errors.Is(err, ErrBadQuery) || !strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("bad query: error %v, want ErrBadQuery with SQLite's message", err)
+	}
+	d.Close()
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	err = ro.Each(ctx, `UPDATE runs SET label = 'x' RETURNING run_id`, nil, func(Scanner) error { return nil })
+	if !errors.Is(err, ErrReadOnly) {
+		t.Errorf("write through a read-only Each: error %v, want ErrReadOnly", err)
+	}
+}
+
+var errStop = errors.New("stop")
+
 // TestADuplicateAttemptIsRefusedNotOverwritten stops a resume or retry from
 // replacing a recorded attempt.
 func TestADuplicateAttemptIsRefusedNotOverwritten(t *testing.T) {
