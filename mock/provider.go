@@ -337,7 +337,7 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	case provIsMessages(r.Method, r.URL.Path), responses:
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		if strings.Contains(r.URL.Path, "/v1/") {
-			provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages only"))
+			provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
 			return
 		}
 		// Clients probe the base URL before their first request.
@@ -348,7 +348,7 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		return
 	default:
-		provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages only"))
+		provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
 		return
 	}
 

@@ -2,8 +2,9 @@ package mock
 
 import "encoding/json"
 
-// Script is what the provider serves: Replies in order, one per
-// POST /v1/messages, then Default for every later request. Without a
+// Script is what the provider serves: Replies in order, one per model
+// request (POST /v1/messages, or POST /v1/responses: the two share the
+// sequence), then Default for every later request. Without a
 // Default, the built-in DefaultReply is served: the text "ok" with usage
 // input 10, output 5, cache_read 0, cache_creation 0.
 //
@@ -21,6 +22,9 @@ import "encoding/json"
 //	      output_tokens: 300
 //	      cache_read_input_tokens: 7000
 //	      cache_creation_input_tokens: 1000
+//	  - text: "thought hard"
+//	    usage: {input_tokens: 900, output_tokens: 120}
+//	    reasoning_tokens: 80        # Responses API only
 //	  - status: 529                 # a scripted failure
 //	    error: {type: overloaded_error, message: Overloaded}
 //	  - text: "slow"
@@ -47,6 +51,10 @@ import "encoding/json"
 //     not validated: -5, true, "1200", 1.5 are served verbatim (1.0 stays
 //     1.0), so that consumers' validation can be tested. A field that is
 //     absent or null is absent on the wire.
+//   - reasoning_tokens: served by the Responses API as
+//     usage.output_tokens_details.reasoning_tokens, like a usage value:
+//     verbatim (-5, "80", 1.5 included), absent on the wire when absent or
+//     null. The Messages API has no such field and ignores it.
 //   - status: an HTTP status, 100-599. A non-2xx status makes the reply a
 //     failure: the body is {"type":"error","error":ERROR}, also for a
 //     streaming request (the status comes before any event). A 2xx status

@@ -281,7 +281,7 @@ func (sp *scriptParser) script(node ast.Node, s *Script) {
 }
 
 // scriptReplyFields are the fields a reply may have, in documentation order.
-var scriptReplyFields = "text, tools, stop_reason, usage, status, error, delay_ms, hang, cut_after_events"
+var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events"
 
 func (sp *scriptParser) reply(node ast.Node, field string) (Reply, bool) {
 	var r Reply
@@ -311,6 +311,11 @@ func (sp *scriptParser) reply(node ast.Node, field string) (Reply, bool) {
 			r.Tools = sp.tools(v, f)
 		case "usage":
 			r.Usage = sp.usage(v, f)
+		case "reasoning_tokens":
+			// Like a usage value: served verbatim, null is absent.
+			if val, ok := sp.value(v, f); ok {
+				r.ReasoningTokens = val
+			}
 		case "status":
 			if n, ok := sp.integer(v, f); ok {
 				if n < 100 || n > 599 {
@@ -379,7 +384,7 @@ func (sp *scriptParser) reply(node ast.Node, field string) (Reply, bool) {
 		}
 	}
 	if failing {
-		for _, k := range []string{"text", "tools", "stop_reason", "usage", "cut_after_events"} {
+		for _, k := range []string{"text", "tools", "stop_reason", "usage", "reasoning_tokens", "cut_after_events"} {
 			if n, ok := at[k]; ok {
 				sp.addf(n, field+"."+k, "is not served with error status %d (an error reply has only the error object)", r.Status)
 			}

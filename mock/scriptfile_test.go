@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -124,7 +125,7 @@ func TestParseScriptRejects(t *testing.T) {
 			src:  "reply:\n  text: x\ndefault:\n  txt: x\n  tools:\n    - name: Read\n      args: {}\n  usage:\n    input_token: 3\n",
 			want: []string{
 				"s.yaml:1:1: reply: unknown field (a script has: replies, default)",
-				"s.yaml:4:3: default.txt: unknown field (a reply has: text, tools, stop_reason, usage, status, error, delay_ms, hang, cut_after_events)",
+				"s.yaml:4:3: default.txt: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events)",
 				"s.yaml:7:7: default.tools[0].args: unknown field (a tool has: name, input)",
 				"s.yaml:9:5: default.usage.input_token: unknown usage field (usage has: input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens)",
 			},
@@ -155,6 +156,16 @@ func TestParseScriptRejects(t *testing.T) {
 			want: []string{"s.yaml:2:25: default.usage.input_tokens: .inf cannot be sent as JSON"},
 		},
 		{
+			name: "reasoning tokens with an error status",
+			src:  "default:\n  status: 529\n  reasoning_tokens: 80\n",
+			want: []string{"s.yaml:3:21: default.reasoning_tokens: is not served with error status 529 (an error reply has only the error object)"},
+		},
+		{
+			name: "reasoning tokens JSON cannot carry",
+			src:  "default:\n  reasoning_tokens: .nan\n",
+			want: []string{"s.yaml:2:21: default.reasoning_tokens: .nan cannot be sent as JSON"},
+		},
+		{
 			name: "YAML syntax error",
 			src:  "default: [\n",
 			want: []string{"s.yaml:1:10: YAML syntax: sequence end token ']' not found"},
@@ -167,7 +178,7 @@ func TestParseScriptRejects(t *testing.T) {
 		{
 			name: "JSON with a bad field",
 			src:  `{"replies": [{"text": "a", "statuss": 529}]}`,
-			want: []string{"s.yaml:1:28: replies[0].statuss: unknown field (a reply has: text, tools, stop_reason, usage, status, error, delay_ms, hang, cut_after_events)"},
+			want: []string{"s.yaml:1:28: replies[0].statuss: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events)"},
 		},
 	}
 	for _, tt := range tests {
@@ -215,6 +226,15 @@ func TestParseScriptKeepsUsageValuesVerbatim(t *testing.T) {
 				"output_tokens":           true,
 				"cache_read_input_tokens": "1200",
 			}}},
+		},
+		{
+			name: "reasoning tokens kept verbatim, null dropped",
+			src: "replies:\n  - reasoning_tokens: 80\n  - reasoning_tokens: -5\n  - reasoning_tokens: \"80\"\n" +
+				"  - reasoning_tokens: 1.0\n  - reasoning_tokens: true\n  - reasoning_tokens: null\n",
+			want: Script{Replies: []Reply{
+				{ReasoningTokens: uint64(80)}, {ReasoningTokens: int64(-5)}, {ReasoningTokens: "80"},
+				{ReasoningTokens: json.Number("1.0")}, {ReasoningTokens: true}, {},
+			}},
 		},
 		{
 			name: "floats keep their written form",
@@ -283,5 +303,49 @@ func TestLoadScriptNamesAMissingFile(t *testing.T) {
 	_, err := LoadScript(path)
 	if err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("LoadScript(%q) = %v, want an error naming the path", path, err)
+	}
+}
+
+// TestScriptReasoningTokensReachTheResponsesWireVerbatim stops a script's
+// reasoning_tokens from being dropped, "fixed" or leaked: the Responses API
+// must serve it as written in output_tokens_details (absent when null), so
+// that a consumer's handling of reasoning tokens can be tested from a
+// script file, and the Messages API, which has no such field, must not.
+func TestScriptReasoningTokensReachTheResponsesWireVerbatim(t *testing.T) {
+	tests := []struct {
+		yaml string // the reply's reasoning_tokens line
+		want string // the Responses usage object
+	}{
+		{"reasoning_tokens: 80", `{"output_tokens":120,"output_tokens_details":{"reasoning_tokens":80}}`},
+		{"reasoning_tokens: 0", `{"output_tokens":120,"output_tokens_details":{"reasoning_tokens":0}}`},
+		{"reasoning_tokens: -5", `{"output_tokens":120,"output_tokens_details":{"reasoning_tokens":-5}}`},
+		{`reasoning_tokens: "80"`, `{"output_tokens":120,"output_tokens_details":{"reasoning_tokens":"80"}}`},
+		{"reasoning_tokens: 1.0", `{"output_tokens":120,"output_tokens_details":{"reasoning_tokens":1.0}}`},
+		{"reasoning_tokens: null", `{"output_tokens":120}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.yaml, func(t *testing.T) {
+			script, err := ParseScript("s.yaml", []byte("default:\n  text: thought\n  usage: {output_tokens: 120}\n  "+tt.yaml+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := provStart(t, script)
+			_, body := provPost(t, p.URL()+"/v1/responses", respBody(false), nil)
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.UseNumber()
+			var obj map[string]any
+			if err := dec.Decode(&obj); err != nil {
+				t.Fatalf("decode %s: %v", body, err)
+			}
+			if diff := cmp.Diff(tt.want, respJSON(t, obj["usage"])); diff != "" {
+				t.Errorf("responses usage (-want +got):\n%s", diff)
+			}
+			resp, body := provPost(t, p.URL()+"/v1/messages", map[string]any{
+				"model": "m", "max_tokens": 10, "messages": []any{map[string]any{"role": "user", "content": "hi"}},
+			}, nil)
+			if resp.StatusCode != 200 || !bytes.Contains(body, []byte("thought")) || bytes.Contains(body, []byte("reasoning")) {
+				t.Errorf("the Messages API: status %d, body %s; want 200 with the text and no reasoning tokens", resp.StatusCode, body)
+			}
+		})
 	}
 }
