@@ -406,3 +406,33 @@ func TestAResumedAutoRunKeepsTheBackendItStartedWith(t *testing.T) {
 		t.Errorf("the resume resolved auto to %q, want landlock, the run's backend", got)
 	}
 }
+
+// TestARefusedAutoCellNamesABackendNotAuto stops a row whose sandbox column
+// says "auto": a cell run on its own under auto that no backend accepts
+// (here: a workspace that is a symlink) records the first backend auto
+// tried, with every reason in its detail.
+func TestARefusedAutoCellNamesABackendNotAuto(t *testing.T) {
+	r := newRig(t)
+	link := filepath.Join(r.tmp, "link")
+	if err := os.Symlink(r.ws, link); err != nil {
+		t.Fatal(err)
+	}
+	p, err := mock.StartProvider(&mock.Script{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := r.cell(t, sandbox.Auto, p)
+	c.Workspace = link
+	row, err := runner.RunCell(context.Background(), r.db, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.checkStored(t, row)
+	if row.ErrorKind != store.KindSandboxRefused || !strings.Contains(row.ErrorDetail, "is a symlink") {
+		t.Errorf("row %s: %q; want sandbox-refused naming the symlink", row.ErrorKind, row.ErrorDetail)
+	}
+	if row.Sandbox != sandbox.Strength[0] {
+		t.Errorf("row sandbox = %q, want %q", row.Sandbox, sandbox.Strength[0])
+	}
+}
