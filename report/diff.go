@@ -52,6 +52,9 @@ type Differ struct {
 
 type cellKey struct{ run, task, arm, rep int32 }
 
+// runRep names a cell within its task and arm.
+type runRep struct{ run, rep int32 }
+
 type cellOut struct {
 	attempt int32
 	ok      bool
@@ -60,14 +63,17 @@ type cellOut struct {
 
 type taskArm struct{ task, arm int32 }
 
+// fineAcc accumulates one task and arm of one side. Its cells are kept here
+// rather than in one map per side, so that Result can build each group's
+// pairs from the group's own cells and let them go before the next group.
 type fineAcc struct {
 	attempts int
 	kinds    map[int32]int
 	values   [NumMetrics][]float64
+	cells    map[runRep]cellOut
 }
 
 type sideAcc struct {
-	cells    map[cellKey]cellOut
 	fine     map[taskArm]*fineAcc
 	versions map[int32]bool
 	runs     map[int32]bool
@@ -79,7 +85,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d := &Differ{opts: opts, ids: map[string]int32{}}
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
-		d.sides[i] = &sideAcc{cells: map[cellKey]cellOut{}, fine: map[taskArm]*fineAcc{},
+		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{},
 			versions: map[int32]bool{}, runs: map[int32]bool{}}
 	}
 	return d
@@ -114,15 +120,15 @@ func (d *Differ) Add(side int, r *Row) {
 		}
 		kind = d.id(k)
 	}
-	ck := cellKey{run, task, arm, int32(r.Rep)}
-	if prev, seen := s.cells[ck]; !seen || int32(r.Attempt) >= prev.attempt {
-		s.cells[ck] = cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
-	}
 	ta := taskArm{task, arm}
 	f := s.fine[ta]
 	if f == nil {
-		f = &fineAcc{kinds: map[int32]int{}}
+		f = &fineAcc{kinds: map[int32]int{}, cells: map[runRep]cellOut{}}
 		s.fine[ta] = f
+	}
+	ck := runRep{run, int32(r.Rep)}
+	if prev, seen := f.cells[ck]; !seen || int32(r.Attempt) >= prev.attempt {
+		f.cells[ck] = cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
 	}
 	f.attempts++
 	if !r.OK {
@@ -238,58 +244,75 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 		return p
 	}
 
+	// Each group's fines, per side. A group's pairs and values are built
+	// from them one group at a time (group) and dropped once compared, so
+	// at most one group's copy sits beside the accumulated sides.
+	type fineOf struct {
+		ta taskArm
+		f  *fineAcc
+	}
+	members := map[groupKey]*[2][]fineOf{}
+	for i, s := range d.sides {
+		for ta, f := range s.fine {
+			g, ok := gkey(ta.task, ta.arm)
+			if !ok {
+				continue
+			}
+			m := members[g]
+			if m == nil {
+				m = &[2][]fineOf{}
+				members[g] = m
+			}
+			m[i] = append(m[i], fineOf{ta, f})
+		}
+	}
 	type groupAcc struct {
 		cells    [2]map[pairKey]pairSlot
 		attempts [2]int
 		kinds    [2]map[int32]int
 		values   [2][NumMetrics][]float64
 	}
-	groups := map[groupKey]*groupAcc{}
-	get := func(g groupKey) *groupAcc {
-		a := groups[g]
-		if a == nil {
-			a = &groupAcc{}
-			for i := range 2 {
-				a.cells[i] = map[pairKey]pairSlot{}
-				a.kinds[i] = map[int32]int{}
+	group := func(g groupKey) *groupAcc {
+		a := &groupAcc{}
+		for i, fines := range members[g] {
+			n := 0
+			for _, fo := range fines {
+				n += len(fo.f.cells)
 			}
-			groups[g] = a
+			a.cells[i] = make(map[pairKey]pairSlot, n)
+			a.kinds[i] = map[int32]int{}
+			for _, fo := range fines {
+				for rr, o := range fo.f.cells {
+					p := pkey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
+					slot, seen := a.cells[i][p]
+					if !seen {
+						slot.first = o
+					}
+					slot.add(o)
+					a.cells[i][p] = slot
+				}
+				a.attempts[i] += fo.f.attempts
+				for k, c := range fo.f.kinds {
+					a.kinds[i][k] += c
+				}
+			}
+			for _, m := range d.opts.Metrics {
+				n := 0
+				for _, fo := range fines {
+					n += len(fo.f.values[m])
+				}
+				vs := make([]float64, 0, n)
+				for _, fo := range fines {
+					vs = append(vs, fo.f.values[m]...)
+				}
+				a.values[i][m] = vs
+			}
 		}
 		return a
 	}
-	for i, s := range d.sides {
-		for c, o := range s.cells {
-			g, ok := gkey(c.task, c.arm)
-			if !ok {
-				continue
-			}
-			a := get(g)
-			p := pkey(c)
-			slot, seen := a.cells[i][p]
-			if !seen {
-				slot.first = o
-			}
-			slot.add(o)
-			a.cells[i][p] = slot
-		}
-		for ta, f := range s.fine {
-			g, ok := gkey(ta.task, ta.arm)
-			if !ok {
-				continue
-			}
-			a := get(g)
-			a.attempts[i] += f.attempts
-			for k, n := range f.kinds {
-				a.kinds[i][k] += n
-			}
-			for _, m := range d.opts.Metrics {
-				a.values[i][m] = append(a.values[i][m], f.values[m]...)
-			}
-		}
-	}
 
-	keys := make([]groupKey, 0, len(groups))
-	for g := range groups {
+	keys := make([]groupKey, 0, len(members))
+	for g := range members {
 		keys = append(keys, g)
 	}
 	name := func(id int32) string {
@@ -308,7 +331,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 
 	alpha := d.opts.Alpha
 	for _, gk := range keys {
-		a := groups[gk]
+		a := group(gk)
 		task, arm := name(gk.task), name(gk.arm)
 		if !out.ByArm {
 			arm = acrossLabel

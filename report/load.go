@@ -384,16 +384,28 @@ func hasScores(ctx context.Context, src Source, cols Columns, runID string) (boo
 	if !cols.hasScores() {
 		return false, nil
 	}
-	q, args := `SELECT EXISTS (SELECT 1 FROM scores)`, []any(nil)
+	// Scores drive the join (CROSS JOIN fixes the loop order): a file
+	// holds far fewer scores than attempts, and one with none answers at
+	// once, where walking the run's attempts would probe every one.
+	queries := []string{`SELECT EXISTS (SELECT 1 FROM scores)`}
 	if runID != "" {
-		q = `SELECT EXISTS (SELECT 1 FROM scores s JOIN results r ON r.attempt_id = s.attempt_id WHERE r.run_id = ?)`
-		args = []any{runID}
+		queries = append(queries, `SELECT EXISTS (SELECT 1 FROM scores s CROSS JOIN results r
+			ON r.attempt_id = s.attempt_id WHERE r.run_id = ?)`)
 	}
-	_, rows, err := src.Query(ctx, q, args...)
-	if err != nil {
-		return false, fmt.Errorf("look for scores: %w", err)
+	for i, q := range queries {
+		var args []any
+		if i > 0 {
+			args = []any{runID}
+		}
+		_, rows, err := src.Query(ctx, q, args...)
+		if err != nil {
+			return false, fmt.Errorf("look for scores: %w", err)
+		}
+		if asInt(rows[0][0]) != 1 {
+			return false, nil
+		}
 	}
-	return asInt(rows[0][0]) == 1, nil
+	return true, nil
 }
 
 // loader scans results rows into one reused Row.
