@@ -52,6 +52,15 @@ starts: the rest get a "not run" row each and the run is aborted. Ctrl-C kills
 the sessions in flight, records them as cancelled and marks the run
 interrupted.
 
+The sandbox (the bench's, or --sandbox) is resolved once, before any session
+starts: auto becomes the strongest backend that passes the preflight of every
+kind of task in the run (a review's workspace read-only to its session, any
+other task's cell copy writable), and every row names that backend. A backend
+that fails preflight, named or auto with none passing, refuses the whole run
+with the reason and exit 2: no session starts and nothing is recorded, so a
+rerun or --resume on a machine that can keep the promise loses nothing. A
+resumed run under auto keeps the backend its earlier sessions ran in.
+
 --resume RUN continues a run with the same bench (same fingerprint: bench
 file, mock scripts, workspaces, agent versions, wfb version; otherwise it is
 refused and the differences named). Only cells without a completed attempt run:
@@ -89,7 +98,7 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.IntVar(&opts.Runs, "runs", 0, "repetitions of each task × arm (default: the bench's runs)")
 	f.StringVar(&opts.Resume, "resume", "", "continue this run: its cells without a completed attempt")
 	f.BoolVar(&opts.IncludeExpensive, "include-expensive", false, "also run tasks marked expensive")
-	f.StringVar(&opts.Sandbox, "sandbox", "", "sandbox backend for every cell (default: the bench's)")
+	f.StringVar(&opts.Sandbox, "sandbox", "", "sandbox backend for every cell: bwrap, landlock, host-unsafe, or auto (default: the bench's; see wfb doctor)")
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
