@@ -54,7 +54,7 @@ type processResult struct {
 	Containment string
 	// KillFailure says descendants could not all be killed.
 	KillFailure string
-	StdoutBytes     int64
+	StdoutBytes int64
 }
 
 const (
