@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/mock"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -159,13 +158,6 @@ func sortedStrings(xs []string) []string {
 	return out
 }
 
-// errIsTerminal says whether progress, written to ErrOut, goes to a
-// terminal (a redrawn line) or to a log (plain lines).
-func errIsTerminal(s *Streams) bool {
-	f, ok := s.ErrOut.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
-}
-
 // checkScript validates a mock script named by a bench.
 func checkScript(path string, data []byte) error {
 	_, err := mock.ParseScript(path, data)
@@ -253,7 +245,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
-	o.Progress = runner.NewProgressLine(s.ErrOut, errIsTerminal(s))
+	o.Progress = runner.NewProgressLine(s.ErrOut, s.ErrOutIsTerminal)
 	sw, err := runner.NewSweep(ctx, o)
 	var input *runner.InputError
 	if errors.As(err, &input) {
@@ -268,7 +260,23 @@ func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summa
 	} else {
 		fmt.Fprintf(s.ErrOut, "wfb run: %s\n", sw.RunID())
 	}
+	fmt.Fprintln(s.ErrOut, sandboxLine(sw.Sandbox()))
 	return sw.Run(ctx)
+}
+
+// sandboxLine names the backend every cell of the run uses and, under
+// auto, why each stronger one was passed over, so that a run's isolation
+// is never a surprise found later in its rows.
+func sandboxLine(backend string, passedOver []sandbox.Status) string {
+	line := "sandbox: " + backend
+	if len(passedOver) == 0 {
+		return line
+	}
+	reasons := make([]string, len(passedOver))
+	for i, p := range passedOver {
+		reasons[i] = p.Backend + " — " + p.Reason
+	}
+	return line + " (passed over: " + strings.Join(reasons, "; ") + ")"
 }
 
 // sweepOutcome says how the run ended and maps it to the exit status.

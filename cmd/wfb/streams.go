@@ -17,6 +17,9 @@ type Streams struct {
 	// OutIsTerminal says Out is a terminal: tables are drawn for people,
 	// plain TSV/markdown otherwise.
 	OutIsTerminal bool
+	// ErrOutIsTerminal says ErrOut is a terminal: progress is one redrawn
+	// line rather than plain lines for a log.
+	ErrOutIsTerminal bool
 	// Getenv reads the environment; tests inject their own.
 	Getenv func(string) string
 	// Environ lists the environment; the stand-in agent reads it.
@@ -26,12 +29,13 @@ type Streams struct {
 // SystemStreams returns the process's own streams.
 func SystemStreams() *Streams {
 	return &Streams{
-		In:            os.Stdin,
-		Out:           os.Stdout,
-		ErrOut:        os.Stderr,
-		OutIsTerminal: isatty.IsTerminal(os.Stdout.Fd()),
-		Getenv:        os.Getenv,
-		Environ:       os.Environ,
+		In:               os.Stdin,
+		Out:              os.Stdout,
+		ErrOut:           os.Stderr,
+		OutIsTerminal:    isatty.IsTerminal(os.Stdout.Fd()),
+		ErrOutIsTerminal: isatty.IsTerminal(os.Stderr.Fd()),
+		Getenv:           os.Getenv,
+		Environ:          os.Environ,
 	}
 }
 
