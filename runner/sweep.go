@@ -912,16 +912,9 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 		if err != nil {
 			return nil // the row already says artifact-invalid
 		}
-		sc := review.ScoreReview(rv, r.task.Labels, r.task.Verdict)
-		matches, err := json.Marshal(sc.Matches)
-		if err != nil {
-			return err
-		}
-		return r.db.InsertScoreTx(ctx, tx, &store.Score{
-			AttemptID: row.AttemptID, LabelsDigest: review.LabelsDigest(r.task.Labels, r.task.Verdict),
-			TP: sc.TP, FP: sc.FP, FN: sc.FN, Precision: sc.Precision, Recall: sc.Recall,
-			WeightedF1: sc.WeightedF1, VerdictCorrect: sc.VerdictCorrect, Matches: string(matches),
-		})
+		sc := StoredScore(row.AttemptID, review.ScoreReview(rv, r.task.Labels, r.task.Verdict),
+			review.LabelsDigest(r.task.Labels, r.task.Verdict))
+		return r.db.InsertScoreTx(ctx, tx, &sc)
 	})
 }
 
