@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +51,7 @@ or a file written by a newer wfb.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Into, "into", "", "destination results file (required; created if missing)")
-	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	formatFlag(cmd, &opts.Format)
 	return cmd
 }
 
@@ -107,14 +106,11 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 	return report.Render(s.Out, table, format)
 }
 
-// mergeError classifies what the user can fix (files, conflicts) as bad
-// input.
+// mergeError classifies what the user can fix (conflicts, and the files
+// themselves: see resultsFileError) as bad input.
 func mergeError(err error) error {
-	switch {
-	case errors.Is(err, store.ErrMergeConflict), errors.Is(err, store.ErrMergeSelf), errors.Is(err, fs.ErrNotExist),
-		errors.Is(err, store.ErrNotResultsFile), errors.Is(err, store.ErrSchemaTooNew),
-		errors.Is(err, store.ErrSchemaTooOld):
+	if errors.Is(err, store.ErrMergeConflict) || errors.Is(err, store.ErrMergeSelf) {
 		return asBadInput(err)
 	}
-	return err
+	return resultsFileError(err)
 }

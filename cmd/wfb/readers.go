@@ -18,19 +18,25 @@ func dbFlag(cmd *cobra.Command, p *string) {
 }
 
 // openResults opens the results file read-only, classifying the user's
-// mistakes (no such file, not a results file, a schema this wfb cannot
-// read) as bad input.
+// mistakes as bad input (see resultsFileError).
 func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error) {
 	db, err := store.OpenReadOnly(ctx, dbPath(flag, s))
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
-			errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
-			return nil, asBadInput(err)
-		}
-		return nil, err
+		return nil, resultsFileError(err)
 	}
 	return db, nil
+}
+
+// resultsFileError marks an error opening a results file as bad input when
+// it is the user's to fix: no such file, not a results file, or a schema
+// this wfb cannot read (newer, or older than a read-only open accepts).
+func resultsFileError(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
+		errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
+		return asBadInput(err)
+	}
+	return err
 }
 
 // resultsReader is a results file opened read-only together with what
