@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,9 +56,9 @@ Exit status 2 for a bad bench file, an unknown run or a missing results file.`,
 			return rescoreRun(cmd.Context(), s, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
+	dbFlag(cmd, &opts.DB)
 	cmd.Flags().StringVar(&opts.Bench, "bench", "", "bench file whose task labels to score against (required)")
-	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	formatFlag(cmd, &opts.Format)
 	return cmd
 }
 
@@ -74,11 +72,7 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	}
 	bench, err := runner.LoadBench(opts.Bench, nil)
 	if err != nil {
-		var be *runner.BenchError
-		if errors.As(err, &be) {
-			return asBadInput(err)
-		}
-		return err
+		return asBadInput(err)
 	}
 	tasks := map[string]runner.Task{}
 	for _, t := range bench.Tasks {
@@ -86,21 +80,20 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	}
 
 	path := dbPath(opts.DB, s)
-	// Refuse a missing file rather than create an empty one.
-	if ro, err := store.OpenReadOnly(ctx, path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrNotResultsFile) || errors.Is(err, store.ErrSchemaTooNew) {
-			return asBadInput(err)
-		}
-		// An older schema is upgraded by the write open below.
-		if !errors.Is(err, store.ErrSchemaTooOld) {
-			return err
-		}
-	} else {
+	// Refuse a missing file rather than create an empty one: store.Open
+	// creates what is absent, and store has no write open of an existing
+	// file only, so a read-only open checks first.
+	switch ro, err := store.OpenReadOnly(ctx, path); {
+	case err == nil:
 		ro.Close()
+	case errors.Is(err, store.ErrSchemaTooOld):
+		// The write open below upgrades it.
+	default:
+		return resultsFileError(err)
 	}
 	db, err := store.Open(ctx, path)
 	if err != nil {
-		return err
+		return resultsFileError(err)
 	}
 	defer db.Close()
 	if _, err := db.Run(ctx, opts.RunID); err != nil {
@@ -125,13 +118,53 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	if err != nil {
 		return err
 	}
-	was := map[string]*float64{} // the latest weighted F1 before this rescore
+	// The latest weighted F1 before this rescore; an attempt never scored
+	// is absent, and shows NULL like a scoring that measured none.
+	was := map[string]*float64{}
 	for _, sc := range earlier {
 		was[sc.AttemptID] = sc.WeightedF1
 	}
-	hadScore := map[string]bool{}
-	for _, sc := range earlier {
-		hadScore[sc.AttemptID] = true
+
+	now := time.Now()
+	rows := make([]rescoreRow, 0, len(results))
+	scored := 0
+	err = db.Tx(ctx, func(tx *sql.Tx) error {
+		for _, r := range results {
+			row := rescoreRow{result: r, was: was[r.AttemptID]}
+			t, inBench := tasks[r.Task]
+			a, stored := artOf[r.AttemptID]
+			switch {
+			case !inBench:
+				row.note = "not scored: task not in the bench"
+			case !t.Review:
+				row.note = "not scored: not a review task"
+			case !stored:
+				row.note = "not scored: no artifact stored"
+			case a.Bytes > review.MaxArtifactBytes:
+				// The stored copy of so large an artifact was cut short; the
+				// parser would refuse the whole one for its size, so say that.
+				row.note = fmt.Sprintf("not scored: artifact invalid: is %d bytes, more than the %d allowed", a.Bytes, review.MaxArtifactBytes)
+			default:
+				rv, err := review.ParseReviewBytes(a.Name, a.Content)
+				if err != nil {
+					row.note = "not scored: " + err.Error()
+					break
+				}
+				sc := review.ScoreReview(rv, t.Labels, t.Verdict)
+				rec := runner.StoredScore(r.AttemptID, sc, review.LabelsDigest(t.Labels, t.Verdict))
+				rec.ScoredAt = now
+				if err := db.InsertScoreTx(ctx, tx, &rec); err != nil {
+					return err
+				}
+				scored++
+				row.score, row.note = &sc, "scored"
+			}
+			rows = append(rows, row)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 
 	table := &report.Table{
@@ -139,52 +172,8 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 		Columns: []string{"attempt_id", "task", "arm", "rep", "tp", "fp", "fn",
 			"precision", "recall", "weighted_f1", "verdict_correct", "was_weighted_f1", "note"},
 	}
-	now := time.Now()
-	scored := 0
-	err = db.Tx(ctx, func(tx *sql.Tx) error {
-		for _, r := range results {
-			row := []any{r.AttemptID, r.Task, r.Arm, int64(r.Rep), nil, nil, nil, nil, nil, nil, nil, nil, nil}
-			if hadScore[r.AttemptID] {
-				row[11] = floatCell(was[r.AttemptID])
-			}
-			t, inBench := tasks[r.Task]
-			a, stored := artOf[r.AttemptID]
-			switch {
-			case !inBench:
-				row[12] = "not scored: task not in the bench"
-			case !t.Review:
-				row[12] = "not scored: not a review task"
-			case !stored:
-				row[12] = "not scored: no artifact stored"
-			case a.Bytes > store.MaxArtifactBytes:
-				row[12] = fmt.Sprintf("not scored: artifact invalid: is %d bytes, more than the %d allowed", a.Bytes, review.MaxArtifactBytes)
-			}
-			if row[12] != nil {
-				table.Rows = append(table.Rows, row)
-				continue
-			}
-			rv, err := review.ParseReviewBytes(a.Name, a.Content)
-			if err != nil {
-				row[12] = "not scored: " + err.Error()
-				table.Rows = append(table.Rows, row)
-				continue
-			}
-			sc := review.ScoreReview(rv, t.Labels, t.Verdict)
-			rec := scoreRow(r.AttemptID, sc, review.LabelsDigest(t.Labels, t.Verdict), now)
-			if err := db.InsertScoreTx(ctx, tx, &rec); err != nil {
-				return err
-			}
-			scored++
-			row[4], row[5], row[6] = int64(sc.TP), int64(sc.FP), int64(sc.FN)
-			row[7], row[8], row[9] = floatCell(sc.Precision), floatCell(sc.Recall), floatCell(sc.WeightedF1)
-			row[10] = boolCell(sc.VerdictCorrect)
-			row[12] = "scored"
-			table.Rows = append(table.Rows, row)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+	for _, row := range rows {
+		table.Rows = append(table.Rows, row.cells())
 	}
 	table.Footnotes = append(table.Footnotes,
 		fmt.Sprintf("%d of %d attempts scored; each scoring added a row to scores (scored_results_v shows the newest).", scored, len(results)),
@@ -192,33 +181,29 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	return report.Render(s.Out, table, format)
 }
 
-// scoreRow turns a review score into the row the store keeps. The runner
-// writes the same row when it scores an attempt as the cell ends.
-func scoreRow(attemptID string, sc review.Score, digest string, at time.Time) store.Score {
-	matches := sc.Matches
-	if matches == nil {
-		matches = []review.Match{}
-	}
-	js, err := json.Marshal(matches)
-	if err != nil {
-		// A slice of string pairs always marshals.
-		panic(err)
-	}
-	return store.Score{
-		AttemptID: attemptID, ScoredAt: at, LabelsDigest: digest,
-		TP: sc.TP, FP: sc.FP, FN: sc.FN,
-		Precision: sc.Precision, Recall: sc.Recall, WeightedF1: sc.WeightedF1,
-		VerdictCorrect: sc.VerdictCorrect, Matches: string(js),
-	}
+// rescoreRow is one attempt's line in rescore's table.
+type rescoreRow struct {
+	result store.Result
+	score  *review.Score // nil: not scored, note says why
+	was    *float64      // the latest weighted F1 before this rescore
+	note   string
 }
 
-func floatCell(p *float64) any {
-	if p == nil {
-		return nil
+// cells renders the row in the order of rescore's columns; what an attempt
+// not scored has no measure of is NULL.
+func (r rescoreRow) cells() []any {
+	var tp, fp, fn, precision, recall, f1, verdict any
+	if sc := r.score; sc != nil {
+		tp, fp, fn = int64(sc.TP), int64(sc.FP), int64(sc.FN)
+		precision, recall, f1 = nullable(sc.Precision), nullable(sc.Recall), nullable(sc.WeightedF1)
+		verdict = boolCell(sc.VerdictCorrect)
 	}
-	return *p
+	return []any{r.result.AttemptID, r.result.Task, r.result.Arm, int64(r.result.Rep),
+		tp, fp, fn, precision, recall, f1, verdict, nullable(r.was), r.note}
 }
 
+// boolCell is a table cell for a yes/no that may be unmeasured: 1, 0 or
+// NULL.
 func boolCell(p *bool) any {
 	if p == nil {
 		return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,5 +198,38 @@ func TestRescoreRefusesBadInputWithExit2(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("rescore created %s", missing)
+	}
+}
+
+// TestRescoreRefusesAnArtifactTooLargeToBeValid stops rescore from parsing
+// the stored copy of an oversized artifact, which the store cut short, as
+// if it were the whole review: the note names the real size and the limit.
+func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
+	bench, db := rescoreFixture(t)
+	ctx := context.Background()
+	d, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &store.Result{RunID: "run-r", AttemptID: "att-7-huge", Task: "rev", Arm: "baseline", Rep: 6, Attempt: 1,
+		StartedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC), OK: true, ProcessState: store.StateExited}
+	if err := d.InsertResult(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	// Valid up to the cut: only its size makes it invalid.
+	huge := `{"schema_version":1,"verdict":"approve","findings":[]}` + strings.Repeat(" ", 1<<20)
+	if err := d.InsertArtifact(ctx, r.AttemptID, "review-output.json", []byte(huge)); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+
+	out, errOut, code := wfbCmd(t, "rescore", "run-r", "--bench", bench, "--db", db, "--format", "tsv")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	want := fmt.Sprintf("att-7-huge\trev\tbaseline\t6\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: artifact invalid: is %d bytes, more than the 1048576 allowed", len(huge))
+	if diff := cmp.Diff(want, lines[len(lines)-1]); diff != "" {
+		t.Errorf("last row (-want +got):\n%s", diff)
 	}
 }
