@@ -37,3 +37,13 @@ func TestStoredScoreRecordsNoMatchesAsAnEmptyList(t *testing.T) {
 		})
 	}
 }
+
+// The store keeps at most store.MaxArtifactBytes of an artifact, and
+// rescoring parses that copy: were the store's limit below the review's, a
+// cut-short copy could be scored as if it were the whole review. The store
+// imports nothing of ours, so the two limits are tied here.
+func TestTheStoreKeepsEveryArtifactTheReviewParserAccepts(t *testing.T) {
+	if store.MaxArtifactBytes < review.MaxArtifactBytes {
+		t.Fatalf("store keeps %d bytes of an artifact, review accepts up to %d", store.MaxArtifactBytes, review.MaxArtifactBytes)
+	}
+}
