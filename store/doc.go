@@ -16,6 +16,10 @@
 // query_only, and an authorizer that denies ATTACH and switching query_only
 // off).
 //
+// Query returns a query's rows boxed ([]any), for ad hoc SQL and small
+// lookups; Each streams them to a callback that scans typed values, for
+// readers of many rows (a report over a million attempts).
+//
 // The stable interface for ad hoc SQL is the set of tables and views
 // documented in the README: runs, results, and the views results_v and
 // arm_summary_v. Times are text, "2006-01-02T15:04:05.000Z" (UTC).
