@@ -92,7 +92,7 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 			ts   store.TableStats
 		}{
 			{"runs", st.Runs}, {"results", st.Results}, {"evidence", st.Evidence},
-			{"artifacts", st.Artifacts}, {"scores", st.Scores},
+			{"artifacts", st.Artifacts}, {"scores", st.Scores}, {"model_usage", st.ModelUsage},
 		} {
 			table.Rows = append(table.Rows, []any{st.Source, t.name, int64(t.ts.Added), int64(t.ts.Present)})
 		}
