@@ -81,26 +81,26 @@ func TestBuildersGolden(t *testing.T) {
 	}
 }
 
-// TestErroredAttemptsNeverLeaveTheStrictDenominator stops the bug where a
-// refused or errored attempt silently disappears and a pass rate looks
-// better than it was: strict counts every attempt, clean leaves out errors
-// only, and failures of the workflow stay in both.
-func TestErroredAttemptsNeverLeaveTheStrictDenominator(t *testing.T) {
+// TestErroredCellsNeverLeaveTheStrictDenominator stops the bug where a
+// refused or errored cell silently disappears and a pass rate looks better
+// than it was: strict counts every cell, clean leaves out errors only, and
+// failures of the workflow stay in both.
+func TestErroredCellsNeverLeaveTheStrictDenominator(t *testing.T) {
 	rows := []Row{
-		{Arm: "a", Attempt: 1, OK: true, Values: Unmeasured()},
-		{Arm: "a", Attempt: 1, OK: true, Values: Unmeasured()},
-		{Arm: "a", Attempt: 1, ErrorKind: "sandbox-refused", Values: Unmeasured()},
-		{Arm: "a", Attempt: 1, ErrorKind: "provider-error", Values: Unmeasured()},
-		{Arm: "a", Attempt: 1, ErrorKind: "timeout", Values: Unmeasured()},
-		{Arm: "a", Attempt: 1, ErrorKind: "a-kind-from-the-future", Values: Unmeasured()},
+		{Arm: "a", Rep: 0, Attempt: 1, OK: true, Values: Unmeasured()},
+		{Arm: "a", Rep: 1, Attempt: 1, OK: true, Values: Unmeasured()},
+		{Arm: "a", Rep: 2, Attempt: 1, ErrorKind: "sandbox-refused", Values: Unmeasured()},
+		{Arm: "a", Rep: 3, Attempt: 1, ErrorKind: "provider-error", Values: Unmeasured()},
+		{Arm: "a", Rep: 4, Attempt: 1, ErrorKind: "timeout", Values: Unmeasured()},
+		{Arm: "a", Rep: 5, Attempt: 1, ErrorKind: "a-kind-from-the-future", Values: Unmeasured()},
 	}
 	g := Tabulate(rows, TabulateOptions{}).Groups[0]
 	type rates struct {
-		Attempted, OK, Errored int
-		Strict, Clean          float64
+		Cells, OK, Errored int
+		Strict, Clean      float64
 	}
-	want := rates{Attempted: 6, OK: 2, Errored: 2, Strict: 2.0 / 6, Clean: 2.0 / 4}
-	got := rates{g.Attempted, g.OK, g.Errored, g.StrictRate(), g.CleanRate()}
+	want := rates{Cells: 6, OK: 2, Errored: 2, Strict: 2.0 / 6, Clean: 2.0 / 4}
+	got := rates{g.Cells, g.OK, g.Errored, g.StrictRate(), g.CleanRate()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rates (-want +got):\n%s", diff)
 	}
@@ -128,14 +128,14 @@ func TestEveryAttemptErroredGivesNoCleanRateNotZero(t *testing.T) {
 // read as 0 and dragging a median down: medians use measured values, n
 // says how many, and a measured 0 counts.
 func TestUnmeasuredIsLeftOutNotZeroFilled(t *testing.T) {
-	mk := func(cost float64) Row {
-		r := Row{Arm: "a", Attempt: 1, OK: true, Values: Unmeasured()}
+	mk := func(rep int, cost float64) Row {
+		r := Row{Arm: "a", Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
 		r.Values[CostUSD] = cost
 		return r
 	}
-	tab := Tabulate([]Row{mk(N), mk(N), mk(0), mk(0.3), mk(0.5)}, TabulateOptions{Metrics: []Metric{CostUSD}})
+	tab := Tabulate([]Row{mk(0, N), mk(1, N), mk(2, 0), mk(3, 0.3), mk(4, 0.5)}, TabulateOptions{Metrics: []Metric{CostUSD}})
 	got := tab.Groups[0].Metrics[CostUSD]
-	want := Spread{N: 3, Center: 0.3, Q1: 0.15, Q3: 0.4, Min: 0, Max: 0.5, Sum: 0.8}
+	want := Spread{N: 3, Attempts: 3, Center: 0.3, Q1: 0.15, Q3: 0.4, Min: 0, Max: 0.5, Sum: 0.8}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); diff != "" {
 		t.Errorf("cost spread (-want +got):\n%s", diff)
 	}

@@ -127,8 +127,8 @@ func (d *Differ) Add(side int, r *Row) {
 		s.fine[ta] = f
 	}
 	ck := runRep{run, int32(r.Rep)}
-	if prev, seen := f.cells[ck]; !seen || int32(r.Attempt) >= prev.attempt {
-		f.cells[ck] = cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
+	if prev, seen := f.cells[ck]; isFinal(r, prev, seen) {
+		f.cells[ck] = outcomeOf(r)
 	}
 	f.attempts++
 	if !r.OK {

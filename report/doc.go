@@ -22,14 +22,22 @@
 // bound marked *) unless every attempt's cost was measured, and nothing is
 // ever zero-filled.
 //
-// Two pass rates stand side by side, and no attempt ever leaves the strict
+// Outcomes are per cell (run, task, arm, rep), judged by the cell's final
+// attempt — the highest attempt number, where its retry chain ended — in
+// `wfb report` and `wfb diff` alike (isFinal picks it for both). Superseded
+// attempts are not dropped: the report counts them (attempts, retried) and
+// names the kinds they ended with. In the report a cell's tokens, cost,
+// turns and wall time are sums over all its attempts, retries included,
+// and its review quality is its final attempt's; medians are over cells.
+//
+// Two pass rates stand side by side, and no cell ever leaves the strict
 // one:
 //
-//	strict rate = ok / attempted
-//	clean rate  = ok / (attempted − errored)
+//	strict rate = ok / cells
+//	clean rate  = ok / (cells − errored)
 //
-// where errored attempts are those the workflow was never fairly measured
-// on — infra-error, sandbox-refused, spawn-failure, cancelled,
+// where errored cells ended with an error the workflow was never fairly
+// measured on — infra-error, sandbox-refused, spawn-failure, cancelled,
 // provider-error, oracle-failed (see IsError). Every other kind
 // (session-error, timeout, workspace-modified, artifact-missing,
 // artifact-invalid, verify-failed, and any kind wfb does not know) is a

@@ -205,7 +205,7 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 			s := g.Metrics[yMetric]
 			p.y, p.ylo, p.yhi = s.Center, s.Q1, s.Q3
 		default:
-			r := stats.SummarizeRate(g.OK, g.Attempted, 0.95)
+			r := stats.SummarizeRate(g.OK, g.Cells, 0.95)
 			p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
 		}
 		if math.IsNaN(p.y) {
@@ -238,7 +238,7 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
 	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, html.EscapeString(yName))
-	xAxis(b, f, sx, xt, "median cost per attempt (USD), bar = IQR")
+	xAxis(b, f, sx, xt, "median cost per cell (USD), bar = IQR")
 	for i, p := range pts {
 		col := armColor(i)
 		x, y := sx.at(p.x), sy.at(p.y)
@@ -277,8 +277,8 @@ func anyMeasured(tab *Tabulation, m Metric) bool {
 	return false
 }
 
-// kindBars draws, per arm, a bar of its attempts split into ok and each
-// error kind.
+// kindBars draws, per arm, a bar of its cells split by their final
+// attempt's outcome: ok and each error kind.
 func kindBars(b *bytes.Buffer, tab *Tabulation) {
 	segments := append([]string{"ok"}, tab.Kinds...)
 	colors := map[string]string{}
@@ -297,9 +297,9 @@ func kindBars(b *bytes.Buffer, tab *Tabulation) {
 	}
 	maxN := 0
 	for _, g := range tab.Groups {
-		maxN = max(maxN, g.Attempted)
+		maxN = max(maxN, g.Cells)
 	}
-	b.WriteString("<figure>\n<figcaption>Outcome of every attempt per arm</figcaption>\n<div class=\"legend\">")
+	b.WriteString("<figure>\n<figcaption>Outcome of every cell per arm (its final attempt)</figcaption>\n<div class=\"legend\">")
 	for _, k := range segments {
 		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], html.EscapeString(k))
 	}
@@ -307,10 +307,10 @@ func kindBars(b *bytes.Buffer, tab *Tabulation) {
 	rowH := 26.0
 	f := frame{w: 520, left: 110, right: 16, top: 8, bottom: 36}
 	f.h = f.top + f.bottom + rowH*float64(len(tab.Groups))
-	svgOpen(b, f, "attempts per arm by outcome")
+	svgOpen(b, f, "cells per arm by outcome")
 	ticks, d0, d1 := niceTicks(0, float64(maxN), 5)
 	sx := linear{d0, d1, f.x0(), f.x1()}
-	xAxis(b, f, sx, ticks, "attempts")
+	xAxis(b, f, sx, ticks, "cells")
 	for i, g := range tab.Groups {
 		y := f.top + rowH*float64(i) + 4
 		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-6, y+13, html.EscapeString(g.Arm))
@@ -324,8 +324,8 @@ func kindBars(b *bytes.Buffer, tab *Tabulation) {
 				continue
 			}
 			x0, x1 := sx.at(float64(at)), sx.at(float64(at+n))
-			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s %d of %d</title></rect>\n",
-				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], html.EscapeString(g.Arm), html.EscapeString(k), n, g.Attempted)
+			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s %d of %d cells</title></rect>\n",
+				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], html.EscapeString(g.Arm), html.EscapeString(k), n, g.Cells)
 			at += n
 		}
 	}
@@ -342,7 +342,7 @@ func boxPlot(b *bytes.Buffer, tab *Tabulation, m Metric) {
 			lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
 		}
 	}
-	fmt.Fprintf(b, "<figure>\n<figcaption>Distribution of %s per arm (measured attempts)</figcaption>\n", html.EscapeString(m.Name()))
+	fmt.Fprintf(b, "<figure>\n<figcaption>Distribution of %s per arm (per cell, retries summed)</figcaption>\n", html.EscapeString(m.Name()))
 	rowH := 30.0
 	f := frame{w: 520, left: 110, right: 16, top: 8, bottom: 36}
 	f.h = f.top + f.bottom + rowH*float64(len(tab.Groups))
@@ -355,7 +355,7 @@ func boxPlot(b *bytes.Buffer, tab *Tabulation, m Metric) {
 	sx := linear{d0, d1, f.x0(), f.x1()}
 	unit := m.Unit()
 	if unit == "USD" {
-		unit = "USD per attempt"
+		unit = "USD per cell"
 	}
 	xAxis(b, f, sx, ticks, unit)
 	for i, g := range tab.Groups {

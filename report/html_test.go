@@ -53,7 +53,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Cost vs weighted F1 per arm",
-		"Outcome of every attempt per arm",
+		"Outcome of every cell per arm (its final attempt)",
 		"Distribution of cost per arm",
 		"Distribution of turns per arm",
 		"<svg", "sandbox-refused", "provider-error",

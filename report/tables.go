@@ -157,6 +157,12 @@ func kindKey(kind string) string {
 	return "failed_" + strings.ReplaceAll(kind, "-", "_")
 }
 
+// retriedKey names the column of attempts superseded by a retry that ended
+// with kind: retried_provider_error, retried_ok.
+func retriedKey(kind string) string {
+	return "retried_" + strings.ReplaceAll(kind, "-", "_")
+}
+
 // RunsTable builds the `wfb runs` table.
 func RunsTable(runs []RunInfo, f Format) *Table {
 	d := dual{title: "wfb runs"}
@@ -220,8 +226,15 @@ func measuredSum(sum float64, n int) any {
 
 // rateNote explains the two rates once, under every outcome table.
 func rateNote() string {
-	return "strict rate = ok / attempted (every attempt counts; an error is a failure). clean rate = ok / (attempted − errored), where errored attempts are those the workflow was never fairly measured on: " +
-		strings.Join(ErrorKindsExcluded(), ", ") + "."
+	return "A cell is one run × task × arm × rep; its outcome is its final attempt's (the end of its retry chain), as in wfb diff. " +
+		"strict rate = ok / cells (every cell counts; an error is a failure). clean rate = ok / (cells − errored), where errored cells ended with an error the workflow was never fairly measured on: " +
+		strings.Join(ErrorKindsExcluded(), ", ") + ". retried = attempts superseded by a retry."
+}
+
+// cellValueNote says what a cell's value of each metric is, once, under
+// every metric table.
+func cellValueNote() string {
+	return "Medians are per cell, over the cells where the metric was measured (n). A cell's tokens, cost, turns and wall time are sums over all its attempts, retries included (what one cell cost); its review quality is its final attempt's."
 }
 
 // Tables returns the report as tables in format f. People get two tables
@@ -260,7 +273,9 @@ func (t *Tabulation) hasCost() bool {
 func (t *Tabulation) outcomeTable(title string) *Table {
 	d := dual{title: title}
 	t.groupCols(&d)
-	d.col("attempted", "attempted")
+	d.col("cells", "cells")
+	d.col("attempts", "attempts")
+	d.col("retried", "retried")
 	d.col("ok", "ok")
 	for _, k := range t.Kinds {
 		d.col(k, kindKey(k))
@@ -272,7 +287,9 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 	}
 	for _, g := range t.Groups {
 		t.groupCells(&d, g)
-		d.same(g.Attempted)
+		d.same(g.Cells)
+		d.same(g.Attempts)
+		d.same(g.Retried)
 		d.same(g.OK)
 		for _, k := range t.Kinds {
 			d.same(g.Failed[k])
@@ -281,7 +298,7 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 		d.same(percent(g.CleanRate()))
 		if t.hasCost() {
 			c := g.Metrics[CostUSD]
-			d.same(humanCost(c.Sum, c.N, g.Attempted))
+			d.same(humanCost(c.Sum, c.Attempts, g.Attempts))
 		}
 		d.endRow()
 	}
@@ -289,7 +306,7 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 }
 
 func (t *Tabulation) metricTable() *Table {
-	d := dual{title: "medians over measured values (n = how many were measured)"}
+	d := dual{title: "medians per cell (n = cells measured)"}
 	t.groupCols(&d)
 	d.col("metric", "metric")
 	d.col("n", "n")
@@ -308,10 +325,11 @@ func (t *Tabulation) metricTable() *Table {
 			d.endRow()
 		}
 	}
-	notes := t.MetricNotes
+	notes := []string{cellValueNote()}
 	if hasProportion(t.Options.Metrics) {
-		notes = append([]string{"A proportion (verdict accuracy) shows its mean as the median; it has no quartiles."}, notes...)
+		notes = append(notes, "A proportion (verdict accuracy) shows its mean as the median; it has no quartiles.")
 	}
+	notes = append(notes, t.MetricNotes...)
 	return d.table(true, notes)
 }
 
@@ -329,12 +347,17 @@ func hasProportion(ms []Metric) bool {
 func (t *Tabulation) wideTable(title string) *Table {
 	d := dual{title: title}
 	t.groupCols(&d)
-	d.col("", "attempted")
+	d.col("", "cells")
+	d.col("", "attempts")
+	d.col("", "retried")
 	d.col("", "ok")
 	d.col("", "failed")
 	d.col("", "errored")
 	for _, k := range t.Kinds {
 		d.col("", kindKey(k))
+	}
+	for _, k := range t.RetriedKinds {
+		d.col("", retriedKey(k))
 	}
 	d.col("", "strict_rate")
 	d.col("", "clean_rate")
@@ -345,6 +368,9 @@ func (t *Tabulation) wideTable(title string) *Table {
 	for _, m := range t.Options.Metrics {
 		c := m.Column()
 		d.col("", c+"_n")
+		if !m.Quality() {
+			d.col("", c+"_partial_n")
+		}
 		if m.Kind() == Proportion {
 			d.col("", c+"_mean")
 			continue
@@ -355,23 +381,31 @@ func (t *Tabulation) wideTable(title string) *Table {
 	}
 	for _, g := range t.Groups {
 		t.groupCells(&d, g)
-		d.same(g.Attempted)
+		d.same(g.Cells)
+		d.same(g.Attempts)
+		d.same(g.Retried)
 		d.same(g.OK)
-		d.same(g.Attempted - g.OK)
+		d.same(g.Cells - g.OK)
 		d.same(g.Errored)
 		for _, k := range t.Kinds {
 			d.same(g.Failed[k])
+		}
+		for _, k := range t.RetriedKinds {
+			d.same(g.Superseded[k])
 		}
 		d.same(num(g.StrictRate()))
 		d.same(num(g.CleanRate()))
 		if t.hasCost() {
 			c := g.Metrics[CostUSD]
-			d.same(machineCost(c.Sum, c.N, g.Attempted))
-			d.same(measuredSum(c.Sum, c.N))
+			d.same(machineCost(c.Sum, c.Attempts, g.Attempts))
+			d.same(measuredSum(c.Sum, c.Attempts))
 		}
 		for _, m := range t.Options.Metrics {
 			s := g.Metrics[m]
 			d.same(s.N)
+			if !m.Quality() {
+				d.same(s.Partial)
+			}
 			d.same(num(s.Center))
 			if m.Kind() == Continuous {
 				d.same(num(s.Q1))

@@ -8,61 +8,79 @@ import (
 	"strings"
 )
 
-// TabulateOptions says how `wfb report` groups attempts and which metrics
-// the file has.
+// TabulateOptions says how `wfb report` groups cells and which metrics the
+// file has.
 type TabulateOptions struct {
 	// ByTask groups by task and arm; otherwise by arm alone.
 	ByTask bool
 	// Metrics are the metrics to summarise, usually Columns.Metrics(): a
 	// metric whose column the file lacks is left out, not shown as empty.
 	Metrics []Metric
-	// Keep asks for every measured value of these metrics to be kept in
-	// Group.Values, for charts of their distribution.
+	// Keep asks for every cell's measured value of these metrics to be
+	// kept in Group.Values, for charts of their distribution.
 	Keep []Metric
 }
 
-// Spread summarises the measured values of one metric in one group. For a
-// continuous metric Center is the median and Q1/Q3 the quartiles (R's type 7,
-// the same median benchstat reports); for a proportion Center is the mean
-// (the rate) and Q1/Q3 are NaN. Everything is NaN when N is 0: nothing was
-// measured, which is not the same as a measured 0.
+// Spread summarises one metric over the cells of one group: a value per
+// cell (see Tabulator), taken over the cells where it was measured. For a
+// continuous metric Center is the median and Q1/Q3 the quartiles (R's type
+// 7, the same median benchstat reports); for a proportion Center is the
+// mean (the rate) and Q1/Q3 are NaN. Everything is NaN when N is 0: nothing
+// was measured, which is not the same as a measured 0.
 type Spread struct {
-	N                        int
+	// N counts the cells with a measured value.
+	N int
+	// Partial counts the cells among N whose value sums only some of their
+	// attempts, the others not measured: a lower bound.
+	Partial int
+	// Attempts counts the attempts whose measured values went into the
+	// cells' values: for a summed metric every attempt that measured it,
+	// for review quality the final attempts.
+	Attempts                 int
 	Center, Q1, Q3, Min, Max float64
-	Sum                      float64 // sum of the measured values
+	Sum                      float64 // sum of the cells' values
 }
 
-// Group is one line of `wfb report`: the attempts of one arm (and task).
+// Group is one line of `wfb report`: the cells of one arm (and task). A
+// cell is one (run, task, arm, rep); its outcome is its final attempt's,
+// the one that ends its retry chain (see isFinal), as in `wfb diff`.
 type Group struct {
-	Task      string // empty unless grouped by task
-	Arm       string
-	Attempted int
-	OK        int
-	// Failed counts the attempts that are not ok, by error kind.
+	Task string // empty unless grouped by task
+	Arm  string
+	// Cells counts the cells; Attempts every attempt of them, retries
+	// included.
+	Cells, Attempts int
+	// OK counts the cells whose final attempt is ok.
+	OK int
+	// Failed counts the cells whose final attempt is not ok, by its error
+	// kind.
 	Failed map[string]int
-	// Errored counts the failed attempts whose kind is an error (see
-	// IsError): they are in Attempted, and left out of the clean rate.
+	// Errored counts the cells in Failed whose kind is an error (see
+	// IsError): they are in Cells, and left out of the clean rate.
 	Errored int
-	// Retries counts attempts after a cell's first (attempt > 1).
-	Retries int
-	Metrics [NumMetrics]Spread
-	// Values holds the sorted measured values of the metrics asked for in
-	// TabulateOptions.Keep.
+	// Retried counts the attempts superseded by a retry (Attempts − Cells);
+	// Superseded splits them by the kind they ended with ("ok" for an ok
+	// attempt that was run again).
+	Retried    int
+	Superseded map[string]int
+	Metrics    [NumMetrics]Spread
+	// Values holds the sorted measured per-cell values of the metrics asked
+	// for in TabulateOptions.Keep.
 	Values [NumMetrics][]float64
 }
 
-// StrictRate is OK/Attempted: every attempt counts, and an error is a
-// failure. NaN when nothing was attempted.
-func (g *Group) StrictRate() float64 { return ratio(g.OK, g.Attempted) }
+// StrictRate is OK/Cells: every cell counts, by its final attempt, and an
+// error is a failure. NaN when there are no cells.
+func (g *Group) StrictRate() float64 { return ratio(g.OK, g.Cells) }
 
-// CleanRate is OK/(Attempted − Errored): attempts that were never fairly
-// measured (an error kind, see IsError) leave the denominator; failures of
-// the workflow stay in it. NaN when every attempt errored.
-func (g *Group) CleanRate() float64 { return ratio(g.OK, g.Attempted-g.Errored) }
+// CleanRate is OK/(Cells − Errored): cells whose final attempt was never
+// fairly measured (an error kind, see IsError) leave the denominator;
+// failures of the workflow stay in it. NaN when every cell errored.
+func (g *Group) CleanRate() float64 { return ratio(g.OK, g.Cells-g.Errored) }
 
 // CostComplete reports whether every attempt's cost was measured, so that
 // the cost sum is the group's total cost rather than a lower bound.
-func (g *Group) CostComplete() bool { return g.Metrics[CostUSD].N == g.Attempted }
+func (g *Group) CostComplete() bool { return g.Metrics[CostUSD].Attempts == g.Attempts }
 
 func ratio(a, b int) float64 {
 	if b <= 0 {
@@ -76,30 +94,177 @@ func ratio(a, b int) float64 {
 // excluded or unmeasured.
 type Tabulation struct {
 	Options TabulateOptions
-	// Kinds lists the error kinds present in any group, in the documented
-	// order: one column each.
-	Kinds  []string
-	Groups []*Group
-	// OutcomeNotes explain the counts and rates (errored attempts,
-	// retries); MetricNotes explain the medians (unmeasured values).
+	// Kinds lists the error kinds cells ended with in any group, in the
+	// documented order: one column each.
+	Kinds []string
+	// RetriedKinds lists the kinds superseded attempts ended with in any
+	// group, "ok" first, then in the documented order.
+	RetriedKinds []string
+	Groups       []*Group
+	// OutcomeNotes explain the counts and rates (errored cells, retries,
+	// unmeasured cost); MetricNotes explain the medians (what a cell's
+	// value is, unmeasured values).
 	OutcomeNotes, MetricNotes []string
 }
 
-// Tabulator accumulates rows into a Tabulation. It is pure: rows in, a
-// Tabulation out; nothing is read or written.
-type Tabulator struct {
-	opts   TabulateOptions
-	groups map[[2]string]*groupAcc
+// isFinal reports whether attempt r becomes its cell's final attempt over
+// prev, the final one so far (seen is false when r is the cell's first):
+// the highest attempt number ends a retry chain, and of two rows with the
+// same number the later one read wins. `wfb report` and `wfb diff` judge a
+// cell by the attempt this picks, so the two never disagree on an outcome.
+func isFinal(r *Row, prev cellOut, seen bool) bool {
+	return !seen || int32(r.Attempt) >= prev.attempt
 }
 
-type groupAcc struct {
-	g      Group
-	values [NumMetrics][]float64
+// outcomeOf is the outcome of a cell whose final attempt is r.
+func outcomeOf(r *Row) cellOut {
+	return cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
+}
+
+// Tabulator accumulates rows into a Tabulation, cell by cell. It is pure:
+// rows in, a Tabulation out; nothing is read or written.
+//
+// A cell's outcome is its final attempt's. Its value of a usage metric
+// (tokens, cost, turns, wall time) is the sum over all its attempts that
+// measured it — what the cell cost, retries included — and its review
+// quality is its final attempt's, the artifact the cell ended with.
+type Tabulator struct {
+	opts   TabulateOptions
+	groups map[[2]string]*tabAcc
+	last   *tabAcc // the group of the previous row: rows come in runs
+	// lastRun and lastTask are the previous row's, interned.
+	lastRun, lastTask lastID
+	// names interns run ids, tasks and error kinds; id 0 is "" (ok).
+	names []string
+	ids   map[string]int32
+}
+
+// runTask names the cells of one run and task within a group (the group
+// fixes the arm, and the task too when grouped by task).
+type runTask struct{ run, task int32 }
+
+// repIndex finds a cell of one run and task by its rep. Reps count up from
+// 0, so a slice indexed by rep finds a cell without hashing; a rep outside
+// what a slice should hold (negative, or absurdly large from a foreign
+// writer) goes to a map instead.
+type repIndex struct {
+	dense  []int32 // cell index + 1 by rep; 0 = no cell yet
+	sparse map[int]int32
+}
+
+// maxDenseRep bounds the slice of a repIndex.
+const maxDenseRep = 1 << 16
+
+// find returns the index of the cell with rep, or adds one with next.
+func (x *repIndex) find(rep int, next int32) (i int32, seen bool) {
+	if rep < 0 || rep >= maxDenseRep {
+		if x.sparse == nil {
+			x.sparse = map[int]int32{}
+		}
+		if i, ok := x.sparse[rep]; ok {
+			return i, true
+		}
+		x.sparse[rep] = next
+		return next, false
+	}
+	if rep >= len(x.dense) {
+		x.dense = append(x.dense, make([]int32, rep+1-len(x.dense))...)
+	}
+	if i := x.dense[rep]; i > 0 {
+		return i - 1, true
+	}
+	x.dense[rep] = next + 1
+	return next, false
+}
+
+// tabCell is a cell's outcome so far. Its values live in its group's
+// columns, at the same index, so that a million cells cost a few small
+// structs and one float per metric each, not a map entry of every metric.
+type tabCell struct {
+	out  cellOut
+	kind int32 // the final attempt's error kind; 0 when ok
+	// partial has bit m set when an attempt of the cell did not measure
+	// summed metric m.
+	partial uint16
+}
+
+type tabAcc struct {
+	task, arm string
+	attempts  int
+	index     map[runTask]*repIndex
+	lastRT    runTask
+	lastIndex *repIndex
+	cells     chunked[tabCell]
+	// values holds, per metric asked for, one value per cell: a summed
+	// metric's sum over the measured attempts (NaN until one is), review
+	// quality from the final attempt. A column ends after the last cell
+	// that has a value: a metric nothing measured (review quality in a
+	// bench without reviews) takes no room.
+	values     [NumMetrics]chunked[float64]
+	measured   [NumMetrics]int // attempts that measured each summed metric
+	superseded map[int32]int   // superseded attempts by kind id
+}
+
+// chunked is a growing column in fixed-size blocks: appending never copies
+// what is there, so a million cells allocate their columns once rather than
+// five times over, as a slice growing by a quarter would.
+type chunked[T any] struct {
+	blocks [][]T
+	n      int
+}
+
+const chunkSize = 4096
+
+func (c *chunked[T]) len() int { return c.n }
+
+func (c *chunked[T]) add(v T) {
+	if c.n%chunkSize == 0 {
+		c.blocks = append(c.blocks, make([]T, 0, chunkSize))
+	}
+	b := &c.blocks[len(c.blocks)-1]
+	*b = append(*b, v)
+	c.n++
+}
+
+func (c *chunked[T]) at(i int) *T { return &c.blocks[i/chunkSize][i%chunkSize] }
+
+// extend adds fill until c holds n elements.
+func (c *chunked[T]) extend(n int, fill T) {
+	for c.n < n {
+		c.add(fill)
+	}
+}
+
+// each calls f with every element in order.
+func (c *chunked[T]) each(f func(i int, v *T)) {
+	for bi, b := range c.blocks {
+		for j := range b {
+			f(bi*chunkSize+j, &b[j])
+		}
+	}
 }
 
 // NewTabulator returns an empty Tabulator.
 func NewTabulator(opts TabulateOptions) *Tabulator {
-	return &Tabulator{opts: opts, groups: map[[2]string]*groupAcc{}}
+	return &Tabulator{opts: opts, groups: map[[2]string]*tabAcc{}, names: []string{""}, ids: map[string]int32{"": 0}}
+}
+
+func (t *Tabulator) id(s string) int32 {
+	if i, ok := t.ids[s]; ok {
+		return i
+	}
+	i := int32(len(t.names))
+	t.names = append(t.names, s)
+	t.ids[s] = i
+	return i
+}
+
+// kindName names a kind id for people and columns.
+func (t *Tabulator) kindName(id int32) string {
+	if id == 0 {
+		return "ok"
+	}
+	return t.names[id]
 }
 
 // Tabulate tabulates rows in one go.
@@ -111,61 +276,168 @@ func Tabulate(rows []Row, opts TabulateOptions) *Tabulation {
 	return t.Result()
 }
 
-// Add counts one attempt. r is not retained.
-func (t *Tabulator) Add(r *Row) {
-	key := [2]string{"", r.Arm}
-	if t.opts.ByTask {
-		key[0] = r.Task
+// intern returns the id of s, looking at the previous one first: rows of
+// one run, and often of one task, come together.
+func (t *Tabulator) intern(last *lastID, s string) int32 {
+	if last.ok && last.s == s {
+		return last.id
 	}
+	*last = lastID{s: s, id: t.id(s), ok: true}
+	return last.id
+}
+
+type lastID struct {
+	s  string
+	id int32
+	ok bool
+}
+
+// cellIndex returns the index of the cells of one run and task.
+func (a *tabAcc) cellIndex(rt runTask) *repIndex {
+	if a.lastIndex != nil && a.lastRT == rt {
+		return a.lastIndex
+	}
+	x := a.index[rt]
+	if x == nil {
+		x = &repIndex{}
+		a.index[rt] = x
+	}
+	a.lastRT, a.lastIndex = rt, x
+	return x
+}
+
+// group returns the accumulator of r's group.
+func (t *Tabulator) group(r *Row) *tabAcc {
+	task := ""
+	if t.opts.ByTask {
+		task = r.Task
+	}
+	if a := t.last; a != nil && a.arm == r.Arm && a.task == task {
+		return a
+	}
+	key := [2]string{task, r.Arm}
 	a := t.groups[key]
 	if a == nil {
-		a = &groupAcc{g: Group{Task: key[0], Arm: key[1], Failed: map[string]int{}}}
+		a = &tabAcc{task: task, arm: r.Arm, index: map[runTask]*repIndex{}, superseded: map[int32]int{}}
 		t.groups[key] = a
 	}
-	a.g.Attempted++
-	if r.Attempt > 1 {
-		a.g.Retries++
-	}
-	if r.OK {
-		a.g.OK++
-	} else {
-		kind := r.ErrorKind
-		if kind == "" {
+	t.last = a
+	return a
+}
+
+// Add counts one attempt. r is not retained.
+func (t *Tabulator) Add(r *Row) {
+	a := t.group(r)
+	a.attempts++
+	kind := int32(0)
+	if !r.OK {
+		k := r.ErrorKind
+		if k == "" {
 			// The schema forbids this; if a foreign writer managed it,
 			// the attempt still counts as failed, under a name that
 			// says so.
-			kind = "unknown"
+			k = "unknown"
 		}
-		a.g.Failed[kind]++
-		if IsError(kind) {
-			a.g.Errored++
-		}
+		kind = t.id(k)
+	}
+	n, seen := a.cellIndex(runTask{t.intern(&t.lastRun, r.RunID), t.intern(&t.lastTask, r.Task)}).find(r.Rep, int32(a.cells.len()))
+	i := int(n)
+	if !seen {
+		a.cells.add(tabCell{})
+	}
+	c := a.cells.at(i)
+	final := isFinal(r, c.out, seen)
+	switch {
+	case !seen:
+	case final:
+		a.superseded[c.kind]++
+	default:
+		a.superseded[kind]++
 	}
 	for _, m := range t.opts.Metrics {
-		if v := r.Values[m]; !math.IsNaN(v) {
-			a.values[m] = append(a.values[m], v)
+		v := r.Values[m]
+		col := &a.values[m]
+		switch {
+		case m.Quality():
+			// A cell past the column's end is unmeasured already.
+			if final && (i < col.len() || !math.IsNaN(v)) {
+				col.extend(i+1, math.NaN())
+				*col.at(i) = v
+			}
+		case math.IsNaN(v):
+			c.partial |= 1 << m
+		default:
+			a.measured[m]++
+			col.extend(i+1, math.NaN())
+			if cur := col.at(i); math.IsNaN(*cur) {
+				*cur = v
+			} else {
+				*cur += v
+			}
 		}
+	}
+	if final {
+		c.out, c.kind = outcomeOf(r), kind
 	}
 }
 
 // Result summarises what was added. Groups are sorted by task, then arm.
+// The Tabulator is left as it was: more rows may be added, and Result
+// called again.
 func (t *Tabulator) Result() *Tabulation {
 	tab := &Tabulation{Options: t.opts}
 	tab.Options.Metrics = scoredOnly(t.opts.Metrics, func(m Metric) bool {
 		for _, a := range t.groups {
-			if len(a.values[m]) > 0 {
+			measured := false
+			a.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
+			if measured {
 				return true
 			}
 		}
 		return false
 	})
-	kinds := map[string]bool{}
+	kinds, retried := map[string]bool{}, map[string]bool{}
 	for _, a := range t.groups {
-		g := &a.g
+		g := &Group{Task: a.task, Arm: a.arm, Attempts: a.attempts, Cells: a.cells.len(),
+			Failed: map[string]int{}, Superseded: map[string]int{}}
+		a.cells.each(func(_ int, c *tabCell) {
+			switch {
+			case c.out.ok:
+				g.OK++
+			default:
+				g.Failed[t.kindName(c.kind)]++
+				if c.out.errored {
+					g.Errored++
+				}
+			}
+		})
+		for k, n := range a.superseded {
+			g.Superseded[t.kindName(k)] += n
+			g.Retried += n
+			retried[t.kindName(k)] = true
+		}
 		for _, m := range tab.Options.Metrics {
-			g.Metrics[m] = spreadOf(m, a.values[m])
+			// spreadOf sorts what it is given: a copy of the measured
+			// values, one metric at a time, so the cells keep theirs.
+			vs := make([]float64, 0, a.values[m].len())
+			partial := 0
+			a.values[m].each(func(i int, v *float64) {
+				if math.IsNaN(*v) {
+					return
+				}
+				vs = append(vs, *v)
+				if !m.Quality() && a.cells.at(i).partial&(1<<m) != 0 {
+					partial++
+				}
+			})
+			s := spreadOf(m, vs)
+			s.Partial, s.Attempts = partial, a.measured[m]
+			if m.Quality() {
+				s.Attempts = s.N
+			}
+			g.Metrics[m] = s
 			if slices.Contains(t.opts.Keep, m) {
-				g.Values[m] = a.values[m]
+				g.Values[m] = vs
 			}
 		}
 		for k := range g.Failed {
@@ -184,8 +456,25 @@ func (t *Tabulator) Result() *Tabulation {
 		tab.Kinds = append(tab.Kinds, k)
 	}
 	sortKinds(tab.Kinds)
+	tab.RetriedKinds = sortedWithOK(retried)
 	tab.OutcomeNotes, tab.MetricNotes = tabulationNotes(tab)
 	return tab
+}
+
+// sortedWithOK lists the kinds in set, "ok" first, then in documentation
+// order.
+func sortedWithOK(set map[string]bool) []string {
+	var ks []string
+	for k := range set {
+		if k != "ok" {
+			ks = append(ks, k)
+		}
+	}
+	sortKinds(ks)
+	if set["ok"] {
+		ks = append([]string{"ok"}, ks...)
+	}
+	return ks
 }
 
 // spreadOf summarises values (which it sorts in place).
@@ -224,49 +513,56 @@ func quantile(sorted []float64, p float64) float64 {
 	return sorted[i] + (h-lo)*(sorted[i+1]-sorted[i])
 }
 
-// tabulationNotes explains, group by group, what the rates and medians left
-// out: errored attempts, unmeasured values, retries.
-func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
-	name := func(g *Group) string {
-		if g.Task != "" {
-			return fmt.Sprintf("task %s, arm %s", g.Task, g.Arm)
+// kindCounts spells counts by kind in the order of kinds: "provider-error
+// ×3, timeout ×1".
+func kindCounts(kinds []string, counts map[string]int, keep func(string) bool) string {
+	var parts []string
+	for _, k := range kinds {
+		if n := counts[k]; n > 0 && keep(k) {
+			parts = append(parts, fmt.Sprintf("%s ×%d", k, n))
 		}
-		return "arm " + g.Arm
 	}
+	return strings.Join(parts, ", ")
+}
+
+// tabulationNotes explains, group by group, what the rates and medians left
+// out or folded in: retries, errored cells, unmeasured values.
+func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
+	name := func(g *Group) string { return groupName(g.Task, g.Arm) }
 	for _, g := range tab.Groups {
+		if g.Retried > 0 {
+			outcome = append(outcome, fmt.Sprintf("%s: %d attempts for %d cells: %d superseded by a retry (%s); each cell counts once, by its final attempt.",
+				name(g), g.Attempts, g.Cells, g.Retried, kindCounts(tab.RetriedKinds, g.Superseded, func(string) bool { return true })))
+		}
 		if g.Errored > 0 {
-			var parts []string
-			for _, k := range tab.Kinds {
-				if n := g.Failed[k]; n > 0 && IsError(k) {
-					parts = append(parts, fmt.Sprintf("%d %s", n, k))
-				}
-			}
-			outcome = append(outcome, fmt.Sprintf("%s: %d of %d attempts errored (%s): they count as not ok in the strict rate and are left out of the clean rate's denominator.",
-				name(g), g.Errored, g.Attempted, strings.Join(parts, ", ")))
+			outcome = append(outcome, fmt.Sprintf("%s: %d of %d cells ended errored (%s): they count as not ok in the strict rate and are left out of the clean rate's denominator.",
+				name(g), g.Errored, g.Cells, kindCounts(tab.Kinds, g.Failed, IsError)))
 		}
 		if c := g.Metrics[CostUSD]; slices.Contains(tab.Options.Metrics, CostUSD) && !g.CostComplete() {
-			if c.N == 0 {
-				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for all %d attempts: the cost total is NULL, not 0.", name(g), g.Attempted))
+			if c.Attempts == 0 {
+				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for all %d attempts: the cost total is NULL, not 0.", name(g), g.Attempts))
 			} else {
 				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for %d of %d attempts: the cost total is the sum over the %d measured (marked *), a lower bound.",
-					name(g), g.Attempted-c.N, g.Attempted, c.N))
+					name(g), g.Attempts-c.Attempts, g.Attempts, c.Attempts))
 			}
 		}
-		var partial []string
+		var missing, partial []string
 		for _, m := range tab.Options.Metrics {
-			if m == CostUSD {
-				continue
+			s := g.Metrics[m]
+			if s.N < g.Cells {
+				missing = append(missing, fmt.Sprintf("%s %d", m.Name(), g.Cells-s.N))
 			}
-			if n := g.Metrics[m].N; n < g.Attempted {
-				partial = append(partial, fmt.Sprintf("%s %d", m.Name(), g.Attempted-n))
+			if s.Partial > 0 {
+				partial = append(partial, fmt.Sprintf("%s %d", m.Name(), s.Partial))
 			}
+		}
+		if len(missing) > 0 {
+			metric = append(metric, fmt.Sprintf("%s: no measured value (NULL), left out of the medians: %s of %d cells.",
+				name(g), strings.Join(missing, ", "), g.Cells))
 		}
 		if len(partial) > 0 {
-			metric = append(metric, fmt.Sprintf("%s: not measured (NULL), left out of the medians: %s of %d attempts.",
-				name(g), strings.Join(partial, ", "), g.Attempted))
-		}
-		if g.Retries > 0 {
-			outcome = append(outcome, fmt.Sprintf("%s: %d of %d attempts are retries; every attempt is counted.", name(g), g.Retries, g.Attempted))
+			metric = append(metric, fmt.Sprintf("%s: measured on only some of a cell's attempts (the others NULL), so its sum is a lower bound: %s of %d cells.",
+				name(g), strings.Join(partial, ", "), g.Cells))
 		}
 	}
 	return outcome, metric
