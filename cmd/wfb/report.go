@@ -26,20 +26,32 @@ func newReportCmd(s *Streams) *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:   "report [RUN|LABEL|FILTER...]",
-		Short: "Tabulate attempts per arm: outcomes, strict and clean rates, medians",
-		Long: `Tabulate the attempts of runs per arm (or per task and arm with --by task,arm).
+		Short: "Tabulate cells per arm: outcomes, strict and clean rates, medians",
+		Long: `Tabulate the cells of runs per arm (or per task and arm with --by task,arm).
 
 Without arguments the latest run is reported. An argument is a run id, a label
 (every run with it), or one filter key=value[,key=value] over results columns
 (day=YYYY-MM-DD matches the UTC date started_at; run=/label= narrow to runs).
 
-Every attempt counts: attempted = ok + failed, one column per error kind.
-  strict rate = ok / attempted
-  clean rate  = ok / (attempted − errored)
-where errored attempts were never fairly measured (` + strings.Join(report.ErrorKindsExcluded(), ", ") + `);
-every other kind is a failure of the workflow and stays in both denominators.
-Medians and quartiles use measured values only; n says how many. NULL means
-not measured. A cost total with * sums only the measured costs.
+A cell is one run × task × arm × rep. Its outcome is its final attempt's (the
+highest attempt number, where its retry chain ended), as in wfb diff, so a
+cell that hit a provider error and passed on retry counts once, as ok.
+Nothing is dropped: cells = ok + failed, one column per error kind the final
+attempts ended with; attempts counts every attempt, and retried the attempts
+superseded by a retry (a footnote names the kinds they ended with).
+  strict rate = ok / cells
+  clean rate  = ok / (cells − errored)
+where errored cells ended with an error the workflow was never fairly
+measured on:
+  ` + strings.Join(report.ErrorKindsExcluded(), ", ") + `
+Every other kind is a failure of the workflow and stays in both denominators.
+
+Medians and quartiles are per cell. A cell's tokens, cost, turns and wall time
+are sums over all its attempts, retries included (what one cell cost); its
+review quality is its final attempt's. They use measured values only; n says
+how many cells, and a footnote counts the cells whose sum misses an unmeasured
+attempt (a lower bound). NULL means not measured. The cost total sums every
+attempt's measured cost; with * some attempts' cost was not measured.
 
 --html FILE also writes one self-contained HTML page with charts.`,
 		Example: `  wfb report
