@@ -60,12 +60,14 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newMergeCmd(s),
 		newDoctorCmd(s),
 	)
-	// Unknown commands are bad input too.
-	root.Args = func(_ *cobra.Command, args []string) error {
+	// An unknown command is bad input (exit 2), not a help page with exit 0;
+	// a bare `wfb` prints the help.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return badInput("unknown command %q for wfb", strings.Join(args, " "))
+			return badInput("unknown command %q for wfb (see wfb --help)", strings.Join(args, " "))
 		}
-		return nil
+		return cmd.Help()
 	}
 	return root
 }
