@@ -5,9 +5,9 @@
 // The pipeline has three stages, as benchstat's does:
 //
 //   - Loading (LoadColumns, LoadRuns, LoadRunStats, ResolveSelection,
-//     LoadRows, Export) reads the file through a read-only Source a chunk of
-//     rows at a time, so a million attempts never sit in memory as raw
-//     values. Review-quality metrics come from each attempt's latest score
+//     LoadRows, Export) reads the file through a read-only Source: LoadRows
+//     streams one typed row at a time into the builders (Export reads in
+//     chunks), so a million attempts never sit in memory as raw values. Review-quality metrics come from each attempt's latest score
 //     when the file has a scores table, and are absent otherwise.
 //   - Building (Tabulator, Differ, RunsTable) is pure: rows in, a
 //     Tabulation or Diff out, with every warning kept as data (footnotes),

@@ -115,14 +115,14 @@ func Unmeasured() [NumMetrics]float64 {
 //   - An error says the workflow was never fairly measured: the harness, the
 //     sandbox, the provider or the user got in the way (infra-error,
 //     sandbox-refused, spawn-failure, cancelled, provider-error,
-//     oracle-failed). These attempts are left out of the clean rate's
-//     denominator.
+//     oracle-failed). A cell whose final attempt ended so is left out of
+//     the clean rate's denominator (never out of the strict rate's).
 //   - A failure says the workflow ran and did badly (session-error, timeout,
 //     workspace-modified, artifact-missing, artifact-invalid,
 //     verify-failed). These count against the workflow in both rates.
 //
 // A kind outside the documented vocabulary counts as a failure: when wfb does
-// not know what happened it does not excuse the attempt.
+// not know what happened it does not excuse the cell.
 var errorKinds = []string{
 	store.KindInfraError, store.KindSandboxRefused, store.KindSpawnFailure,
 	store.KindCancelled, store.KindProviderError, store.KindOracleFailed,

@@ -27,8 +27,10 @@ cat "$db" >/dev/null
 
 # The aggregate wfb report computes, in SQL: per arm, attempts, ok, each
 # error kind, measured cost n and sum, and the median of every usage metric
-# over its measured values. (SQLite has no quartile function; report also
-# computes quartiles and both rates, so this is the smaller job.)
+# over its measured values. The generated file has no retries, so every cell
+# has one attempt and this per-attempt query counts what report's per-cell
+# tabulation counts. (SQLite has no quartile function; report also computes
+# quartiles and both rates, so this is the smaller job.)
 read -r -d '' aggregate <<'SQL' || true
 WITH counts AS (
   SELECT arm, count(*) AS attempted, sum(ok) AS ok,
