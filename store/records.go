@@ -210,12 +210,15 @@ func (d *DB) InsertResult(ctx context.Context, r *Result) error {
 // InsertResultTx records one attempt inside tx. Results are append-only: an
 // attempt id already recorded is refused with ErrDuplicateAttempt, never
 // overwritten. An empty AttemptID is filled in with a new id. Free text
-// (error detail and evidence) is redacted, and evidence is bounded to
+// (error detail and evidence) is redacted IN r, so that whatever the caller
+// prints next is as clean as the file, and evidence is bounded to
 // MaxEvidenceBytes per field, before anything is written.
 func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if r.AttemptID == "" {
 		r.AttemptID = NewID("att")
 	}
+	r.ErrorDetail = Redact(r.ErrorDetail)
+	r.ResultEvent, r.StdoutTail, r.StderrTail = Redact(r.ResultEvent), Redact(r.StdoutTail), Redact(r.StderrTail)
 	if err := validateResult(r); err != nil {
 		return err
 	}

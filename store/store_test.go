@@ -747,6 +747,15 @@ func TestSecretsNeverReachTheFile(t *testing.T) {
 	if err := d.InsertResult(ctx, r); err != nil {
 		t.Fatal(err)
 	}
+	// The caller's copy is redacted too: whatever it prints next (a
+	// progress line, `wfb session`'s row) is as clean as the file.
+	for _, field := range []string{r.ErrorDetail, r.ResultEvent, r.StdoutTail, r.StderrTail} {
+		for _, sec := range secrets {
+			if strings.Contains(field, sec) {
+				t.Errorf("secret %q is still in the caller's row after InsertResult", sec)
+			}
+		}
+	}
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
