@@ -100,10 +100,12 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		if err != nil {
 			return record(ctx, rec, c.row(store.KindInfraError, "prepare the artifact path: "+err.Error()))
 		}
-		// Kernel backends bind the workspace read-only; host-unsafe clears
-		// its write bits for the session.
-		spec.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: sb.Backend() == sandbox.HostUnsafe}
+		spec.Review = &ReviewSpec{ArtifactPath: artifact}
 	}
+	// A workspace the session may not edit is read-only on every backend:
+	// kernel backends bind it so; host-unsafe clears its write bits for the
+	// session.
+	spec.Boundary = !sb.WorkspaceWritable() && sb.Backend() == sandbox.HostUnsafe
 	row := runSession(ctx, spec)
 	if c.Verify != nil && row.OK {
 		failure, err := c.Verify(ctx, sb.Workspace())

@@ -79,6 +79,11 @@ type SessionSpec struct {
 	// Review, when set, makes this a review session: the workspace must not
 	// change, and the artifact is parsed and scored.
 	Review *ReviewSpec
+
+	// Boundary clears the workspace's write bits for the session and
+	// restores their exact modes after: the host-unsafe way to keep a
+	// workspace read-only (kernel backends bind it read-only instead).
+	Boundary bool
 }
 
 // ReviewSpec configures a review session.
@@ -86,10 +91,6 @@ type ReviewSpec struct {
 	// ArtifactPath is where the agent must write its review, OUTSIDE the
 	// workspace, in a directory it can write.
 	ArtifactPath string
-	// Boundary clears the workspace's write bits for the session and
-	// restores them after (the host-unsafe boundary; kernel backends bind
-	// the workspace read-only instead).
-	Boundary bool
 }
 
 // ReviewOutputEnv names the environment variable that tells the agent where
@@ -177,13 +178,14 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		env[ReviewOutputEnv] = spec.Review.ArtifactPath
 		prompt += "\n\nWrite your review as JSON to " + spec.Review.ArtifactPath +
 			" (schema_version 1, verdict, findings). Do not modify the workspace."
+		// Taken before the boundary: modes are part of the digest.
 		if digestBefore, err = sandbox.Digest(spec.Workdir); err != nil {
 			return fail(store.KindInfraError, "digest the workspace before the session: %v", err)
 		}
-		if spec.Review.Boundary {
-			if restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
-				return fail(store.KindInfraError, "apply the workspace write boundary: %v", err)
-			}
+	}
+	if spec.Boundary {
+		if restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
+			return fail(store.KindInfraError, "apply the workspace write boundary: %v", err)
 		}
 	}
 
@@ -218,14 +220,14 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	}
 	interpret(&row, spec, pr, out)
 
-	if spec.Review != nil {
-		if restore != nil {
-			err := restore()
-			restore = nil
-			if err != nil {
-				addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
-			}
+	if restore != nil {
+		err := restore()
+		restore = nil
+		if err != nil {
+			addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 		}
+	}
+	if spec.Review != nil {
 		checkReview(&row, spec, digestBefore)
 	}
 	return row

@@ -207,7 +207,8 @@ func TestAScriptedWriteProducesAReviewArtifactTheScorerAccepts(t *testing.T) {
 	// the WIRING, not the isolation.
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
-		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+		s.Review = &ReviewSpec{ArtifactPath: artifact}
+		s.Boundary = true
 	})
 	requireOK(t, row)
 	// Read inside the scope: Close removes the private root.
@@ -319,7 +320,8 @@ func TestTheWriteBoundaryRefusesTheWorkspaceAndPermitsTheArtifact(t *testing.T) 
 			} else {
 				row = r.session(t, p, func(s *SessionSpec) {
 					s.Sandbox = sb
-					s.Review = &ReviewSpec{ArtifactPath: target, Boundary: true}
+					s.Review = &ReviewSpec{ArtifactPath: target}
+					s.Boundary = true
 				})
 			}
 			requireOK(t, row)
@@ -420,7 +422,8 @@ func TestAStaleArtifactInTheWorkspaceIsNeverScored(t *testing.T) {
 	p := startProvider(t, defaultReply(mock.Reply{Text: "I reviewed it.", Usage: mock.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
-		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+		s.Review = &ReviewSpec{ArtifactPath: artifact}
+		s.Boundary = true
 	})
 	if row.OK || row.ErrorKind != store.KindArtifactMissing {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-missing", row.OK, row.ErrorKind, row.ErrorDetail)
@@ -442,7 +445,8 @@ func TestAnInvalidArtifactIsNotAMissingOne(t *testing.T) {
 	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{write}, Usage: mock.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
-		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+		s.Review = &ReviewSpec{ArtifactPath: artifact}
+		s.Boundary = true
 	})
 	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid", row.OK, row.ErrorKind, row.ErrorDetail)
@@ -464,7 +468,8 @@ func TestASymlinkArtifactIsRefused(t *testing.T) {
 	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{link}, Usage: mock.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
-		s.Review = &ReviewSpec{ArtifactPath: artifact, Boundary: true}
+		s.Review = &ReviewSpec{ArtifactPath: artifact}
+		s.Boundary = true
 	})
 	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid for a symlink", row.OK, row.ErrorKind, row.ErrorDetail)

@@ -29,6 +29,7 @@ type sessionOptions struct {
 	Model       string
 	Sandbox     string
 	Review      bool
+	Edit        bool
 	ArtifactDir string
 	Timeout     time.Duration
 	DB          string
@@ -64,6 +65,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.Model, "model", "", "model name passed to the agent")
 	f.StringVar(&opts.Sandbox, "sandbox", sandbox.Auto, "sandbox backend: bwrap, landlock, host-unsafe, or auto (the strongest that passes preflight; see wfb doctor)")
 	f.BoolVar(&opts.Review, "review", false, "a review session: the workspace must not change; the artifact is parsed and stored")
+	f.BoolVar(&opts.Edit, "edit", false, "let the agent edit the workspace IN PLACE (the session's uid must be able to write it; wfb run edits copies)")
 	f.StringVar(&opts.ArtifactDir, "artifact-dir", "", "where the review artifact is written (outside the workspace; default: inside the sandbox's private root)")
 	f.DurationVar(&opts.Timeout, "timeout", runner.DefaultTimeout, "session timeout")
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
@@ -85,6 +87,8 @@ func (o *sessionOptions) validate() error {
 		return badInput("--base-url and --mock-script are exclusive")
 	case o.Agent != runner.AgentStandIn && o.Agent != runner.AgentClaude:
 		return badInput("--agent %q: want %s or %s", o.Agent, runner.AgentStandIn, runner.AgentClaude)
+	case o.Edit && o.Review:
+		return badInput("--edit and --review are exclusive: a review must not change its workspace")
 	case o.ArtifactDir != "" && !o.Review:
 		return badInput("--artifact-dir only makes sense with --review")
 	case o.Timeout <= 0:
@@ -132,7 +136,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	defer db.Close()
 	config, _ := json.Marshal(map[string]any{
 		"command": "session", "agent": opts.Agent, "model": opts.Model, "sandbox": opts.Sandbox,
-		"review": opts.Review, "base_url": opts.BaseURL, "mock_script": opts.MockScript,
+		"review": opts.Review, "edit": opts.Edit, "base_url": opts.BaseURL, "mock_script": opts.MockScript,
 		"timeout": opts.Timeout.String(), "workspace": opts.Workspace,
 	})
 	run := store.Run{
@@ -157,7 +161,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 		RunID: run.ID, Task: filepath.Base(opts.Workspace), Arm: opts.Agent,
 		Agent: opts.Agent, AgentBin: agentBin, AgentArgs: agentArgs, Model: opts.Model,
 		Prompt: opts.Prompt, Workspace: opts.Workspace, Sandbox: opts.Sandbox,
-		Review: opts.Review, ArtifactDir: opts.ArtifactDir, Timeout: opts.Timeout,
+		Review: opts.Review, WorkspaceWritable: opts.Edit, ArtifactDir: opts.ArtifactDir, Timeout: opts.Timeout,
 		BaseURL: baseURL, APIKey: apiKey,
 	})
 	status := store.RunComplete

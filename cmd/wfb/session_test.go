@@ -187,3 +187,36 @@ func TestSessionCommandNeverStoresTheAPIKey(t *testing.T) {
 		}
 	}
 }
+
+// Without --edit the workspace is read-only to the agent; with it, the
+// agent's edit lands in place.
+func TestSessionCommandEditsOnlyWithEdit(t *testing.T) {
+	for _, edit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "read-only", true: "edit"}[edit], func(t *testing.T) {
+			workspace, db := sessionFixture(t)
+			target := filepath.Join(workspace, "source.ts")
+			// Writable by any uid: as root the session runs as 65534.
+			if err := os.Chmod(workspace, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(target, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			script := writeScript(t, "default:\n  tools: [{name: Write, input: {file_path: "+target+", content: edited}}]\n"+
+				"  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}\n")
+			args := []string{"session", "--workspace", workspace, "--prompt", "fix it", "--mock-script", script,
+				"--db", db, "--format", "json", "--timeout", "30s", "--sandbox", "host-unsafe"}
+			if edit {
+				args = append(args, "--edit")
+			}
+			s, out, errOut := TestStreams("", nil)
+			if code := run(context.Background(), args, s); code != exitOK {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			got, _ := os.ReadFile(target)
+			if edited := string(got) == "edited"; edited != edit {
+				t.Errorf("with --edit=%v the workspace file reads %q", edit, got)
+			}
+		})
+	}
+}
