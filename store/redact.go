@@ -29,6 +29,9 @@ var redactions = []struct {
 	{secretHints, regexp.MustCompile(`(?i)(` + secretName + quote + sep + quote + `)(?:` + already + `|[^\s"',;&}\]\\]+)`), "${1}" + Redacted},
 	// Bearer tokens anywhere in free text.
 	{[]string{"bearer"}, regexp.MustCompile(`(?i)(\bbearer\s+)[a-z0-9._~+/=\-]+`), "${1}" + Redacted},
+	// Credentials in a URL's userinfo (https://user:key@host, or a key as
+	// the user name): a base URL or proxy an agent echoes in an error.
+	{[]string{"://"}, regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
 	// Anthropic (sk-ant-...), OpenAI (sk-..., sk-proj-...) style keys, bare.
 	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
 }
@@ -47,8 +50,9 @@ var secretHints = []string{"api_key", "_token", "_secret", "password"}
 
 // Redact masks secrets in free text before it is stored: API keys in the
 // Anthropic and OpenAI styles, bearer tokens, Authorization and x-api-key
-// header values, and NAME=value or "NAME": "value" pairs whose NAME ends in
-// API_KEY, _TOKEN, _SECRET or PASSWORD. Each secret becomes [REDACTED].
+// header values, credentials in a URL (scheme://user:pass@host), and
+// NAME=value or "NAME": "value" pairs whose NAME ends in API_KEY, _TOKEN,
+// _SECRET or PASSWORD. Each secret becomes [REDACTED].
 func Redact(s string) string {
 	if s == "" {
 		return s

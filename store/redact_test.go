@@ -29,6 +29,10 @@ func TestRedact(t *testing.T) {
 		{"json in a json string", `{"msg":"{\"ANTHROPIC_API_KEY\":\"abc\"}"}`, `{"msg":"{\"ANTHROPIC_API_KEY\":\"[REDACTED]\"}"}`},
 		{"stderr line", "Error: 401 invalid x-api-key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA", "Error: 401 invalid x-api-key [REDACTED]"},
 		{"python dict", `{'ANTHROPIC_API_KEY': 'abc'}`, `{'ANTHROPIC_API_KEY': '[REDACTED]'}`},
+		{"url userinfo", "POST https://user:s3cret@proxy.example/v1/messages failed", "POST https://[REDACTED]@proxy.example/v1/messages failed"},
+		{"url key as user", `{"base_url":"http://abc123@127.0.0.1:8080"}`, `{"base_url":"http://[REDACTED]@127.0.0.1:8080"}`},
+		{"url without userinfo untouched", "https://api.example/v1?q=a@b", "https://api.example/v1?q=a@b"},
+		{"email untouched", "mail ops@example.com", "mail ops@example.com"},
 		// Measurements that merely contain "token" stay.
 		{"usage untouched", `{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`,
 			`{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`},
