@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,6 +94,17 @@ func (o *sessionOptions) validate() error {
 		return badInput("--artifact-dir only makes sense with --review")
 	case o.Timeout <= 0:
 		return badInput("--timeout must be positive")
+	}
+	if o.BaseURL != "" {
+		// The URL goes into the run's config: a key in its userinfo would
+		// be stored, so it is refused, and never echoed back.
+		u, err := url.Parse(o.BaseURL)
+		switch {
+		case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+			return badInput("--base-url %q: want an http(s) URL", store.Redact(o.BaseURL))
+		case u.User != nil:
+			return badInput("--base-url must not carry credentials; the key comes from ANTHROPIC_API_KEY")
+		}
 	}
 	st, err := os.Stat(o.Workspace)
 	if err != nil {

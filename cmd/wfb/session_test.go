@@ -164,6 +164,36 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 	}
 }
 
+// TestSessionCommandRefusesABaseURLCarryingCredentials stops a key in the
+// --base-url's userinfo from being stored in the run's config (which the
+// results file keeps) or echoed in the refusal. The key variable is set, so
+// only the URL check can refuse.
+func TestSessionCommandRefusesABaseURLCarryingCredentials(t *testing.T) {
+	workspace, db := sessionFixture(t)
+	for name, u := range map[string]string{
+		"user and password": "http://u:s3cret@127.0.0.1:1",
+		"key as user":       "http://s3cret@127.0.0.1:1",
+		"not http":          "ftp://u:s3cret@127.0.0.1:1",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, out, errOut := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": "k"})
+			args := []string{"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", u, "--timeout", "5s"}
+			if code := run(context.Background(), args, s); code != exitBadInput {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
+			}
+			if !strings.Contains(errOut.String(), "--base-url") {
+				t.Errorf("the error does not name --base-url: %s", errOut)
+			}
+			if strings.Contains(errOut.String()+out.String(), "s3cret") {
+				t.Errorf("the refusal carries the credentials: %s", errOut)
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Error("bad input created the results file")
+			}
+		})
+	}
+}
+
 // The key for a real API comes from the environment, reaches the agent, and
 // never reaches the results file.
 func TestSessionCommandNeverStoresTheAPIKey(t *testing.T) {
