@@ -457,7 +457,8 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 			if s, ok := p.nonEmpty(kv.value, f); ok {
 				u, err := url.Parse(s)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					p.addf(kv.value, f, "must be an http(s) URL, got %q", s)
+					// Redacted: a malformed URL may still carry a key.
+					p.addf(kv.value, f, "must be an http(s) URL, got %q", store.Redact(s))
 				} else if u.User != nil {
 					p.addf(kv.value, f, "must not carry credentials; name the key's variable in api_key_env")
 				}
@@ -467,7 +468,8 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 			keyAt = kv.value
 			if s, ok := p.nonEmpty(kv.value, f); ok {
 				if !envPattern.MatchString(s) {
-					p.addf(kv.value, f, "must be an environment variable NAME (the key itself never goes in the file), got %q", s)
+					// Not echoed: what is there instead of a name is likely the key.
+					p.addf(kv.value, f, "must be an environment variable NAME such as ANTHROPIC_API_KEY (the key itself never goes in the file)")
 				}
 				pr.APIKeyEnv = s
 			}
