@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wfbench/wfb/runner/review"
@@ -111,7 +112,43 @@ func RunSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.Resu
 	return row, nil
 }
 
+// runSession runs the session and returns its row, with every secret value
+// the session was given scrubbed from it.
 func runSession(ctx context.Context, spec SessionSpec) store.Result {
+	row := runAgent(ctx, spec)
+	scrubSecrets(&row, spec.Env)
+	return row
+}
+
+// scrubSecrets removes, by VALUE, every secret the agent's environment held
+// from the row's free text. Pattern-based redaction (store.Redact) catches
+// keys that look like keys; this catches a key of any shape that the agent
+// echoed (a proxy key, a token without a NAME= in front of it).
+func scrubSecrets(row *store.Result, env map[string]string) {
+	var secrets []string
+	for k, v := range env {
+		// Names as the bench file judges them (secretName). Short values
+		// would scrub ordinary words; the mock's "offline" is not a secret.
+		if secretName.MatchString(k) && len(v) >= 8 {
+			secrets = append(secrets, v)
+		}
+	}
+	if len(secrets) == 0 {
+		return
+	}
+	// Longest first, so a secret that contains another goes whole.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, v := range secrets {
+		pairs = append(pairs, v, store.Redacted)
+	}
+	r := strings.NewReplacer(pairs...)
+	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
+		*f = r.Replace(*f)
+	}
+}
+
+func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 	row := store.Result{
 		RunID:        spec.RunID,
 		AttemptID:    store.NewID("att"),

@@ -527,3 +527,26 @@ func TestAModifiedWorkspaceIsRecordedEvenWhenTheAgentSucceeded(t *testing.T) {
 		t.Fatalf("ok=%v kind=%q (%s), want workspace-modified", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 }
+
+// A key of no recognisable shape that the agent echoes is scrubbed by its
+// value: pattern-based redaction alone would store it.
+func TestASecretTheAgentEchoesIsScrubbedByValue(t *testing.T) {
+	r := newRig(t)
+	const key = "plainproxykey0123456789"
+	echo := mock.Tool{Name: "Bash", Input: map[string]any{"command": "echo the key is $ANTHROPIC_API_KEY; echo $ANTHROPIC_API_KEY >&2"}}
+	p := startProvider(t, defaultReply(mock.Reply{Text: "key: " + key, Tools: []mock.Tool{echo}, Usage: mock.FullUsage(1, 1, 0, 0)}))
+	row := r.session(t, p, func(s *SessionSpec) { s.Env["ANTHROPIC_API_KEY"] = key })
+	requireOK(t, row)
+	for name, field := range map[string]string{"stdout": row.StdoutTail, "stderr": row.StderrTail, "result": row.ResultEvent, "detail": row.ErrorDetail} {
+		if strings.Contains(field, key) {
+			t.Errorf("the key reached the row's %s", name)
+		}
+	}
+	if !strings.Contains(row.StdoutTail, store.Redacted) {
+		t.Errorf("stdout tail shows no redaction; the echo never happened? %q", clip(row.StdoutTail, 300))
+	}
+	data, err := os.ReadFile(r.db.Path())
+	if err == nil && strings.Contains(string(data), key) {
+		t.Error("the key reached the results file")
+	}
+}
