@@ -661,7 +661,7 @@ func (p *benchParser) workspace(n node, field string) (Workspace, bool) {
 				}
 			}
 		case "ref":
-			w.Ref, _ = p.nonEmpty(kv.value, f)
+			w.Ref, _ = p.literal(kv.value, f)
 		default:
 			p.addf(kv.keyAt, f, "unknown field (a workspace is a directory, or {git, ref})")
 		}

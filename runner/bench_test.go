@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -211,5 +212,28 @@ func TestPlanSelectsAndOrdersCells(t *testing.T) {
 	var ie *InputError
 	if !errors.As(err, &ie) || len(ie.Problems) != 2 {
 		t.Fatalf("Plan with unknown names = %v, want an InputError naming both", err)
+	}
+}
+
+// A pinned ref is a name, whatever YAML makes of it: a short commit id of
+// digits only (about one in 50 commits) parses as an integer, one like
+// "1e5" as a float. This test exists because such a commit id made the git
+// workspace test fail at random.
+func TestAGitRefIsReadAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	for _, ref := range []string{"8960967220", "1e5", "0777", `"abc123"`, "v1.2.3"} {
+		t.Run(ref, func(t *testing.T) {
+			text := "provider: {base_url: http://127.0.0.1:1}\n" +
+				"tasks:\n  - {id: t, prompt: p, workspace: {git: https://example.com/r.git, ref: " + ref + "}}\n" +
+				"arms:\n  - {id: a, agent: stand-in}\n"
+			b, err := ParseBench("bench.yaml", dir, []byte(text), nil)
+			if err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			want := strings.Trim(ref, `"`)
+			if got := b.Tasks[0].Workspace.Ref; got != want {
+				t.Errorf("ref = %q, want %q", got, want)
+			}
+		})
 	}
 }

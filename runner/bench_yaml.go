@@ -216,6 +216,19 @@ func (w *yamlWalker) str(n node, field string) (string, bool) {
 	return "", false
 }
 
+// literal reads a scalar as it is written. A commit id of digits only
+// ("8960967") is a number to YAML, and one like "1e5" a float, but each is
+// a name to git: its text is what counts, never its numeric value.
+func (w *yamlWalker) literal(n node, field string) (string, bool) {
+	switch d := w.deref(n, field).(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		if tk := d.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	}
+	return w.nonEmpty(n, field)
+}
+
 func (w *yamlWalker) nonEmpty(n node, field string) (string, bool) {
 	s, ok := w.str(n, field)
 	if ok && s == "" {
