@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -180,6 +181,7 @@ type Sweep struct {
 	envs    map[string]map[string]string // arm → resolved variables
 	agents  map[string]agentCmd          // arm → command
 	pristin map[string]pristine          // task → tree
+	lock    *os.File                     // this process's hold on the run (lockRun)
 
 	mu          sync.Mutex
 	retriesUsed int
@@ -216,7 +218,7 @@ type cellState struct {
 // agents and their versions, the pinned git refs; with Resume, that the
 // run exists and its fingerprint is unchanged. The user's mistakes come
 // back as *InputError. Close the sweep when done.
-func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
+func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	b := opts.Bench
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -225,6 +227,19 @@ func NewSweep(ctx context.Context, opts SweepOptions) (*Sweep, error) {
 		agents: map[string]agentCmd{}, pristin: map[string]pristine{}}
 	var prev *store.Run
 	var prevConfig RunConfig
+	if id := cmp.Or(opts.Resume, opts.RunID); id != "" && idPattern.MatchString(id) {
+		lock, err := lockRun(opts.DB.Path(), id)
+		if err != nil {
+			return nil, err
+		}
+		s.lock = lock
+		// Released by Close, or here when NewSweep fails.
+		defer func() {
+			if s.lock != nil && retErr != nil {
+				s.lock.Close()
+			}
+		}()
+	}
 	if opts.Resume != "" {
 		r, err := opts.DB.Run(ctx, opts.Resume)
 		if errors.Is(err, store.ErrNotFound) {
@@ -445,6 +460,10 @@ func (s *Sweep) Config() RunConfig { return s.config }
 
 // Close removes the sweep's temporary files.
 func (s *Sweep) Close() error {
+	if s.lock != nil {
+		s.lock.Close() // drops the run's lock
+		s.lock = nil
+	}
 	for _, c := range s.cells {
 		if c.mockStop != nil {
 			c.mockStop()

@@ -621,3 +621,38 @@ arms: [{id: a, agent: stand-in}]
 		t.Errorf("resumed status %s, want complete", sum2.Status)
 	}
 }
+
+// Two processes resuming one run at once would each take the other's cells
+// in flight for cells not yet run, and run them twice. While one sweep
+// holds a run, another is refused; once it lets go, the run can be resumed.
+func TestOnlyOneSweepHoldsARunAtATime(t *testing.T) {
+	r := newBenchRig(t)
+	r.file("ok.yaml", okScript)
+	b := r.bench(`runs: 1
+sandbox: host-unsafe
+provider: {mock: ok.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	sum, _ := r.sweep(context.Background(), r.opts(b))
+	o := r.opts(b)
+	o.Resume = sum.RunID
+	first, err := NewSweep(context.Background(), o)
+	if err != nil {
+		t.Fatalf("first resume: %v", err)
+	}
+	_, err = NewSweep(context.Background(), o)
+	var input *InputError
+	if !errors.As(err, &input) || !strings.Contains(err.Error(), "another wfb process") {
+		first.Close()
+		t.Fatalf("a second sweep of the same run: %v, want refused as held by another process", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := NewSweep(context.Background(), o)
+	if err != nil {
+		t.Fatalf("resume after the first let go: %v", err)
+	}
+	again.Close()
+}
