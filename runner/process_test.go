@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -202,5 +203,49 @@ func TestAMissingBinaryIsASpawnFailure(t *testing.T) {
 	res := runProcess(context.Background(), processSpec{Argv: []string{"/nonexistent/agent"}, Grace: time.Second})
 	if res.State != store.StateSpawnFailure || res.SpawnErr == nil {
 		t.Fatalf("state %q err %v, want spawn-failure with an error", res.State, res.SpawnErr)
+	}
+}
+
+// A wfb killed by SIGKILL cannot remove its sessions' cgroups; the next
+// session reaps the empty ones, and never a populated one. The test works
+// in a parent cgroup of its own, so that it never reaps a session of a test
+// running beside it.
+func TestStaleSessionCgroupsAreReaped(t *testing.T) {
+	probe, err := newSessionCgroup()
+	if err != nil {
+		t.Skipf("no session cgroup here (%v)", err)
+	}
+	parent := probe.dir // an empty cgroup of our own, used as the parent
+	probe.fd.Close()
+	defer os.Remove(parent)
+	stale, err := os.MkdirTemp(parent, "wfb-session-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(stale)
+	busyDir, err := os.MkdirTemp(parent, "wfb-session-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := os.Open(busyDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := &sessionCgroup{dir: busyDir, fd: fd}
+	defer busy.close()
+	// Put a process in the busy one: it must survive the reaping.
+	cmd := exec.Command("/bin/sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { busy.kill(); cmd.Wait() }()
+
+	reapStaleCgroups(parent, 0)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the empty stale cgroup %s was not reaped (%v)", stale, err)
+	}
+	if _, err := os.Stat(busyDir); err != nil {
+		t.Errorf("a populated session cgroup was removed: %v", err)
 	}
 }
