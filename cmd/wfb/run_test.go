@@ -143,8 +143,21 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 `)
+	// A process killed by SIGKILL cannot remove its sandboxes and cell
+	// copies: keep them in a directory this test removes. Any uid must be
+	// able to traverse it (as root the sessions run as 65534).
+	scratch, err := os.MkdirTemp("", "wfb-killed-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(scratch) })
+	if err := os.Chmod(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "TMPDIR="+scratch)
 	var stderr bytes.Buffer
 	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd.Env = env
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -160,7 +173,9 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	}
 	integrityOK(t, db)
 
-	out, err := exec.Command(wfb, "run", bench, "--db", db, "--resume", runs[0].ID).CombinedOutput()
+	resume := exec.Command(wfb, "run", bench, "--db", db, "--resume", runs[0].ID)
+	resume.Env = env
+	out, err := resume.CombinedOutput()
 	if err != nil {
 		t.Fatalf("resume: %v\n%s", err, out)
 	}
