@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -261,14 +262,7 @@ func (t *Tabulation) groupCells(d *dual, g *Group) {
 	d.same(g.Arm)
 }
 
-func (t *Tabulation) hasCost() bool {
-	for _, m := range t.Options.Metrics {
-		if m == CostUSD {
-			return true
-		}
-	}
-	return false
-}
+func (t *Tabulation) hasCost() bool { return slices.Contains(t.Options.Metrics, CostUSD) }
 
 func (t *Tabulation) outcomeTable(title string) *Table {
 	d := dual{title: title}
