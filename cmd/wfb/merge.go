@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -80,30 +79,7 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 	if err != nil {
 		return mergeError(err)
 	}
-
-	table := &report.Table{
-		Title:   "merge into " + opts.Into,
-		Columns: []string{"source", "table", "added", "present"},
-	}
-	combined := 0
-	for _, st := range stats {
-		for _, t := range []struct {
-			name string
-			ts   store.TableStats
-		}{
-			{"runs", st.Runs}, {"results", st.Results}, {"evidence", st.Evidence},
-			{"artifacts", st.Artifacts}, {"scores", st.Scores}, {"model_usage", st.ModelUsage},
-		} {
-			table.Rows = append(table.Rows, []any{st.Source, t.name, int64(t.ts.Added), int64(t.ts.Present)})
-		}
-		combined += st.RunsCombined
-	}
-	table.Footnotes = append(table.Footnotes, "present: already in the destination, identical; nothing was changed for it.")
-	if combined > 0 {
-		table.Footnotes = append(table.Footnotes, fmt.Sprintf(
-			"%d time(s) a run already in the destination (another shard of it) had its status or times combined.", combined))
-	}
-	return report.Render(s.Out, table, format)
+	return report.Render(s.Out, report.MergeTable(opts.Into, stats), format)
 }
 
 // mergeError classifies what the user can fix (conflicts, and the files

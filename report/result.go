@@ -1,0 +1,61 @@
+package report
+
+import "github.com/wfbench/wfb/store"
+
+// ResultTable builds the table of one result row, as `wfb session` prints
+// it: field/value pairs, one per line, for people (formats for which Human
+// is true), and one wide record whose columns are the fields for programs
+// (csv, json), so that the record parses like any other. A value that was
+// not measured is NULL, never zero.
+func ResultTable(r store.Result, f Format) *Table {
+	fields := resultFields(r)
+	if !Human(f) {
+		t := &Table{Rows: [][]any{make([]any, 0, len(fields))}}
+		for _, kv := range fields {
+			t.Columns = append(t.Columns, kv.name)
+			t.Rows[0] = append(t.Rows[0], kv.value)
+		}
+		return t
+	}
+	t := &Table{Columns: []string{"field", "value"}}
+	for _, kv := range fields {
+		t.Rows = append(t.Rows, []any{kv.name, kv.value})
+	}
+	return t
+}
+
+// resultField is one named value of a result row.
+type resultField struct {
+	name  string
+	value any
+}
+
+// resultFields lists the fields of r that a session's outcome is read
+// from, in the order people read them: who ran, what happened, what it
+// used, what it said.
+func resultFields(r store.Result) []resultField {
+	ok := int64(0)
+	if r.OK {
+		ok = 1
+	}
+	return []resultField{
+		{"run_id", r.RunID}, {"attempt_id", r.AttemptID}, {"task", r.Task}, {"arm", r.Arm},
+		{"agent", r.Agent}, {"model", nullIfEmpty(r.Model)}, {"sandbox", r.Sandbox},
+		{"ok", ok}, {"error_kind", nullIfEmpty(r.ErrorKind)}, {"error_detail", nullIfEmpty(r.ErrorDetail)},
+		{"process_state", r.ProcessState}, {"exit_code", nullable(r.ExitCode)}, {"duration_ms", nullable(r.DurationMS)},
+		{"input_tokens", nullable(r.InputTokens)}, {"output_tokens", nullable(r.OutputTokens)},
+		{"cache_read_input_tokens", nullable(r.CacheReadInputTokens)},
+		{"cache_creation_input_tokens", nullable(r.CacheCreationInputTokens)},
+		{"cost_usd", nullable(r.CostUSD)}, {"cost_source", nullIfEmpty(r.CostSource)}, {"num_turns", nullable(r.NumTurns)},
+		{"session_id", nullIfEmpty(r.SessionID)}, {"verdict", nullIfEmpty(r.Verdict)}, {"findings_count", nullable(r.FindingsCount)},
+	}
+}
+
+// nullable is a cell for a measurement that may be missing: NULL (nil)
+// rather than a zero.
+func nullable[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
