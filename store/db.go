@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,10 @@ var (
 	// ErrSchemaTooOld says a read-only open found a file that needs
 	// migrating, which only a write open does.
 	ErrSchemaTooOld = errors.New("results file schema is older than this wfb")
+	// ErrNoSuchFile says a results file that must already exist does not:
+	// OpenReadOnly and OpenExisting never create one. The error also wraps
+	// the fs.ErrNotExist that found it.
+	ErrNoSuchFile = errors.New("no such file")
 	// ErrNotResultsFile says the file is not SQLite, or is SQLite but was not
 	// written by wfb.
 	ErrNotResultsFile = errors.New("not a wfb results file")
@@ -143,6 +148,25 @@ var readerParams = []string{
 // refused with ErrSchemaTooNew and left byte-for-byte untouched; a file that
 // is not a wfb results file is refused with ErrNotResultsFile.
 func Open(ctx context.Context, path string) (*DB, error) {
+	return openWriter(ctx, path, writerParams)
+}
+
+// OpenExisting opens the results file at path for writing, as Open does,
+// but only if it exists: a missing file is refused with ErrNoSuchFile
+// rather than created. It is for commands that add to a file the user
+// names (rescore adds scores to a recorded run), where a mistyped path must
+// not be answered with a fresh, empty file. An older file is migrated.
+func OpenExisting(ctx context.Context, path string) (*DB, error) {
+	if err := mustExist(path); err != nil {
+		return nil, err
+	}
+	// mode=rw opens without SQLITE_OPEN_CREATE: should the file vanish
+	// after the check, the engine refuses instead of creating it.
+	return openWriter(ctx, path, slices.Concat([]string{"mode=rw"}, writerParams))
+}
+
+// openWriter opens path for writing with the DSN params given (see Open).
+func openWriter(ctx context.Context, path string, params []string) (*DB, error) {
 	known := SchemaVersion()
 	// Inspect an existing file through a read-only handle first: the writer's
 	// DSN switches the journal mode, which is itself a write that a refused
@@ -159,7 +183,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open results %s: %w", path, err)
 	}
 
-	dsn, err := fileURI(path, writerParams)
+	dsn, err := fileURI(path, params)
 	if err != nil {
 		return nil, fmt.Errorf("open results %s: %w", path, err)
 	}
@@ -188,11 +212,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // and write another file) and attempts to switch query_only off. It never
 // creates or migrates the file.
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
-	if _, err := os.Stat(path); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("open results %s: no such file: %w", path, err)
-		}
-		return nil, fmt.Errorf("open results %s: %w", path, err)
+	if err := mustExist(path); err != nil {
+		return nil, err
 	}
 	sdb, err := openReader(path)
 	if err != nil {
@@ -214,6 +235,18 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 			path, v, known, ErrSchemaTooOld)
 	}
 	return &DB{db: sdb, path: path, readOnly: true}, nil
+}
+
+// mustExist refuses a path that is not there with ErrNoSuchFile.
+func mustExist(path string) error {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("open results %s: %w: %w", path, ErrNoSuchFile, err)
+	}
+	return fmt.Errorf("open results %s: %w", path, err)
 }
 
 func tooNew(path string, fileVersion, known int) error {

@@ -12,9 +12,11 @@
 // the pool holds one connection, and embedded migrations (migrations/*.sql)
 // run each in its own transaction, recorded in schema_migrations. A file
 // written by a newer schema is refused with ErrSchemaTooNew and not touched.
+// Open creates a missing file; OpenExisting is the same writer for a file
+// that must already be there, and refuses a missing one with ErrNoSuchFile.
 // OpenReadOnly is for queries: the engine refuses writes (mode=ro,
 // query_only, and an authorizer that denies ATTACH and switching query_only
-// off).
+// off), and it too refuses a missing file with ErrNoSuchFile.
 //
 // Query returns a query's rows boxed ([]any), for ad hoc SQL and small
 // lookups; Each streams them to a callback that scans typed values, for

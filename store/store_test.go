@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,7 +174,7 @@ func TestANewerFileIsRefusedAndLeftByteIdentical(t *testing.T) {
 	}
 
 	for name, open := range map[string]func(context.Context, string) (*DB, error){
-		"Open": Open, "OpenReadOnly": OpenReadOnly,
+		"Open": Open, "OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly,
 	} {
 		t.Run(name, func(t *testing.T) {
 			d, err := open(ctx, path)
@@ -226,7 +227,7 @@ func TestAFileWfbDidNotWriteIsRefused(t *testing.T) {
 	} {
 		before, _ := os.ReadFile(tc.path)
 		for name, open := range map[string]func(context.Context, string) (*DB, error){
-			"Open": Open, "OpenReadOnly": OpenReadOnly,
+			"Open": Open, "OpenExisting": OpenExisting, "OpenReadOnly": OpenReadOnly,
 		} {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				d, err := open(ctx, tc.path)
@@ -256,6 +257,61 @@ func TestOpenReadOnlyNeverCreatesTheFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("OpenReadOnly created %s (stat: %v)", path, err)
+	}
+}
+
+// TestOpenExistingNeverCreatesTheFile stops `wfb rescore --db typo.db`
+// from writing scores into a fresh, empty file instead of refusing: a
+// missing file is ErrNoSuchFile (and fs.ErrNotExist), named, and not
+// created — not even when it vanishes between the check and the open.
+func TestOpenExistingNeverCreatesTheFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "missing.db")
+	_, err := OpenExisting(ctx, path)
+	if !errors.Is(err, ErrNoSuchFile) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
+		t.Errorf("error %v: want ErrNoSuchFile wrapping os.ErrNotExist and naming %s", err, path)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenExisting created %s (stat: %v)", path, err)
+	}
+	// Past the check, as if the file were removed in between: the engine
+	// itself must refuse to create it.
+	if d, err := openWriter(ctx, path, slices.Concat([]string{"mode=rw"}, writerParams)); err == nil {
+		d.Close()
+		t.Error("a mode=rw writer opened a missing file")
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a mode=rw writer created %s (stat: %v)", path, err)
+	}
+}
+
+// TestOpenExistingWritesAndUpgradesAnExistingFile stops OpenExisting from
+// being a read-only open in disguise: an older file is migrated, and a
+// recorded run can be added to.
+func TestOpenExistingWritesAndUpgradesAnExistingFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := OpenExisting(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateRun(ctx, Run{ID: "run-1", Kind: "run", StartedAt: t0, Status: RunRunning, Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InsertResult(ctx, okResult("att-1")); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d, err = OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("after OpenExisting: %v", err)
+	}
+	defer d.Close()
+	if got := queryOne(t, d, `SELECT count(*) FROM results`); got[0] != int64(1) {
+		t.Errorf("results = %v, want the one written", got[0])
 	}
 }
 

@@ -32,7 +32,7 @@ func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error
 // this wfb cannot read (newer, or older than a read-only open accepts).
 func resultsFileError(err error) error {
 	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
+	case errors.Is(err, store.ErrNoSuchFile), errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
 		errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
 		return asBadInput(err)
 	}
