@@ -171,90 +171,129 @@ type pairKey struct{ run, task, arm, rep int32 }
 // Result compares the sides. runs describes the runs in the file, for the
 // fingerprint warning; runs a side did not touch are ignored.
 func (d *Differ) Result(runs []RunInfo) *Diff {
-	A, B := d.sides[SideA], d.sides[SideB]
 	out := &Diff{Options: d.opts}
-	out.Options.Metrics = scoredOnly(d.opts.Metrics, func(m Metric) bool {
-		for _, s := range d.sides {
-			for _, f := range s.fine {
-				if len(f.values[m]) > 0 {
-					return true
-				}
+	out.Options.Metrics = scoredOnly(d.opts.Metrics, d.measured)
+	sh, notes := d.shape()
+	out.ByArm = sh.byArm
+	members := sh.members()
+	for _, gk := range d.sortedGroups(members) {
+		lines, groupNotes := d.compareGroup(gk, sh.group(members[gk]), sh, out.Options.Metrics)
+		notes = append(notes, groupNotes...)
+		out.Lines = append(out.Lines, lines...)
+	}
+	notes = append(notes, d.sideWarnings(runs)...)
+	out.Footnotes = append([]string{diffNote(d.opts.Alpha)}, notes...)
+	return out
+}
+
+// measured reports whether either side has a value for m.
+func (d *Differ) measured(m Metric) bool {
+	for _, s := range d.sides {
+		for _, f := range s.fine {
+			if len(f.values[m]) > 0 {
+				return true
 			}
 		}
-		return false
-	})
-	var notes []string
+	}
+	return false
+}
 
+// diffShape says how the sides line up: which groups they are compared in
+// and which of their cells are partners.
+type diffShape struct {
+	d *Differ
+	// byArm: the sides share an arm (common), and are compared arm by arm;
+	// otherwise as a whole, under acrossLabel ("a → b").
+	byArm       bool
+	common      map[int32]bool
+	acrossLabel string
+	// sameRuns: both sides come from the same runs, so cells pair by run
+	// too.
+	sameRuns bool
+}
+
+// shape lines the sides up, with a note for each arm only one side has.
+func (d *Differ) shape() (*diffShape, []string) {
+	A, B := d.sides[SideA], d.sides[SideB]
+	sh := &diffShape{d: d, common: map[int32]bool{}, sameRuns: len(A.runs) == len(B.runs)}
 	armsA, armsB := d.armsOf(A), d.armsOf(B)
-	common := map[int32]bool{}
 	for a := range armsA {
 		if armsB[a] {
-			common[a] = true
+			sh.common[a] = true
 		}
 	}
-	out.ByArm = len(common) > 0
-	acrossLabel := ""
-	if out.ByArm {
-		for _, side := range []struct {
-			name       string
-			arms, peer map[int32]bool
-		}{{"A", armsA, armsB}, {"B", armsB, armsA}} {
-			var only []string
-			for a := range side.arms {
-				if !side.peer[a] {
-					only = append(only, d.names[a])
-				}
-			}
-			if len(only) > 0 {
-				sort.Strings(only)
-				notes = append(notes, fmt.Sprintf("arm %s only in %s: not compared.", strings.Join(only, ", "), side.name))
-			}
-		}
-	} else {
-		acrossLabel = d.joinNames(armsA) + " → " + d.joinNames(armsB)
-	}
-	sameRuns := len(A.runs) == len(B.runs)
 	for r := range A.runs {
 		if !B.runs[r] {
-			sameRuns = false
+			sh.sameRuns = false
 		}
 	}
-
-	gkey := func(task, arm int32) (groupKey, bool) {
-		g := groupKey{task: -1, arm: -1}
-		if d.opts.ByTask {
-			g.task = task
-		}
-		if out.ByArm {
-			if !common[arm] {
-				return g, false
+	sh.byArm = len(sh.common) > 0
+	if !sh.byArm {
+		sh.acrossLabel = d.joinNames(armsA) + " → " + d.joinNames(armsB)
+		return sh, nil
+	}
+	var notes []string
+	for _, side := range []struct {
+		name       string
+		arms, peer map[int32]bool
+	}{{"A", armsA, armsB}, {"B", armsB, armsA}} {
+		var only []string
+		for a := range side.arms {
+			if !side.peer[a] {
+				only = append(only, d.names[a])
 			}
-			g.arm = arm
 		}
-		return g, true
+		if len(only) > 0 {
+			sort.Strings(only)
+			notes = append(notes, fmt.Sprintf("arm %s only in %s: not compared.", strings.Join(only, ", "), side.name))
+		}
 	}
-	pkey := func(c cellKey) pairKey {
-		p := pairKey{run: -1, task: c.task, arm: -1, rep: c.rep}
-		if sameRuns {
-			p.run = c.run
-		}
-		if out.ByArm {
-			p.arm = c.arm
-		}
-		return p
-	}
+	return sh, notes
+}
 
-	// Each group's fines, per side. A group's pairs and values are built
-	// from them one group at a time (group) and dropped once compared, so
-	// at most one group's copy sits beside the accumulated sides.
-	type fineOf struct {
-		ta taskArm
-		f  *fineAcc
+// groupKey returns the group a task and arm are compared in, and false
+// for an arm only one side has when comparing by arm.
+func (sh *diffShape) groupKey(task, arm int32) (groupKey, bool) {
+	g := groupKey{task: -1, arm: -1}
+	if sh.d.opts.ByTask {
+		g.task = task
 	}
+	if sh.byArm {
+		if !sh.common[arm] {
+			return g, false
+		}
+		g.arm = arm
+	}
+	return g, true
+}
+
+// pairKey returns what a cell has in common with its partner on the other
+// side.
+func (sh *diffShape) pairKey(c cellKey) pairKey {
+	p := pairKey{run: -1, task: c.task, arm: -1, rep: c.rep}
+	if sh.sameRuns {
+		p.run = c.run
+	}
+	if sh.byArm {
+		p.arm = c.arm
+	}
+	return p
+}
+
+// fineOf is one task and arm's accumulator, as a member of a group.
+type fineOf struct {
+	ta taskArm
+	f  *fineAcc
+}
+
+// members returns each group's fines, per side. A group's pairs and values
+// are built from them one group at a time (group) and dropped once
+// compared, so at most one group's copy sits beside the accumulated sides.
+func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 	members := map[groupKey]*[2][]fineOf{}
-	for i, s := range d.sides {
+	for i, s := range sh.d.sides {
 		for ta, f := range s.fine {
-			g, ok := gkey(ta.task, ta.arm)
+			g, ok := sh.groupKey(ta.task, ta.arm)
 			if !ok {
 				continue
 			}
@@ -266,104 +305,123 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 			m[i] = append(m[i], fineOf{ta, f})
 		}
 	}
-	type groupAcc struct {
-		cells    [2]map[pairKey]pairSlot
-		attempts [2]int
-		kinds    [2]map[int32]int
-		values   [2][NumMetrics][]float64
-	}
-	group := func(g groupKey) *groupAcc {
-		a := &groupAcc{}
-		for i, fines := range members[g] {
-			n := 0
-			for _, fo := range fines {
-				n += len(fo.f.cells)
-			}
-			a.cells[i] = make(map[pairKey]pairSlot, n)
-			a.kinds[i] = map[int32]int{}
-			for _, fo := range fines {
-				for rr, o := range fo.f.cells {
-					p := pkey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
-					slot, seen := a.cells[i][p]
-					if !seen {
-						slot.first = o
-					}
-					slot.add(o)
-					a.cells[i][p] = slot
-				}
-				a.attempts[i] += fo.f.attempts
-				for k, c := range fo.f.kinds {
-					a.kinds[i][k] += c
-				}
-			}
-			for _, m := range d.opts.Metrics {
-				n := 0
-				for _, fo := range fines {
-					n += len(fo.f.values[m])
-				}
-				vs := make([]float64, 0, n)
-				for _, fo := range fines {
-					vs = append(vs, fo.f.values[m]...)
-				}
-				a.values[i][m] = vs
+	return members
+}
+
+// groupAcc is one group of both sides, ready to compare.
+type groupAcc struct {
+	cells    [2]map[pairKey]pairSlot
+	attempts [2]int
+	kinds    [2]map[int32]int
+	values   [2][NumMetrics][]float64
+}
+
+// group gathers a group's members into its cells, counts and values.
+func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
+	a := &groupAcc{}
+	for i, fines := range members {
+		n := 0
+		for _, fo := range fines {
+			n += len(fo.f.cells)
+		}
+		a.cells[i] = make(map[pairKey]pairSlot, n)
+		a.kinds[i] = map[int32]int{}
+		for _, fo := range fines {
+			sh.addCells(a.cells[i], fo)
+			a.attempts[i] += fo.f.attempts
+			for k, c := range fo.f.kinds {
+				a.kinds[i][k] += c
 			}
 		}
-		return a
+		for _, m := range sh.d.opts.Metrics {
+			a.values[i][m] = concatValues(fines, m)
+		}
 	}
+	return a
+}
 
+// addCells adds fo's cells to their pair slots.
+func (sh *diffShape) addCells(cells map[pairKey]pairSlot, fo fineOf) {
+	for rr, o := range fo.f.cells {
+		p := sh.pairKey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
+		slot, seen := cells[p]
+		if !seen {
+			slot.first = o
+		}
+		slot.add(o)
+		cells[p] = slot
+	}
+}
+
+// concatValues joins the fines' measured values of m into one sample.
+func concatValues(fines []fineOf, m Metric) []float64 {
+	n := 0
+	for _, fo := range fines {
+		n += len(fo.f.values[m])
+	}
+	vs := make([]float64, 0, n)
+	for _, fo := range fines {
+		vs = append(vs, fo.f.values[m]...)
+	}
+	return vs
+}
+
+// name is the name of id; "" for -1, a group that spans every task or arm.
+func (d *Differ) name(id int32) string {
+	if id < 0 {
+		return ""
+	}
+	return d.names[id]
+}
+
+// sortedGroups orders the groups by task, then arm, by name.
+func (d *Differ) sortedGroups(members map[groupKey]*[2][]fineOf) []groupKey {
 	keys := make([]groupKey, 0, len(members))
 	for g := range members {
 		keys = append(keys, g)
 	}
-	name := func(id int32) string {
-		if id < 0 {
-			return ""
-		}
-		return d.names[id]
-	}
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
-		if name(a.task) != name(b.task) {
-			return name(a.task) < name(b.task)
+		if d.name(a.task) != d.name(b.task) {
+			return d.name(a.task) < d.name(b.task)
 		}
-		return name(a.arm) < name(b.arm)
+		return d.name(a.arm) < d.name(b.arm)
 	})
+	return keys
+}
 
+// compareGroup compares one group's pass rates and metrics, with the
+// group's warnings.
+func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics []Metric) ([]DiffLine, []string) {
 	alpha := d.opts.Alpha
-	for _, gk := range keys {
-		a := group(gk)
-		task, arm := name(gk.task), name(gk.arm)
-		if !out.ByArm {
-			arm = acrossLabel
-		}
-		where := groupName(task, arm)
-		var lines []DiffLine
-		line := func(key, nm string, m Metric, rate bool, c stats.Comparison) {
-			lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c})
-		}
-
-		strict, clean, why := comparePassFail(a.cells, alpha)
-		if why != "" {
-			notes = append(notes, where+": "+why)
-		}
-		line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
-		line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
-		for _, m := range out.Options.Metrics {
-			va, vb := a.values[SideA][m], a.values[SideB][m]
-			if m.Kind() == Proportion {
-				line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
-				continue
-			}
-			line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
-		}
-		notes = append(notes, lineWarnings(where, lines)...)
-		notes = append(notes, d.kindShift(where, a.attempts, a.kinds, alpha)...)
-		out.Lines = append(out.Lines, lines...)
+	task, arm := d.name(gk.task), d.name(gk.arm)
+	if !sh.byArm {
+		arm = sh.acrossLabel
+	}
+	where := groupName(task, arm)
+	var lines []DiffLine
+	var notes []string
+	line := func(key, nm string, m Metric, rate bool, c stats.Comparison) {
+		lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c})
 	}
 
-	notes = append(notes, d.sideWarnings(runs)...)
-	out.Footnotes = append([]string{diffNote(alpha)}, notes...)
-	return out
+	strict, clean, why := comparePassFail(a.cells, alpha)
+	if why != "" {
+		notes = append(notes, where+": "+why)
+	}
+	line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
+	line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
+	for _, m := range metrics {
+		va, vb := a.values[SideA][m], a.values[SideB][m]
+		if m.Kind() == Proportion {
+			line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
+			continue
+		}
+		line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
+	}
+	notes = append(notes, lineWarnings(where, lines)...)
+	notes = append(notes, d.kindShift(where, a.attempts, a.kinds, alpha)...)
+	return lines, notes
 }
 
 func groupName(task, arm string) string {
