@@ -177,25 +177,50 @@ func xAxis(b *bytes.Buffer, f frame, sx linear, ticks []float64, title string) {
 // Quality is weighted F1 where review quality was scored, then verdict
 // accuracy, and otherwise the strict pass rate with its Wilson interval.
 func scatter(b *bytes.Buffer, tab *Tabulation) {
-	type point struct {
-		arm                      string
-		x, xlo, xhi, y, ylo, yhi float64
+	yMetric, yName := scatterY(tab)
+	pts := scatterPoints(tab, yMetric)
+	b.WriteString("<figure>\n<figcaption>Cost vs " + html.EscapeString(strings.TrimSuffix(yName, " (%)")) + " per arm</figcaption>\n")
+	f := frame{w: 520, h: 340, left: 56, right: 16, top: 12, bottom: 40}
+	svgOpen(b, f, "cost versus "+yName+" per arm")
+	if len(pts) == 0 {
+		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">no arm has a measured cost</text>\n", f.w/2, f.h/2)
+		b.WriteString("</svg>\n</figure>\n")
+		return
 	}
-	yName := "strict pass rate (%)"
-	yMetric := Metric(-1)
+	sx, sy := scatterAxes(b, f, pts, yName)
+	for i, p := range pts {
+		scatterMark(b, sx, sy, i, p, yName)
+	}
+	b.WriteString("</svg>\n</figure>\n")
+}
+
+// scatterPoint is one arm on the cost-versus-quality chart: the centre and
+// spread (NaN when unknown) of each axis.
+type scatterPoint struct {
+	arm                      string
+	x, xlo, xhi, y, ylo, yhi float64
+}
+
+// scatterY picks the quality axis: weighted F1, else verdict accuracy,
+// when the table has it measured; else the strict pass rate (Metric -1).
+func scatterY(tab *Tabulation) (Metric, string) {
 	for _, m := range []Metric{WeightedF1, VerdictCorrect} {
 		if hasMetric(tab.Options.Metrics, m) && anyMeasured(tab, m) {
-			yMetric, yName = m, humanName(m)
-			break
+			return m, humanName(m)
 		}
 	}
-	var pts []point
+	return Metric(-1), "strict pass rate (%)"
+}
+
+// scatterPoints places each arm with a measured cost and a y value.
+func scatterPoints(tab *Tabulation, yMetric Metric) []scatterPoint {
+	var pts []scatterPoint
 	for _, g := range tab.Groups {
 		c := g.Metrics[CostUSD]
 		if c.N == 0 {
 			continue
 		}
-		p := point{arm: g.Arm, x: c.Center, xlo: c.Q1, xhi: c.Q3}
+		p := scatterPoint{arm: g.Arm, x: c.Center, xlo: c.Q1, xhi: c.Q3}
 		switch {
 		case yMetric == VerdictCorrect:
 			s := g.Metrics[VerdictCorrect]
@@ -213,14 +238,12 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 		}
 		pts = append(pts, p)
 	}
-	b.WriteString("<figure>\n<figcaption>Cost vs " + html.EscapeString(strings.TrimSuffix(yName, " (%)")) + " per arm</figcaption>\n")
-	f := frame{w: 520, h: 340, left: 56, right: 16, top: 12, bottom: 40}
-	svgOpen(b, f, "cost versus "+yName+" per arm")
-	if len(pts) == 0 {
-		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">no arm has a measured cost</text>\n", f.w/2, f.h/2)
-		b.WriteString("</svg>\n</figure>\n")
-		return
-	}
+	return pts
+}
+
+// scatterAxes draws the grid and both axes over the points' extent (from
+// zero) and returns the scales that place them.
+func scatterAxes(b *bytes.Buffer, f frame, pts []scatterPoint, yName string) (sx, sy linear) {
 	xlo, xhi := math.Inf(1), math.Inf(-1)
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for _, p := range pts {
@@ -229,8 +252,8 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 	}
 	xt, xd0, xd1 := niceTicks(math.Min(0, xlo), xhi, 5)
 	yt, yd0, yd1 := niceTicks(math.Min(0, ylo), yhi, 5)
-	sx := linear{xd0, xd1, f.x0(), f.x1()}
-	sy := linear{yd0, yd1, f.y0(), f.y1()}
+	sx = linear{xd0, xd1, f.x0(), f.x1()}
+	sy = linear{yd0, yd1, f.y0(), f.y1()}
 	for _, t := range yt {
 		y := sy.at(t)
 		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), y, f.x1(), y)
@@ -239,26 +262,28 @@ func scatter(b *bytes.Buffer, tab *Tabulation) {
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
 	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, html.EscapeString(yName))
 	xAxis(b, f, sx, xt, "median cost per cell (USD), bar = IQR")
-	for i, p := range pts {
-		col := armColor(i)
-		x, y := sx.at(p.x), sy.at(p.y)
-		if !math.IsNaN(p.xlo) {
-			fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", sx.at(p.xlo), y, sx.at(p.xhi), y, col)
-		}
-		if !math.IsNaN(p.ylo) {
-			fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", x, sy.at(p.ylo), x, sy.at(p.yhi), col)
-		}
-		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: cost %s, %s %s</title></circle>\n",
-			x, y, col, html.EscapeString(p.arm), tickLabel(p.x), html.EscapeString(yName), tickLabel(p.y))
-		// Alternate labels above and below their points, so that arms
-		// with close figures do not print over each other.
-		dy := -8.0
-		if i%2 == 1 {
-			dy = 18
-		}
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x+9, y+dy, html.EscapeString(p.arm))
+	return sx, sy
+}
+
+// scatterMark draws the i-th arm's point, its spread bars and its label.
+func scatterMark(b *bytes.Buffer, sx, sy linear, i int, p scatterPoint, yName string) {
+	col := armColor(i)
+	x, y := sx.at(p.x), sy.at(p.y)
+	if !math.IsNaN(p.xlo) {
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", sx.at(p.xlo), y, sx.at(p.xhi), y, col)
 	}
-	b.WriteString("</svg>\n</figure>\n")
+	if !math.IsNaN(p.ylo) {
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", x, sy.at(p.ylo), x, sy.at(p.yhi), col)
+	}
+	fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: cost %s, %s %s</title></circle>\n",
+		x, y, col, html.EscapeString(p.arm), tickLabel(p.x), html.EscapeString(yName), tickLabel(p.y))
+	// Alternate labels above and below their points, so that arms
+	// with close figures do not print over each other.
+	dy := -8.0
+	if i%2 == 1 {
+		dy = 18
+	}
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x+9, y+dy, html.EscapeString(p.arm))
 }
 
 func nanOr(v, alt float64) float64 {
