@@ -120,8 +120,7 @@ func userNamespacesDisabled() string {
 	return ""
 }
 
-func (*bwrap) name() string       { return Bwrap }
-func (*bwrap) pidNamespace() bool { return true }
+func (*bwrap) name() string { return Bwrap }
 
 // prefix is bubblewrap's argv without the launch protocol's descriptors.
 // The workspace is bound read-only, or read-write for a session that edits

@@ -60,8 +60,7 @@ func newLandlock(opts Options) (backend, string) {
 	return &landlock{launcher: launcher, abi: abi}, ""
 }
 
-func (*landlock) name() string       { return Landlock }
-func (*landlock) pidNamespace() bool { return false }
+func (*landlock) name() string { return Landlock }
 
 // prefix is `wfb sandbox-exec` with the session's rules. What the session
 // may read: the system directories, /proc, /dev, the workspace and the

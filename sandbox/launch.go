@@ -62,7 +62,6 @@ func (s *Sandbox) Launch(ctx context.Context) (*Launch, error) {
 type hostUnsafe struct{}
 
 func (hostUnsafe) name() string             { return HostUnsafe }
-func (hostUnsafe) pidNamespace() bool       { return false }
 func (hostUnsafe) prefix(*Sandbox) []string { return []string{} }
 
 // probe adds nothing to the common preflight for a review, which already

@@ -122,9 +122,6 @@ type Sandbox struct {
 // backend is what a backend adds to the common preflight.
 type backend interface {
 	name() string
-	// pidNamespace reports whether the backend runs the session in a PID
-	// namespace of its own.
-	pidNamespace() bool
 	// prefix is the argv that goes before the agent's own.
 	prefix(sb *Sandbox) []string
 	// launch prepares one process start (extra files, the proof hook).
@@ -164,6 +161,8 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	refuse := func(format string, args ...any) error {
 		return &RefusedError{Backend: opts.Backend, Reason: fmt.Sprintf(format, args...)}
 	}
+	// Judged by name, before newBackend looks at the machine: no machine
+	// gives these backends a PID namespace, so this is the reason to give.
 	if opts.RequirePIDNamespace && (opts.Backend == HostUnsafe || opts.Backend == Landlock) {
 		return nil, refuse("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands (bwrap can)", opts.Backend)
 	}
