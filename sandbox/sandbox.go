@@ -158,127 +158,160 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if opts.Backend == Auto {
 		return prepareStrongest(ctx, opts)
 	}
-	refuse := func(format string, args ...any) error {
-		return &RefusedError{Backend: opts.Backend, Reason: fmt.Sprintf(format, args...)}
+	refuse := func(reason string) error {
+		return &RefusedError{Backend: opts.Backend, Reason: reason}
 	}
-	// Judged by name, before newBackend looks at the machine: no machine
-	// gives these backends a PID namespace, so this is the reason to give.
-	if opts.RequirePIDNamespace && (opts.Backend == HostUnsafe || opts.Backend == Landlock) {
-		return nil, refuse("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands (bwrap can)", opts.Backend)
-	}
-	be, reason := newBackend(opts)
+	l, reason := checkOptions(opts)
 	if reason != "" {
-		return nil, refuse("%s", reason)
+		return nil, refuse(reason)
 	}
-	cred, reason := sessionCredential(opts, os.Geteuid())
-	if reason != "" {
-		return nil, refuse("%s", reason)
-	}
-
-	workspace, reason := checkWorkspace(opts.Workspace)
-	if reason != "" {
-		return nil, refuse("%s", reason)
-	}
-	if opts.AgentBin == "" {
-		return nil, refuse("no agent binary given")
-	}
-	agentBin, agentExists := resolveAgent(opts.AgentBin)
-
-	var artifactDir string
-	createArtifactDir := false
-	if opts.ArtifactDir != "" {
-		artifactDir, createArtifactDir, reason = checkArtifactDir(opts.ArtifactDir, workspace)
-		if reason != "" {
-			return nil, refuse("%s", reason)
-		}
-	}
-
 	root, err := os.MkdirTemp("", "wfb-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("create sandbox private root: %w", err)
 	}
 	sb := &Sandbox{
-		backend:    be,
+		backend:    l.be,
 		root:       root,
-		workspace:  workspace,
+		workspace:  l.workspace,
 		home:       filepath.Join(root, "home"),
 		tmp:        filepath.Join(root, "tmp"),
-		agentBin:   agentBin,
+		agentBin:   l.agentBin,
 		requirePID: opts.RequirePIDNamespace,
 		writable:   opts.WorkspaceWritable,
-		cred:       cred,
+		cred:       l.cred,
 	}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, sb.Close())
-			if createArtifactDir {
+			if l.createArtifactDir {
 				// Only the empty directory Prepare made; never the user's files.
-				err = errors.Join(err, os.Remove(artifactDir))
+				err = errors.Join(err, os.Remove(l.artifactDir))
 			}
 		}
 	}()
-	if realRoot, rerr := filepath.EvalSymlinks(root); rerr == nil {
-		sb.root = realRoot
-		sb.home = filepath.Join(realRoot, "home")
-		sb.tmp = filepath.Join(realRoot, "tmp")
+	reason, err = sb.layOut(opts, &l)
+	if err == nil && reason == "" {
+		reason, err = sb.preflight(ctx, opts, l)
 	}
-	if within(sb.root, workspace) {
-		return nil, refuse("the private root %s would lie inside the workspace %s; set TMPDIR to a directory outside it", sb.root, workspace)
-	}
-	private := []string{sb.root, sb.home, sb.tmp}
-	if artifactDir == "" {
-		artifactDir = filepath.Join(sb.root, "artifacts")
-		private = append(private, artifactDir)
-	}
-	sb.artifactDir = artifactDir
-	for _, d := range private {
-		if d != sb.root {
-			if err := os.Mkdir(d, 0o700); err != nil {
-				return nil, fmt.Errorf("create sandbox directory: %w", err)
-			}
-		}
-		if err := sb.handOver(d); err != nil {
-			return nil, err
-		}
-	}
-	if opts.StageAgent && agentExists {
-		if sb.agentBin, err = stageAgent(agentBin, sb.root); err != nil {
-			return nil, err
-		}
-	}
-	if createArtifactDir {
-		if err := os.Mkdir(artifactDir, 0o700); err != nil {
-			createArtifactDir = false
-			return nil, fmt.Errorf("create artifact dir: %w", err)
-		}
-		if err := sb.handOver(artifactDir); err != nil {
-			return nil, err
-		}
-	}
-
-	// A session that may edit its workspace has no boundary there to
-	// chmod away; what it owns does not matter.
-	if cred != nil && !opts.WorkspaceWritable {
-		if reason := ownedBySession(workspace, cred.Uid); reason != "" {
-			return nil, refuse("%s", reason)
-		}
-	}
-	if reason, err := probe(ctx, cred, sb.checks(agentExists, opts.ArtifactDir != "")); err != nil {
+	if err != nil {
 		return nil, err
-	} else if reason != "" {
-		return nil, refuse("%s", reason)
 	}
-	if reason, err := probeTree(ctx, cred, workspace); err != nil {
-		return nil, err
-	} else if reason != "" {
-		return nil, refuse("%s", reason)
-	}
-	if reason, err := be.probe(ctx, sb); err != nil {
-		return nil, err
-	} else if reason != "" {
-		return nil, refuse("%s", reason)
+	if reason != "" {
+		return nil, refuse(reason)
 	}
 	return sb, nil
+}
+
+// layout is what Prepare settles from Options before it touches the disk.
+type layout struct {
+	be          backend
+	cred        *syscall.Credential
+	workspace   string
+	agentBin    string
+	agentExists bool
+	// artifactDir is the one Options named, "" for the default under the
+	// private root; createArtifactDir says Prepare must create it (and,
+	// once it has, remove it again should Prepare fail).
+	artifactDir       string
+	createArtifactDir bool
+}
+
+// checkOptions makes the backend and checks what needs nothing on disk
+// from wfb: the identity, the workspace, the agent and the artifact dir. A
+// non-empty string is a refusal reason.
+func checkOptions(opts Options) (layout, string) {
+	var l layout
+	// Judged by name, before newBackend looks at the machine: no machine
+	// gives these backends a PID namespace, so this is the reason to give.
+	if opts.RequirePIDNamespace && (opts.Backend == HostUnsafe || opts.Backend == Landlock) {
+		return l, fmt.Sprintf("%s runs the session in wfb's own PID namespace and cannot provide one of its own, which require_pid_namespace demands (bwrap can)", opts.Backend)
+	}
+	var reason string
+	if l.be, reason = newBackend(opts); reason != "" {
+		return l, reason
+	}
+	if l.cred, reason = sessionCredential(opts, os.Geteuid()); reason != "" {
+		return l, reason
+	}
+	if l.workspace, reason = checkWorkspace(opts.Workspace); reason != "" {
+		return l, reason
+	}
+	if opts.AgentBin == "" {
+		return l, "no agent binary given"
+	}
+	l.agentBin, l.agentExists = resolveAgent(opts.AgentBin)
+	if opts.ArtifactDir != "" {
+		l.artifactDir, l.createArtifactDir, reason = checkArtifactDir(opts.ArtifactDir, l.workspace)
+	}
+	return l, reason
+}
+
+// layOut settles the private root's real path and creates home/, tmp/,
+// the default artifacts/ (or the artifact dir l names, clearing
+// l.createArtifactDir if it could not) and the staged agent, each handed to
+// the session. A non-empty string is a refusal reason.
+func (s *Sandbox) layOut(opts Options, l *layout) (string, error) {
+	if realRoot, err := filepath.EvalSymlinks(s.root); err == nil {
+		s.root = realRoot
+		s.home = filepath.Join(realRoot, "home")
+		s.tmp = filepath.Join(realRoot, "tmp")
+	}
+	if within(s.root, s.workspace) {
+		return fmt.Sprintf("the private root %s would lie inside the workspace %s; set TMPDIR to a directory outside it", s.root, s.workspace), nil
+	}
+	private := []string{s.root, s.home, s.tmp}
+	s.artifactDir = l.artifactDir
+	if s.artifactDir == "" {
+		s.artifactDir = filepath.Join(s.root, "artifacts")
+		private = append(private, s.artifactDir)
+	}
+	for _, d := range private {
+		if d != s.root {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				return "", fmt.Errorf("create sandbox directory: %w", err)
+			}
+		}
+		if err := s.handOver(d); err != nil {
+			return "", err
+		}
+	}
+	if opts.StageAgent && l.agentExists {
+		var err error
+		if s.agentBin, err = stageAgent(l.agentBin, s.root); err != nil {
+			return "", err
+		}
+	}
+	if l.createArtifactDir {
+		if err := os.Mkdir(l.artifactDir, 0o700); err != nil {
+			l.createArtifactDir = false
+			return "", fmt.Errorf("create artifact dir: %w", err)
+		}
+		if err := s.handOver(l.artifactDir); err != nil {
+			return "", err
+		}
+	}
+	return "", nil
+}
+
+// preflight checks, with the private root in place, what the session will
+// meet: who owns the workspace, that each path answers the session as it
+// must, and the backend's own live probe. A non-empty string is a refusal
+// reason.
+func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string, error) {
+	// A session that may edit its workspace has no boundary there to
+	// chmod away; what it owns does not matter.
+	if l.cred != nil && !opts.WorkspaceWritable {
+		if reason := ownedBySession(l.workspace, l.cred.Uid); reason != "" {
+			return reason, nil
+		}
+	}
+	if reason, err := probe(ctx, l.cred, s.checks(l.agentExists, opts.ArtifactDir != "")); err != nil || reason != "" {
+		return reason, err
+	}
+	if reason, err := probeTree(ctx, l.cred, l.workspace); err != nil || reason != "" {
+		return reason, err
+	}
+	return l.be.probe(ctx, s)
 }
 
 // handOver makes a directory wfb created private to the session: mode 0700
