@@ -132,7 +132,7 @@ func BenchmarkTabulate1M(b *testing.B) {
 	rows := loadAll(b, db, cols)
 	b.ResetTimer()
 	for b.Loop() {
-		Tabulate(rows, TabulateOptions{Metrics: cols.Metrics()}).Tables("bench", FormatCSV)
+		tabulate(rows, TabulateOptions{Metrics: cols.Metrics()}).Tables("bench", FormatCSV)
 	}
 }
 

@@ -33,13 +33,13 @@ func TestBuildersGolden(t *testing.T) {
 	}{
 		{"runs", func(f Format) []*Table { return []*Table{RunsTable(fixtureRuns, f)} }},
 		{"report_by_arm", func(f Format) []*Table {
-			return Tabulate(fixtureRowsWhere(nil), TabulateOptions{Metrics: baseMetrics}).Tables("wfb report: runs r1, r2", f)
+			return tabulate(fixtureRowsWhere(nil), TabulateOptions{Metrics: baseMetrics}).Tables("wfb report: runs r1, r2", f)
 		}},
 		{"report_by_task_arm", func(f Format) []*Table {
-			return Tabulate(fixtureRowsWhere(nil), TabulateOptions{ByTask: true, Metrics: baseMetrics}).Tables("wfb report: runs r1, r2", f)
+			return tabulate(fixtureRowsWhere(nil), TabulateOptions{ByTask: true, Metrics: baseMetrics}).Tables("wfb report: runs r1, r2", f)
 		}},
 		{"report_quality", func(f Format) []*Table {
-			return Tabulate(qualityRows, TabulateOptions{Metrics: all}).Tables("wfb report: run r1", f)
+			return tabulate(qualityRows, TabulateOptions{Metrics: all}).Tables("wfb report: run r1", f)
 		}},
 		{"diff_runs", func(f Format) []*Table {
 			d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: baseMetrics})
@@ -94,7 +94,7 @@ func TestErroredCellsNeverLeaveTheStrictDenominator(t *testing.T) {
 		{Arm: "a", Rep: 4, Attempt: 1, ErrorKind: "timeout", Values: Unmeasured()},
 		{Arm: "a", Rep: 5, Attempt: 1, ErrorKind: "a-kind-from-the-future", Values: Unmeasured()},
 	}
-	g := Tabulate(rows, TabulateOptions{}).Groups[0]
+	g := tabulate(rows, TabulateOptions{}).Groups[0]
 	type rates struct {
 		Cells, OK, Errored int
 		Strict, Clean      float64
@@ -113,7 +113,7 @@ func TestErroredCellsNeverLeaveTheStrictDenominator(t *testing.T) {
 // (or 100%) being invented when nothing was fairly measured.
 func TestEveryAttemptErroredGivesNoCleanRateNotZero(t *testing.T) {
 	rows := []Row{{Arm: "a", Attempt: 1, ErrorKind: "infra-error", Values: Unmeasured()}}
-	tab := Tabulate(rows, TabulateOptions{})
+	tab := tabulate(rows, TabulateOptions{})
 	wide := tab.Tables("t", FormatJSON)[0]
 	got := map[string]any{}
 	for i, c := range wide.Columns {
@@ -133,7 +133,7 @@ func TestUnmeasuredIsLeftOutNotZeroFilled(t *testing.T) {
 		r.Values[CostUSD] = cost
 		return r
 	}
-	tab := Tabulate([]Row{mk(0, N), mk(1, N), mk(2, 0), mk(3, 0.3), mk(4, 0.5)}, TabulateOptions{Metrics: []Metric{CostUSD}})
+	tab := tabulate([]Row{mk(0, N), mk(1, N), mk(2, 0), mk(3, 0.3), mk(4, 0.5)}, TabulateOptions{Metrics: []Metric{CostUSD}})
 	got := tab.Groups[0].Metrics[CostUSD]
 	want := Spread{N: 3, Attempts: 3, Center: 0.3, Q1: 0.15, Q3: 0.4, Min: 0, Max: 0.5, Sum: 0.8}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-12 })); diff != "" {

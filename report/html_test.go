@@ -25,8 +25,8 @@ func fixtureHTML(t *testing.T) []byte {
 		}
 	}
 	ms := append(baseMetrics, WeightedF1)
-	byTask := Tabulate(rows, TabulateOptions{ByTask: true, Metrics: ms})
-	byArm := Tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns}})
+	byTask := tabulate(rows, TabulateOptions{ByTask: true, Metrics: ms})
+	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns}})
 	title := "wfb report: runs r1, r2"
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byTask.Tables(title, FormatTable), ByArm: byArm}); err != nil {

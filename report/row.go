@@ -97,9 +97,6 @@ func (m Metric) Kind() MetricKind { return metrics[m].kind }
 // Quality reports whether the metric measures review quality.
 func (m Metric) Quality() bool { return metrics[m].quality }
 
-// Measured reports whether r has a value for m.
-func (r *Row) Measured(m Metric) bool { return !math.IsNaN(r.Values[m]) }
-
 // Unmeasured returns a Values array with every metric not measured.
 func Unmeasured() [NumMetrics]float64 {
 	var v [NumMetrics]float64

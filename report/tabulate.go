@@ -267,15 +267,6 @@ func (t *Tabulator) kindName(id int32) string {
 	return t.names[id]
 }
 
-// Tabulate tabulates rows in one go.
-func Tabulate(rows []Row, opts TabulateOptions) *Tabulation {
-	t := NewTabulator(opts)
-	for i := range rows {
-		t.Add(&rows[i])
-	}
-	return t.Result()
-}
-
 // intern returns the id of s, looking at the previous one first: rows of
 // one run, and often of one task, come together.
 func (t *Tabulator) intern(last *lastID, s string) int32 {

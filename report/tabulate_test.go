@@ -53,7 +53,7 @@ func TestARetriedCellCountsOnceByItsFinalAttempt(t *testing.T) {
 			if order == "reversed" {
 				slices.Reverse(in)
 			}
-			tab := Tabulate(in, TabulateOptions{Metrics: []Metric{CostUSD}})
+			tab := tabulate(in, TabulateOptions{Metrics: []Metric{CostUSD}})
 			g := tab.Groups[0]
 			got := outcome{g.Cells, g.Attempts, g.Retried, g.OK, g.Errored, g.Failed, g.Superseded, g.StrictRate(), g.CleanRate()}
 			if diff := cmp.Diff(want, got); diff != "" {
@@ -85,7 +85,7 @@ func TestReportAndDiffAgreeOnEachCellsOutcome(t *testing.T) {
 	rows = append(rows, dup...)
 	slices.Reverse(rows[:4])
 
-	g := Tabulate(rows, TabulateOptions{}).Groups[0]
+	g := tabulate(rows, TabulateOptions{}).Groups[0]
 	d := NewDiffer(DiffOptions{Alpha: 0.05})
 	for i := range rows {
 		d.Add(SideA, &rows[i])
@@ -113,7 +113,7 @@ func TestACellsCostSumsItsAttemptsAndItsQualityIsItsFinalAttempts(t *testing.T) 
 	rows[2].Values[WeightedF1] = 0.9
 	rows = append(rows, retried("r1", "review", "x", 1, 0.5, 4000, "")...)
 	rows[3].Values[WeightedF1] = 0.7
-	tab := Tabulate(rows, TabulateOptions{Metrics: []Metric{CostUSD, Turns, WallTime, WeightedF1}, Keep: []Metric{CostUSD}})
+	tab := tabulate(rows, TabulateOptions{Metrics: []Metric{CostUSD, Turns, WallTime, WeightedF1}, Keep: []Metric{CostUSD}})
 	g := tab.Groups[0]
 	type spread struct {
 		N, Partial, Attempts int
@@ -158,8 +158,17 @@ func TestCellsAreKeptApartByRunAndTask(t *testing.T) {
 		}
 	}
 	rows[3].OK, rows[3].ErrorKind = false, "verify-failed"
-	g := Tabulate(rows, TabulateOptions{}).Groups[0]
+	g := tabulate(rows, TabulateOptions{}).Groups[0]
 	if g.Cells != 4 || g.Attempts != 4 || g.Retried != 0 || g.OK != 3 {
 		t.Errorf("cells %d, attempts %d, retried %d, ok %d; want 4, 4, 0, 3", g.Cells, g.Attempts, g.Retried, g.OK)
 	}
+}
+
+// tabulate tabulates rows in one go.
+func tabulate(rows []Row, opts TabulateOptions) *Tabulation {
+	t := NewTabulator(opts)
+	for i := range rows {
+		t.Add(&rows[i])
+	}
+	return t.Result()
 }

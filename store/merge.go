@@ -81,17 +81,6 @@ var mergeTables = []mergeTable{
 	{"model_usage", []string{"attempt_id", "model"}},
 }
 
-// Merge copies the runs, results, evidence, artifacts, scores and per-model
-// usage of the results file at srcPath into dst, in one transaction. See
-// MergeFiles.
-func Merge(ctx context.Context, dst *DB, srcPath string) (MergeStats, error) {
-	stats, err := MergeFiles(ctx, dst, []string{srcPath})
-	if err != nil {
-		return MergeStats{}, err
-	}
-	return stats[0], nil
-}
-
 // MergeFiles copies every source into dst, all in one transaction: either
 // every source is merged or (on any error) nothing is.
 //

@@ -99,7 +99,7 @@ func baseRun(id string) Run {
 // dump reads every table of the file (but schema_migrations, whose times
 // are each file's own), each sorted by all its columns: the whole content a
 // merge can change. It reads the schema rather than mergeTables, so a table
-// a migration adds and Merge forgets makes the merged file differ.
+// a migration adds and a merge forgets makes the merged file differ.
 func dump(t testing.TB, path string) map[string][][]any {
 	t.Helper()
 	ctx := context.Background()
@@ -149,7 +149,7 @@ func TestMergingTwiceAddsNothing(t *testing.T) {
 	dstPath := filepath.Join(dir, "dst.db")
 	dst := openDst(t, dstPath)
 
-	first, err := Merge(ctx, dst, src)
+	first, err := mergeFile(ctx, dst, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMergingTwiceAddsNothing(t *testing.T) {
 		t.Errorf("destination differs from the source after one merge (-src +dst):\n%s", diff)
 	}
 
-	second, err := Merge(ctx, dst, src)
+	second, err := mergeFile(ctx, dst, src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 
 			before := dump(t, dstPath)
 			dst := openDst(t, dstPath)
-			_, err = Merge(ctx, dst, src)
+			_, err = mergeFile(ctx, dst, src)
 			var ce *ConflictError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrMergeConflict) {
 				t.Fatalf("merge: %v, want a *ConflictError", err)
@@ -487,10 +487,20 @@ func BenchmarkMerge(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := Merge(ctx, dst, src); err != nil {
+		if _, err := mergeFile(ctx, dst, src); err != nil {
 			b.Fatal(err)
 		}
 		dst.Close()
 	}
 	b.ReportMetric(float64(len(cs)*b.N)/b.Elapsed().Seconds(), "attempts/s")
+}
+
+// mergeFile merges the one results file at srcPath into dst (see
+// MergeFiles) and says what it did.
+func mergeFile(ctx context.Context, dst *DB, srcPath string) (MergeStats, error) {
+	stats, err := MergeFiles(ctx, dst, []string{srcPath})
+	if err != nil {
+		return MergeStats{}, err
+	}
+	return stats[0], nil
 }
