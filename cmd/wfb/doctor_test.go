@@ -17,7 +17,7 @@ import (
 // drifts from the documented shape, skips a backend, or exits 0 while
 // printing nothing usable.
 func TestDoctorJSONIsAListOfBackendUsableReason(t *testing.T) {
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"doctor", "--format", "json"}, s)
 	var got []map[string]any
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
@@ -58,7 +58,7 @@ func TestDoctorExitsOneWhenNoBackendIsUsable(t *testing.T) {
 		t.Skip("needs root: a session uid of 0 is refused only when wfb is root")
 	}
 	t.Setenv(sandbox.EnvSessionUID, "0")
-	s, out, _ := TestStreams("", nil)
+	s, out, _ := testStreams("", nil)
 	if code := run(context.Background(), []string{"doctor"}, s); code != 1 {
 		t.Errorf("exit %d, want 1\n%s", code, out)
 	}
@@ -74,7 +74,7 @@ func TestDoctorExitsOneWhenNoBackendIsUsable(t *testing.T) {
 
 // TestDoctorRefusesAnUnknownFormat stops a silently ignored --format.
 func TestDoctorRefusesAnUnknownFormat(t *testing.T) {
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"doctor", "--format", "xml"}, s); code != 2 {
 		t.Errorf("exit %d, want 2", code)
 	}

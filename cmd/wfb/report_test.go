@@ -95,7 +95,7 @@ func reportFixture(t *testing.T) string {
 // runWFB runs wfb in process with stdout not a terminal unless terminal.
 func runWFB(t *testing.T, terminal bool, args ...string) (string, string, int) {
 	t.Helper()
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	s.OutIsTerminal = terminal
 	code := run(context.Background(), args, s)
 	return out.String(), errOut.String(), code

@@ -9,7 +9,7 @@ import (
 // A typo in a command name must not look like success: the original
 // printed the help page and exited 0.
 func TestAnUnknownCommandIsBadInput(t *testing.T) {
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"frobnicate"}, s); code != exitBadInput {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
 	}
@@ -19,7 +19,7 @@ func TestAnUnknownCommandIsBadInput(t *testing.T) {
 }
 
 func TestBareWfbPrintsHelp(t *testing.T) {
-	s, out, _ := TestStreams("", nil)
+	s, out, _ := testStreams("", nil)
 	if code := run(context.Background(), nil, s); code != exitOK {
 		t.Fatalf("exit %d, want 0", code)
 	}

@@ -64,7 +64,7 @@ func sqlFixture(t *testing.T) string {
 // the exit code.
 func runSQL(t *testing.T, env map[string]string, args ...string) (string, string, int) {
 	t.Helper()
-	s, out, errOut := TestStreams("", env)
+	s, out, errOut := testStreams("", env)
 	code := run(context.Background(), append([]string{"sql"}, args...), s)
 	return out.String(), errOut.String(), code
 }
@@ -130,7 +130,7 @@ func TestSQLFormatAutoFollowsTheTerminal(t *testing.T) {
 		{false, "n\n3\n"},
 		{true, "┌───┐\n│ n │\n├───┤\n│ 3 │\n└───┘\n"},
 	} {
-		s, out, errOut := TestStreams("", map[string]string{"WFB_DB": path})
+		s, out, errOut := testStreams("", map[string]string{"WFB_DB": path})
 		s.OutIsTerminal = tc.terminal
 		if code := run(context.Background(), []string{"sql", "SELECT count(*) AS n FROM results"}, s); code != 0 {
 			t.Fatalf("terminal=%v: exit %d, stderr %q", tc.terminal, code, errOut)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -37,24 +36,4 @@ func SystemStreams() *Streams {
 		Getenv:           os.Getenv,
 		Environ:          os.Environ,
 	}
-}
-
-// TestStreams returns streams backed by buffers, with an empty environment
-// unless env is given.
-func TestStreams(stdin string, env map[string]string) (*Streams, *bytes.Buffer, *bytes.Buffer) {
-	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	s := &Streams{
-		In:     bytes.NewBufferString(stdin),
-		Out:    out,
-		ErrOut: errOut,
-		Getenv: func(k string) string { return env[k] },
-		Environ: func() []string {
-			var kv []string
-			for k, v := range env {
-				kv = append(kv, k+"="+v)
-			}
-			return kv
-		},
-	}
-	return s, out, errOut
 }
