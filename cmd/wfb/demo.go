@@ -16,9 +16,12 @@ import (
 )
 
 // demoData is the demo's bench: the bench file, its tasks' workspaces and
-// the mock scripts its cells are served from.
+// the mock scripts its cells are served from. The leading underscore keeps
+// the go tool out of the directory: a workspace's Go file is code for an
+// agent to review, not a package of wfb (go build, vet and test ./... skip
+// it), and it stays byte for byte what the bench's labels point into.
 //
-//go:embed demodata
+//go:embed _demodata
 var demoData embed.FS
 
 type demoOptions struct {
@@ -72,7 +75,7 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := extract(demoData, "demodata", tmp); err != nil {
+	if err := extract(demoData, "_demodata", tmp); err != nil {
 		return fmt.Errorf("unpack the demo bench: %w", err)
 	}
 	bench, err := runner.LoadBench(filepath.Join(tmp, "bench.yaml"), checkScript)
