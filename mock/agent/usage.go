@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"bytes"
@@ -7,6 +7,16 @@ import (
 	"slices"
 	"sort"
 )
+
+// usageFields are the four usage fields of the Messages API, in their
+// documented order. mock/provider lists the same names: they are the wire
+// protocol both sides speak, and the agent depends on no provider code.
+var usageFields = []string{
+	"input_tokens",
+	"output_tokens",
+	"cache_read_input_tokens",
+	"cache_creation_input_tokens",
+}
 
 // agentUsage sums usage over a session's model replies, field by field,
 // without ever inventing a value: a field no reply carried stays absent, and a
@@ -72,14 +82,14 @@ func agentParseCount(raw []byte) (*big.Int, bool) {
 // their documented order, then any others sorted by name.
 func (u *agentUsage) keys() []string {
 	var keys []string
-	for _, k := range UsageFields {
+	for _, k := range usageFields {
 		if _, ok := u.fields[k]; ok {
 			keys = append(keys, k)
 		}
 	}
 	var extra []string
 	for k := range u.fields {
-		if !slices.Contains(UsageFields, k) {
+		if !slices.Contains(usageFields, k) {
 			extra = append(extra, k)
 		}
 	}
@@ -101,7 +111,7 @@ func (u *agentUsage) value(key string) json.RawMessage {
 // four are present and non-negative integers: only then can a cost be stated.
 func (u *agentUsage) counts() (input, output, cacheRead, cacheWrite *big.Int, ok bool) {
 	var n [4]*big.Int
-	for i, k := range UsageFields {
+	for i, k := range usageFields {
 		f := u.fields[k]
 		if f == nil || f.nonsense != nil {
 			return nil, nil, nil, nil, false

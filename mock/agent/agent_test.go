@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/mock/provider"
 )
 
 // agentProc is one finished run of the stand-in agent as a subprocess.
@@ -38,9 +40,9 @@ type agentCmd struct {
 }
 
 // agentStartProvider starts a real provider for script, closed at cleanup.
-func agentStartProvider(t *testing.T, script *Script) *Provider {
+func agentStartProvider(t *testing.T, script *provider.Script) *provider.Provider {
 	t.Helper()
-	p, err := StartProvider(script)
+	p, err := provider.Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func agentStartProvider(t *testing.T, script *Script) *Provider {
 }
 
 // agentEnv is the environment of a session against p.
-func agentEnv(p *Provider) map[string]string {
+func agentEnv(p *provider.Provider) map[string]string {
 	return map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "ANTHROPIC_API_KEY": "offline-test-key"}
 }
 
@@ -219,11 +221,11 @@ func agentNormalise(out, dir string) string {
 // Claude Code's — so that a change to them is a reviewed golden diff, not a
 // silent break of the runner's strict parse.
 func TestAgentOutputMatchesGolden(t *testing.T) {
-	seedUsage := FullUsage(2000, 300, 7000, 1000)
-	textOnly := &Script{Default: &Reply{Text: "The change looks right.", Usage: seedUsage}}
+	seedUsage := provider.FullUsage(2000, 300, 7000, 1000)
+	textOnly := &provider.Script{Default: &provider.Reply{Text: "The change looks right.", Usage: seedUsage}}
 	tests := []struct {
 		name   string
-		script *Script
+		script *provider.Script
 		args   []string
 		golden string
 	}{
@@ -232,9 +234,9 @@ func TestAgentOutputMatchesGolden(t *testing.T) {
 		{"text reply text", textOnly, []string{"-p"}, "text_reply.txt"},
 		{
 			name: "tool turn stream-json",
-			script: &Script{Default: &Reply{
+			script: &provider.Script{Default: &provider.Reply{
 				Text: "writing",
-				Tools: []Tool{
+				Tools: []provider.Tool{
 					{Name: "Write", Input: map[string]any{"file_path": "notes/out.txt", "content": "hello\n"}},
 					{Name: "Read", Input: map[string]any{"file_path": "notes/out.txt"}},
 					{Name: "Bash", Input: map[string]any{"command": "cat notes/out.txt; exit 3"}},
@@ -247,7 +249,7 @@ func TestAgentOutputMatchesGolden(t *testing.T) {
 		},
 		{
 			name:   "api error json",
-			script: &Script{Default: &Reply{Status: 529}},
+			script: &provider.Script{Default: &provider.Reply{Status: 529}},
 			args:   []string{"-p", "--output-format", "json"},
 			golden: "api_error_529.json",
 		},
@@ -286,57 +288,57 @@ func TestAgentForwardsUsageExactlyAsServed(t *testing.T) {
 	cost := func(f float64) *float64 { return &f }
 	tests := []struct {
 		name      string
-		usage     Usage
+		usage     provider.Usage
 		wantUsage map[string]string
 		wantCost  *float64 // nil: total_cost_usd must be absent
 	}{
 		{
 			name:      "seed usage costs exactly 0.42",
-			usage:     FullUsage(2000, 300, 7000, 1000),
+			usage:     provider.FullUsage(2000, 300, 7000, 1000),
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "7000", "cache_creation_input_tokens": "1000"},
 			wantCost:  cost(0.42),
 		},
 		{
 			name:      "measured zero costs zero, not absent",
-			usage:     FullUsage(0, 0, 0, 0),
+			usage:     provider.FullUsage(0, 0, 0, 0),
 			wantUsage: map[string]string{"input_tokens": "0", "output_tokens": "0", "cache_read_input_tokens": "0", "cache_creation_input_tokens": "0"},
 			wantCost:  cost(0),
 		},
 		{
 			name:      "absent cache field stays absent and leaves the cost unstated",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "no usage at all",
-			usage:     Usage{},
+			usage:     provider.Usage{},
 			wantUsage: map[string]string{},
 		},
 		{
 			name:      "negative forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": -5, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": -5, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "-5", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "boolean forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": true, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": true, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "true", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "string forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": "1200", "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": "1200", "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": `"1200"`, "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "float forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": 1.5, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": 1.5, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "1.5", "cache_creation_input_tokens": "1000"},
 		},
 	}
 	for _, tt := range tests {
 		for _, format := range []string{"json", "stream-json"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				p := agentStartProvider(t, &Script{Default: &Reply{Text: "done", Usage: tt.usage}})
+				p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Text: "done", Usage: tt.usage}})
 				proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "review the change",
 					args: []string{"-p", "--output-format", format, "--verbose"}})
 				if proc.code != 0 {
@@ -369,10 +371,10 @@ func TestAgentForwardsUsageExactlyAsServed(t *testing.T) {
 // on a default reply that always asks for tools: by default it makes one
 // model request, runs that reply's tools, and reports success.
 func TestAgentDefaultIsOneRequestWhoseToolsRun(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{
 		Text:  "writing",
-		Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "echo ran > ran.txt"}}},
-		Usage: FullUsage(1, 1, 1, 1),
+		Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "echo ran > ran.txt"}}},
+		Usage: provider.FullUsage(1, 1, 1, 1),
 	}})
 	dir := t.TempDir()
 	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "go", args: []string{"-p", "--output-format", "json"}})
@@ -412,11 +414,11 @@ func TestAgentWriteIsAtomicTempThenRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	review := `{"schema_version": 1, "verdict": "approve", "findings": []}`
-	p := agentStartProvider(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(artifacts, "review-output.json"), "content": review}},
 		{Name: "Write", Input: map[string]any{"file_path": existing, "content": "new"}},
 		{Name: "Write", Input: map[string]any{"file_path": "relative/dir/note.txt", "content": "relative"}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "write", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	if proc.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", proc.code, proc.stderr)
@@ -482,11 +484,11 @@ func TestAgentWriteRefusedIsAToolErrorNotACrash(t *testing.T) {
 	if err := os.Chmod(rw, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	p := agentStartProvider(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(ro, "new.json"), "content": "x"}},
 		{Name: "Write", Input: map[string]any{"file_path": writableFile, "content": "tampered"}},
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(rw, "out.json"), "content": "landed"}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "write", unprivileged: true,
 		args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	res, _ := agentResultOf(t, proc)
@@ -526,11 +528,11 @@ func TestAgentWriteRefusedIsAToolErrorNotACrash(t *testing.T) {
 // crashing the session or passing as a clean result.
 func TestAgentBashRunsAndANonZeroExitIsAToolError(t *testing.T) {
 	dir := t.TempDir()
-	p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{
 		{Name: "Bash", Input: map[string]any{"command": "printf made > made.txt; echo out; echo err >&2"}},
 		{Name: "Bash", Input: map[string]any{"command": "echo failing; exit 3"}},
 		{Name: "Bash", Input: map[string]any{"command": "sleep 5", "timeout": 100}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "run", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	res, _ := agentResultOf(t, proc)
 	if proc.code != 0 || res.Subtype != "success" {
@@ -560,7 +562,7 @@ func TestAgentBashRunsAndANonZeroExitIsAToolError(t *testing.T) {
 func TestAgentProviderFailureIsAFailedSessionNotASilentPass(t *testing.T) {
 	for _, status := range []int{529, 400, 401, 500} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			p := agentStartProvider(t, &Script{Default: &Reply{Status: status}})
+			p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Status: status}})
 			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "review the change", args: []string{"-p", "--output-format", "json"}})
 			if proc.code != 1 {
 				t.Errorf("exit %d, want 1", proc.code)
@@ -582,7 +584,7 @@ func TestAgentProviderFailureIsAFailedSessionNotASilentPass(t *testing.T) {
 // TestAgentBrokenExchangeFailsWithAClearMessage stops a stream cut short or
 // an unreachable provider from passing as an (empty) answer.
 func TestAgentBrokenExchangeFailsWithAClearMessage(t *testing.T) {
-	cut := agentStartProvider(t, &Script{Default: &Reply{Text: "partial answer", Usage: FullUsage(1, 1, 1, 1), CutAfterEvents: 3}})
+	cut := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Text: "partial answer", Usage: provider.FullUsage(1, 1, 1, 1), CutAfterEvents: 3}})
 	gone := agentStartProvider(t, nil)
 	goneURL := gone.URL()
 	gone.Close()
@@ -618,10 +620,10 @@ func TestAgentBrokenExchangeFailsWithAClearMessage(t *testing.T) {
 // TestAgentMultiTurnSendsToolResultsAndSumsUsage stops --max-turns from
 // dropping turns' usage or not feeding tool results back to the model.
 func TestAgentMultiTurnSendsToolResultsAndSumsUsage(t *testing.T) {
-	p := agentStartProvider(t, &Script{Replies: []Reply{
-		{Tools: []Tool{{Name: "Write", Input: map[string]any{"file_path": "notes.txt", "content": "first"}}}, Usage: FullUsage(100, 10, 1000, 50)},
-		{Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "cat notes.txt"}}}, Usage: FullUsage(200, 20, 2000, 0)},
-		{Text: "done", Usage: FullUsage(300, 30, 3000, 100)},
+	p := agentStartProvider(t, &provider.Script{Replies: []provider.Reply{
+		{Tools: []provider.Tool{{Name: "Write", Input: map[string]any{"file_path": "notes.txt", "content": "first"}}}, Usage: provider.FullUsage(100, 10, 1000, 50)},
+		{Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "cat notes.txt"}}}, Usage: provider.FullUsage(200, 20, 2000, 0)},
+		{Text: "done", Usage: provider.FullUsage(300, 30, 3000, 100)},
 	}})
 	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "work", args: []string{"-p", "--output-format", "json", "--max-turns", "3"}})
 	if proc.code != 0 {
@@ -687,7 +689,7 @@ func TestAgentMultiTurnSendsToolResultsAndSumsUsage(t *testing.T) {
 // error_max_turns with errors[] and no result (is_error stays false, so the
 // runner must read the subtype).
 func TestAgentMaxTurnsExhaustedIsAnErrorSubtype(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "true"}}}, Usage: FullUsage(1, 1, 1, 1)}})
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "true"}}}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "loop", args: []string{"-p", "--output-format", "json", "--max-turns", "2"}})
 	res, raw := agentResultOf(t, proc)
 	if proc.code != 1 || res.Subtype != "error_max_turns" || res.NumTurns != 2 || len(res.Errors) != 1 {
@@ -786,10 +788,10 @@ func TestAgentToolRestrictionsAreHonoured(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
 			target := filepath.Join(out, "artifact.json")
-			p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{
+			p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{
 				{Name: "Write", Input: map[string]any{"file_path": target, "content": "{}"}},
 				{Name: "Bash", Input: map[string]any{"command": "echo hi"}},
-			}, Usage: FullUsage(1, 1, 1, 1)}})
+			}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 			args := []string{"-p", "--output-format", "stream-json", "--verbose"}
 			for _, a := range tt.args {
 				args = append(args, strings.ReplaceAll(a, "OUT", out))
@@ -862,7 +864,7 @@ func TestAgentRefusesBadInvocations(t *testing.T) {
 // TestAgentSIGTERMExitsWithoutAResult stops a killed session from printing
 // a result that looks measured: like Claude Code, exit 143 and no result.
 func TestAgentSIGTERMExitsWithoutAResult(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{Hang: true}})
+	p := agentStartProvider(t, &provider.Script{Default: &provider.Reply{Hang: true}})
 	cmd := agentCommand(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "hang", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -894,16 +896,16 @@ func TestAgentSIGTERMExitsWithoutAResult(t *testing.T) {
 // streamed model request, a Write, the JSON result) without process start.
 func BenchmarkAgentSessionInProcess(b *testing.B) {
 	dir := b.TempDir()
-	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
-	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	}, Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
 	env := agentEnv(p)
 	for b.Loop() {
-		if code := AgentMain(b.Context(), []string{"-p", "--output-format", "json", "go"}, strings.NewReader(""), io.Discard, io.Discard, func(k string) string { return env[k] }); code != 0 {
+		if code := Main(b.Context(), []string{"-p", "--output-format", "json", "go"}, strings.NewReader(""), io.Discard, io.Discard, func(k string) string { return env[k] }); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
@@ -913,9 +915,9 @@ func BenchmarkAgentSessionInProcess(b *testing.B) {
 // sees it: a fresh agent process per session.
 func BenchmarkAgentSessionSubprocess(b *testing.B) {
 	dir := b.TempDir()
-	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
-	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	}, Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}

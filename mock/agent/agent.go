@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const (
 	agentSystemPrompt = "You are the wfb stand-in agent, a scripted offline agent for testing coding-agent benchmarks. Use the tools to do the task."
 )
 
-// AgentMain runs the stand-in agent: a small agent CLI with Claude Code's
+// Main runs the stand-in agent: a small agent CLI with Claude Code's
 // command-line interface and result shapes, used for offline tests and dry
 // runs. args exclude the program name; getenv reads its environment. It
 // returns the process exit code: 0 success, 1 a failed session (the result
@@ -41,7 +41,7 @@ const (
 // replies ask for (Write, Read, Bash) in the working directory, and reports
 // usage exactly as served, summed over turns, with a cost from the price
 // table in price.go.
-func AgentMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	start := time.Now()
 	opts, code := agentParseFlags(args, stdout, stderr)
 	if opts == nil {

@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bytes"
@@ -115,20 +115,20 @@ type Provider struct {
 	logMu sync.Mutex
 }
 
-// NewProvider returns a provider for script (nil: the built-in default for
+// New returns a provider for script (nil: the built-in default for
 // every request) that is not listening yet: use Handler to embed it, or
 // Serve.
-func NewProvider(script *Script) *Provider {
+func New(script *Script) *Provider {
 	if script == nil {
 		script = &Script{}
 	}
 	return &Provider{script: script, closing: make(chan struct{})}
 }
 
-// StartProvider starts a provider for script on a free loopback port. Close
+// Start starts a provider for script on a free loopback port. Close
 // it when done.
-func StartProvider(script *Script) (*Provider, error) {
-	p := NewProvider(script)
+func Start(script *Script) (*Provider, error) {
+	p := New(script)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mock provider: listen: %w", err)

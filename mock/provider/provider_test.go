@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bufio"
@@ -77,7 +77,7 @@ func sseNames(events []sseTestEvent) []string {
 // provStart starts a provider for script and closes it with the test.
 func provStart(t testing.TB, script *Script) *Provider {
 	t.Helper()
-	p, err := StartProvider(script)
+	p, err := Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,7 +537,7 @@ func TestProviderHangBlocksUntilCloseThenDropsTheConnection(t *testing.T) {
 // after its client timed out.
 func TestProviderHangEndsWhenTheClientGivesUp(t *testing.T) {
 	var log provLockedBuffer
-	p := NewProvider(&Script{Default: &Reply{Hang: true}})
+	p := New(&Script{Default: &Reply{Hang: true}})
 	p.Log = &log
 	srvDone := make(chan error, 1)
 	ready := make(chan string, 1)
@@ -653,7 +653,7 @@ func TestProviderAnswersWhereClaudeCodeCalls(t *testing.T) {
 func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 	const key = "sk-ant-secret-0123456789"
 	var log provLockedBuffer
-	p := NewProvider(nil)
+	p := New(nil)
 	p.Log = &log
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -774,7 +774,7 @@ func TestServeListensOnLoopbackOnly(t *testing.T) {
 				if !errors.Is(err, ErrNotLoopback) {
 					t.Errorf("error %v does not wrap ErrNotLoopback", err)
 				}
-				served := NewProvider(nil).Serve(context.Background(), tt.addr, func(string) { t.Error("Serve listened") })
+				served := New(nil).Serve(context.Background(), tt.addr, func(string) { t.Error("Serve listened") })
 				if !errors.Is(served, ErrNotLoopback) {
 					t.Errorf("Serve(%q) = %v, want ErrNotLoopback", tt.addr, served)
 				}
@@ -841,7 +841,7 @@ func BenchmarkProviderMessagesStream(b *testing.B) { benchmarkProvider(b, true) 
 // `wfb mock serve` from holding every request body it ever saw, without
 // breaking the reply order or the unique ids.
 func TestProviderDiscardRequestsServesButKeepsNothing(t *testing.T) {
-	p := NewProvider(&Script{Replies: []Reply{{Text: "a"}, {Text: "b"}}})
+	p := New(&Script{Replies: []Reply{{Text: "a"}, {Text: "b"}}})
 	p.DiscardRequests = true
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
