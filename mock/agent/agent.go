@@ -20,13 +20,13 @@ import (
 
 // Exit codes of the stand-in agent, Claude Code's where it has one.
 const (
-	agentExitOK       = 0
-	agentExitFailed   = 1   // the session ran and failed (is_error, error subtypes)
-	agentExitUsage    = 2   // bad flags or environment: nothing was attempted
-	agentExitSIGTERM  = 143 // cancelled: no result is printed, as Claude Code
-	agentDefaultModel = "stand-in"
-	agentMaxTokens    = 32000
-	agentSystemPrompt = "You are the wfb stand-in agent, a scripted offline agent for testing coding-agent benchmarks. Use the tools to do the task."
+	exitOK              = 0
+	exitFailed          = 1   // the session ran and failed (is_error, error subtypes)
+	exitUsage           = 2   // bad flags or environment: nothing was attempted
+	exitSIGTERM         = 143 // cancelled: no result is printed, as Claude Code
+	defaultModel        = "stand-in"
+	maxTokens           = 32000
+	defaultSystemPrompt = "You are the wfb stand-in agent, a scripted offline agent for testing coding-agent benchmarks. Use the tools to do the task."
 )
 
 // Main runs the stand-in agent: a small agent CLI with Claude Code's
@@ -43,42 +43,42 @@ const (
 // table in price.go.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	start := time.Now()
-	opts, code := agentParseFlags(args, stdout, stderr)
+	opts, code := parseFlags(args, stdout, stderr)
 	if opts == nil {
 		return code
 	}
 	baseURL := getenv("ANTHROPIC_BASE_URL")
 	if baseURL == "" {
 		fmt.Fprintln(stderr, "wfb mock agent: ANTHROPIC_BASE_URL is not set: the stand-in agent talks only to the provider named there (start one with `wfb mock serve --script FILE`)")
-		return agentExitUsage
+		return exitUsage
 	}
 	if !strings.HasPrefix(baseURL, "http://") && !strings.HasPrefix(baseURL, "https://") {
 		fmt.Fprintf(stderr, "wfb mock agent: ANTHROPIC_BASE_URL %q is not an http(s) URL\n", baseURL)
-		return agentExitUsage
+		return exitUsage
 	}
 	prompt := strings.Join(opts.positional, " ")
 	if len(opts.positional) == 0 {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "wfb mock agent: read prompt from stdin: %v\n", err)
-			return agentExitFailed
+			return exitFailed
 		}
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "Error: Input must be provided either through stdin or as a prompt argument when using --print")
-		return agentExitFailed
+		return exitFailed
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "wfb mock agent: working directory: %v\n", err)
-		return agentExitFailed
+		return exitFailed
 	}
 	sessionID := opts.sessionID
 	if sessionID == "" {
-		sessionID = agentUUID()
+		sessionID = newUUID()
 	}
-	s := &agentSession{
+	s := &session{
 		opts:      opts,
 		cwd:       cwd,
 		prompt:    prompt,
@@ -87,24 +87,24 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		sessionID: sessionID,
 		out:       stdout,
 		errOut:    stderr,
-		usage:     newAgentUsage(),
-		client:    &http.Client{Timeout: agentAPITimeout(getenv)},
+		usage:     newUsageSum(),
+		client:    &http.Client{Timeout: apiTimeout(getenv)},
 		start:     start,
 	}
 	return s.run(ctx)
 }
 
-// agentAPITimeout bounds one model request: API_TIMEOUT_MS as Claude Code
+// apiTimeout bounds one model request: API_TIMEOUT_MS as Claude Code
 // reads it, else Claude Code's default of ten minutes.
-func agentAPITimeout(getenv func(string) string) time.Duration {
+func apiTimeout(getenv func(string) string) time.Duration {
 	if ms, err := strconv.Atoi(getenv("API_TIMEOUT_MS")); err == nil && ms > 0 {
 		return time.Duration(ms) * time.Millisecond
 	}
 	return 10 * time.Minute
 }
 
-// agentOptions are the parsed flags.
-type agentOptions struct {
+// options are the parsed flags.
+type options struct {
 	outputFormat   string
 	verbose        bool
 	model          string
@@ -119,16 +119,16 @@ type agentOptions struct {
 	positional     []string
 }
 
-var agentPermissionModes = []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}
+var permissionModes = []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}
 
-// agentParseFlags parses Claude Code's flags. It returns nil options and the
+// parseFlags parses Claude Code's flags. It returns nil options and the
 // exit code when the agent must stop (help, or bad flags).
-func agentParseFlags(args []string, stdout, stderr io.Writer) (*agentOptions, int) {
+func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	fs := pflag.NewFlagSet("wfb mock agent", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	var (
-		o                           agentOptions
+		o                           options
 		print, skipPerms, noPersist bool
 		tools                       string
 		allowedA, allowedB          []string
@@ -138,7 +138,7 @@ func agentParseFlags(args []string, stdout, stderr io.Writer) (*agentOptions, in
 	fs.BoolVarP(&print, "print", "p", false, "print the response and exit (the prompt is the argument, else all of stdin)")
 	fs.StringVar(&o.outputFormat, "output-format", "text", "text, json or stream-json (stream-json needs --verbose)")
 	fs.BoolVar(&o.verbose, "verbose", false, "verbose output (required by stream-json)")
-	fs.StringVar(&o.model, "model", agentDefaultModel, "model name sent to the provider and used for pricing")
+	fs.StringVar(&o.model, "model", defaultModel, "model name sent to the provider and used for pricing")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "model requests at most; 0 or 1: one request, whose tools run, then report")
 	fs.StringVar(&o.permissionMode, "permission-mode", "default", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	fs.StringVar(&tools, "tools", "", `tools offered to the model: "" none, "default" all, or a list of Write,Read,Bash`)
@@ -149,20 +149,20 @@ func agentParseFlags(args []string, stdout, stderr io.Writer) (*agentOptions, in
 	fs.StringArrayVar(&o.addDirs, "add-dir", nil, "another directory writes may go to under acceptEdits")
 	fs.BoolVar(&noPersist, "no-session-persistence", false, "accepted: the stand-in never writes transcripts")
 	fs.BoolVar(&skipPerms, "dangerously-skip-permissions", false, "same as --permission-mode bypassPermissions")
-	fs.StringVar(&o.systemPrompt, "system-prompt", agentSystemPrompt, "system prompt")
+	fs.StringVar(&o.systemPrompt, "system-prompt", defaultSystemPrompt, "system prompt")
 	fs.StringVar(&appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fs.StringVar(&o.sessionID, "session-id", "", "session id to report (default: a random UUID)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			fmt.Fprintf(stdout, "Usage: wfb mock agent -p [flags] [PROMPT]\n\nA stand-in agent CLI with Claude Code's interface.\n\nFlags:\n%s", fs.FlagUsages())
-			return nil, agentExitOK
+			return nil, exitOK
 		}
 		fmt.Fprintf(stderr, "wfb mock agent: %v\nRun 'wfb mock agent --help' for the flags it accepts.\n", err)
-		return nil, agentExitUsage
+		return nil, exitUsage
 	}
-	bad := func(format string, a ...any) (*agentOptions, int) {
+	bad := func(format string, a ...any) (*options, int) {
 		fmt.Fprintf(stderr, "wfb mock agent: "+format+"\n", a...)
-		return nil, agentExitUsage
+		return nil, exitUsage
 	}
 	if !print {
 		return bad("only print mode is supported: pass -p/--print (without it Claude Code starts an interactive session)")
@@ -173,10 +173,10 @@ func agentParseFlags(args []string, stdout, stderr io.Writer) (*agentOptions, in
 	if o.outputFormat == "stream-json" && !o.verbose {
 		// Claude Code's own message and exit code.
 		fmt.Fprintln(stderr, "Error: When using --print, --output-format=stream-json requires --verbose")
-		return nil, agentExitFailed
+		return nil, exitFailed
 	}
-	if !slices.Contains(agentPermissionModes, o.permissionMode) {
-		return bad("--permission-mode %q: allowed choices are %s", o.permissionMode, strings.Join(agentPermissionModes, ", "))
+	if !slices.Contains(permissionModes, o.permissionMode) {
+		return bad("--permission-mode %q: allowed choices are %s", o.permissionMode, strings.Join(permissionModes, ", "))
 	}
 	if skipPerms {
 		o.permissionMode = "bypassPermissions"
@@ -184,38 +184,38 @@ func agentParseFlags(args []string, stdout, stderr io.Writer) (*agentOptions, in
 	if o.maxTurns < 0 {
 		return bad("--max-turns %d: must be positive", o.maxTurns)
 	}
-	o.tools = slices.Clone(agentToolNames)
+	o.tools = slices.Clone(toolNames)
 	if fs.Changed("tools") {
 		o.tools = nil
-		for _, name := range agentSplitList(tools) {
+		for _, name := range splitList(tools) {
 			switch {
 			case name == "default":
-				o.tools = slices.Clone(agentToolNames)
-			case slices.Contains(agentToolNames, name):
+				o.tools = slices.Clone(toolNames)
+			case slices.Contains(toolNames, name):
 				if !slices.Contains(o.tools, name) {
 					o.tools = append(o.tools, name)
 				}
 			default:
-				return bad("--tools: unknown tool %q (the stand-in has %s)", name, strings.Join(agentToolNames, ", "))
+				return bad("--tools: unknown tool %q (the stand-in has %s)", name, strings.Join(toolNames, ", "))
 			}
 		}
 	}
 	for _, v := range append(allowedA, allowedB...) {
-		o.allowed = append(o.allowed, agentSplitList(v)...)
+		o.allowed = append(o.allowed, splitList(v)...)
 	}
 	for _, v := range append(disallowedA, disallowedB...) {
-		o.disallowed = append(o.disallowed, agentSplitList(v)...)
+		o.disallowed = append(o.disallowed, splitList(v)...)
 	}
 	if appendSystem != "" {
 		o.systemPrompt += "\n\n" + appendSystem
 	}
 	o.positional = fs.Args()
-	return &o, agentExitOK
+	return &o, exitOK
 }
 
-// agentSplitList splits a tool list on commas and spaces that are not
+// splitList splits a tool list on commas and spaces that are not
 // inside parentheses: "Bash(git log:*),Write Read" is three rules.
-func agentSplitList(s string) []string {
+func splitList(s string) []string {
 	var out []string
 	var cur strings.Builder
 	depth := 0
@@ -241,9 +241,9 @@ func agentSplitList(s string) []string {
 	return out
 }
 
-// agentRuleMatches says whether a permission rule ("Write", "Bash",
+// ruleMatches says whether a permission rule ("Write", "Bash",
 // "Bash(git log:*)", "Bash(make test)") covers a tool call.
-func agentRuleMatches(rule, tool string, input json.RawMessage) bool {
+func ruleMatches(rule, tool string, input json.RawMessage) bool {
 	name, spec, hasSpec := strings.Cut(rule, "(")
 	if name != tool {
 		return false
@@ -272,8 +272,8 @@ func agentRuleMatches(rule, tool string, input json.RawMessage) bool {
 	return target == spec
 }
 
-// agentUUID returns a random version-4 UUID.
-func agentUUID() string {
+// newUUID returns a random version-4 UUID.
+func newUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
@@ -281,16 +281,16 @@ func agentUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// agentDenial is one entry of permission_denials, as Claude Code reports it.
-type agentDenial struct {
+// denial is one entry of permission_denials, as Claude Code reports it.
+type denial struct {
 	ToolName  string          `json:"tool_name"`
 	ToolUseID string          `json:"tool_use_id"`
 	ToolInput json.RawMessage `json:"tool_input"`
 }
 
-// agentSession is one run of the agent.
-type agentSession struct {
-	opts      *agentOptions
+// session is one run of the agent.
+type session struct {
+	opts      *options
 	cwd       string
 	prompt    string
 	baseURL   string
@@ -301,15 +301,15 @@ type agentSession struct {
 	client    *http.Client
 	start     time.Time
 
-	usage    *agentUsage
+	usage    *usageSum
 	turns    int
 	apiTime  time.Duration
-	denials  []agentDenial
+	denials  []denial
 	lastText string
 }
 
-func (s *agentSession) run(ctx context.Context) int {
-	s.emit(agentInitEvent{
+func (s *session) run(ctx context.Context) int {
+	s.emit(initEvent{
 		Type:           "system",
 		Subtype:        "init",
 		CWD:            s.cwd,
@@ -322,16 +322,16 @@ func (s *agentSession) run(ctx context.Context) int {
 	})
 	var defs []any
 	for _, name := range s.opts.tools {
-		defs = append(defs, agentToolDefs[name])
+		defs = append(defs, toolDefs[name])
 	}
-	messages := []agentMessage{{Role: "user", Content: s.prompt}}
+	messages := []message{{Role: "user", Content: s.prompt}}
 	for {
 		s.turns++
 		began := time.Now()
-		reply, err := agentPost(ctx, s.client, s.baseURL, s.apiKey, s.sessionID, &agentRequest{
+		reply, err := post(ctx, s.client, s.baseURL, s.apiKey, s.sessionID, &request{
 			Model:     s.opts.model,
-			MaxTokens: agentMaxTokens,
-			System:    []agentText{{Type: "text", Text: s.opts.systemPrompt}},
+			MaxTokens: maxTokens,
+			System:    []textPart{{Type: "text", Text: s.opts.systemPrompt}},
 			Messages:  messages,
 			Tools:     defs,
 			Metadata:  map[string]any{"user_id": "session_" + s.sessionID},
@@ -339,9 +339,9 @@ func (s *agentSession) run(ctx context.Context) int {
 		})
 		s.apiTime += time.Since(began)
 		if ctx.Err() != nil {
-			return agentExitSIGTERM
+			return exitSIGTERM
 		}
-		var apiErr *agentAPIError
+		var apiErr *apiError
 		switch {
 		case errors.As(err, &apiErr):
 			// Claude Code reports a provider failure as subtype "success"
@@ -359,11 +359,11 @@ func (s *agentSession) run(ctx context.Context) int {
 		}
 		s.usage.add(reply.Usage)
 		s.lastText = reply.text()
-		replyUsage := newAgentUsage()
+		replyUsage := newUsageSum()
 		replyUsage.add(reply.Usage)
-		s.emit(agentAssistantEvent{
+		s.emit(assistantEvent{
 			Type: "assistant",
-			Message: agentAssistantMessage{
+			Message: assistantMessage{
 				ID:         reply.ID,
 				Type:       "message",
 				Role:       "assistant",
@@ -381,13 +381,13 @@ func (s *agentSession) run(ctx context.Context) int {
 			}
 			r := s.runTool(ctx, b)
 			if ctx.Err() != nil {
-				return agentExitSIGTERM
+				return exitSIGTERM
 			}
-			block := agentToolResultBlock{Type: "tool_result", ToolUseID: b.ID, Content: r.Content, IsError: r.IsError}
+			block := toolResultBlock{Type: "tool_result", ToolUseID: b.ID, Content: r.Content, IsError: r.IsError}
 			results = append(results, block)
-			s.emit(agentUserEvent{
+			s.emit(userEvent{
 				Type:      "user",
-				Message:   agentUserMessage{Role: "user", Content: []agentToolResultBlock{block}},
+				Message:   userMessage{Role: "user", Content: []toolResultBlock{block}},
 				SessionID: s.sessionID,
 			})
 		}
@@ -405,12 +405,12 @@ func (s *agentSession) run(ctx context.Context) int {
 			return s.finishMaxTurns(msg)
 		}
 		messages = append(messages,
-			agentMessage{Role: "assistant", Content: reply.Content},
-			agentMessage{Role: "user", Content: results})
+			message{Role: "assistant", Content: reply.Content},
+			message{Role: "user", Content: results})
 	}
 }
 
-func (s *agentSession) apiKeySource() string {
+func (s *session) apiKeySource() string {
 	if s.apiKey != "" {
 		return "ANTHROPIC_API_KEY"
 	}
@@ -420,27 +420,27 @@ func (s *agentSession) apiKeySource() string {
 // runTool checks the tool call against the offered tools and the permission
 // rules, then runs it. A refusal is a tool error, and a denial by rule is
 // also listed in permission_denials.
-func (s *agentSession) runTool(ctx context.Context, b *agentBlock) agentToolResult {
+func (s *session) runTool(ctx context.Context, b *contentBlock) toolResult {
 	if !slices.Contains(s.opts.tools, b.Name) {
-		return agentToolError("Error: No such tool available: %s", b.Name)
+		return toolError("Error: No such tool available: %s", b.Name)
 	}
 	if reason := s.denied(b); reason != "" {
-		s.denials = append(s.denials, agentDenial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: b.Input})
-		return agentToolError("%s", reason)
+		s.denials = append(s.denials, denial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: b.Input})
+		return toolError("%s", reason)
 	}
-	return agentRunTool(ctx, s.cwd, b.Name, b.Input)
+	return execTool(ctx, s.cwd, b.Name, b.Input)
 }
 
 // denied returns why the permission flags refuse this call, or "".
-func (s *agentSession) denied(b *agentBlock) string {
+func (s *session) denied(b *contentBlock) string {
 	refused := fmt.Sprintf("Permission to use %s has been denied.", b.Name)
 	for _, rule := range s.opts.disallowed {
-		if agentRuleMatches(rule, b.Name, b.Input) {
+		if ruleMatches(rule, b.Name, b.Input) {
 			return refused
 		}
 	}
 	if len(s.opts.allowed) > 0 && !slices.ContainsFunc(s.opts.allowed, func(rule string) bool {
-		return agentRuleMatches(rule, b.Name, b.Input)
+		return ruleMatches(rule, b.Name, b.Input)
 	}) {
 		return refused
 	}
@@ -458,7 +458,7 @@ func (s *agentSession) denied(b *agentBlock) string {
 				FilePath string `json:"file_path"`
 			}
 			_ = json.Unmarshal(b.Input, &in)
-			if in.FilePath != "" && !s.writableUnderAcceptEdits(agentResolve(s.cwd, in.FilePath)) {
+			if in.FilePath != "" && !s.writableUnderAcceptEdits(resolve(s.cwd, in.FilePath)) {
 				return refused + " (outside the working directory and --add-dir)"
 			}
 		}
@@ -466,9 +466,9 @@ func (s *agentSession) denied(b *agentBlock) string {
 	return ""
 }
 
-func (s *agentSession) writableUnderAcceptEdits(path string) bool {
+func (s *session) writableUnderAcceptEdits(path string) bool {
 	for _, dir := range append([]string{s.cwd}, s.opts.addDirs...) {
-		rel, err := filepath.Rel(agentResolve(s.cwd, dir), path)
+		rel, err := filepath.Rel(resolve(s.cwd, dir), path)
 		if err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
 			return true
 		}
@@ -477,25 +477,25 @@ func (s *agentSession) writableUnderAcceptEdits(path string) bool {
 }
 
 // emit writes one stream-json line (only in stream-json mode).
-func (s *agentSession) emit(v any) {
+func (s *session) emit(v any) {
 	if s.opts.outputFormat != "stream-json" {
 		return
 	}
-	if err := agentWriteJSON(s.out, v); err != nil {
+	if err := writeJSON(s.out, v); err != nil {
 		fmt.Fprintf(s.errOut, "wfb mock agent: write output: %v\n", err)
 	}
 }
 
-// agentWriteJSON writes v as one line of JSON, without HTML escaping so
+// writeJSON writes v as one line of JSON, without HTML escaping so
 // that the output reads like Claude Code's.
-func agentWriteJSON(w io.Writer, v any) error {
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
-// agentInitEvent is stream-json's first line.
-type agentInitEvent struct {
+// initEvent is stream-json's first line.
+type initEvent struct {
 	Type           string   `json:"type"`
 	Subtype        string   `json:"subtype"`
 	CWD            string   `json:"cwd"`
@@ -507,39 +507,39 @@ type agentInitEvent struct {
 	APIKeySource   string   `json:"apiKeySource"`
 }
 
-// agentAssistantEvent is one model reply in stream-json.
-type agentAssistantEvent struct {
-	Type            string                `json:"type"`
-	Message         agentAssistantMessage `json:"message"`
-	ParentToolUseID *string               `json:"parent_tool_use_id"`
-	SessionID       string                `json:"session_id"`
-}
-
-type agentAssistantMessage struct {
-	ID         string        `json:"id"`
-	Type       string        `json:"type"`
-	Role       string        `json:"role"`
-	Model      string        `json:"model"`
-	Content    []*agentBlock `json:"content"`
-	StopReason string        `json:"stop_reason"`
-	Usage      *agentUsage   `json:"usage"`
-}
-
-// agentUserEvent is one tool result in stream-json.
-type agentUserEvent struct {
+// assistantEvent is one model reply in stream-json.
+type assistantEvent struct {
 	Type            string           `json:"type"`
-	Message         agentUserMessage `json:"message"`
+	Message         assistantMessage `json:"message"`
 	ParentToolUseID *string          `json:"parent_tool_use_id"`
 	SessionID       string           `json:"session_id"`
 }
 
-type agentUserMessage struct {
-	Role    string                 `json:"role"`
-	Content []agentToolResultBlock `json:"content"`
+type assistantMessage struct {
+	ID         string          `json:"id"`
+	Type       string          `json:"type"`
+	Role       string          `json:"role"`
+	Model      string          `json:"model"`
+	Content    []*contentBlock `json:"content"`
+	StopReason string          `json:"stop_reason"`
+	Usage      *usageSum       `json:"usage"`
 }
 
-// agentModelUsage is one entry of modelUsage.
-type agentModelUsage struct {
+// userEvent is one tool result in stream-json.
+type userEvent struct {
+	Type            string      `json:"type"`
+	Message         userMessage `json:"message"`
+	ParentToolUseID *string     `json:"parent_tool_use_id"`
+	SessionID       string      `json:"session_id"`
+}
+
+type userMessage struct {
+	Role    string            `json:"role"`
+	Content []toolResultBlock `json:"content"`
+}
+
+// modelUsage is one entry of modelUsage.
+type modelUsage struct {
 	InputTokens              json.RawMessage `json:"inputTokens"`
 	OutputTokens             json.RawMessage `json:"outputTokens"`
 	CacheReadInputTokens     json.RawMessage `json:"cacheReadInputTokens"`
@@ -547,33 +547,33 @@ type agentModelUsage struct {
 	CostUSD                  float64         `json:"costUSD"`
 }
 
-// agentResult is the final result object, in Claude Code's field order.
-type agentResult struct {
-	Type              string                     `json:"type"`
-	Subtype           string                     `json:"subtype"`
-	IsError           bool                       `json:"is_error"`
-	APIErrorStatus    *int                       `json:"api_error_status"`
-	DurationMS        int64                      `json:"duration_ms"`
-	DurationAPIMS     int64                      `json:"duration_api_ms"`
-	NumTurns          int                        `json:"num_turns"`
-	Result            *string                    `json:"result,omitempty"`
-	Errors            []string                   `json:"errors,omitempty"`
-	SessionID         string                     `json:"session_id"`
-	TotalCostUSD      *float64                   `json:"total_cost_usd,omitempty"`
-	Usage             *agentUsage                `json:"usage"`
-	ModelUsage        map[string]agentModelUsage `json:"modelUsage,omitempty"`
-	PermissionDenials []agentDenial              `json:"permission_denials"`
-	TerminalReason    string                     `json:"terminal_reason"`
-	UUID              string                     `json:"uuid"`
+// result is the final result object, in Claude Code's field order.
+type result struct {
+	Type              string                `json:"type"`
+	Subtype           string                `json:"subtype"`
+	IsError           bool                  `json:"is_error"`
+	APIErrorStatus    *int                  `json:"api_error_status"`
+	DurationMS        int64                 `json:"duration_ms"`
+	DurationAPIMS     int64                 `json:"duration_api_ms"`
+	NumTurns          int                   `json:"num_turns"`
+	Result            *string               `json:"result,omitempty"`
+	Errors            []string              `json:"errors,omitempty"`
+	SessionID         string                `json:"session_id"`
+	TotalCostUSD      *float64              `json:"total_cost_usd,omitempty"`
+	Usage             *usageSum             `json:"usage"`
+	ModelUsage        map[string]modelUsage `json:"modelUsage,omitempty"`
+	PermissionDenials []denial              `json:"permission_denials"`
+	TerminalReason    string                `json:"terminal_reason"`
+	UUID              string                `json:"uuid"`
 }
 
-func (s *agentSession) finishMaxTurns(msg string) int {
+func (s *session) finishMaxTurns(msg string) int {
 	return s.finish("error_max_turns", false, nil, []string{msg}, nil, "max_turns")
 }
 
 // finish prints the result and returns the exit code.
-func (s *agentSession) finish(subtype string, isError bool, text *string, errs []string, status *int, reason string) int {
-	res := agentResult{
+func (s *session) finish(subtype string, isError bool, text *string, errs []string, status *int, reason string) int {
+	res := result{
 		Type:              "result",
 		Subtype:           subtype,
 		IsError:           isError,
@@ -587,17 +587,17 @@ func (s *agentSession) finish(subtype string, isError bool, text *string, errs [
 		Usage:             s.usage,
 		PermissionDenials: s.denials,
 		TerminalReason:    reason,
-		UUID:              agentUUID(),
+		UUID:              newUUID(),
 	}
 	if res.PermissionDenials == nil {
-		res.PermissionDenials = []agentDenial{}
+		res.PermissionDenials = []denial{}
 	}
 	// The agent cannot price what it was not told: no cost unless all four
 	// fields are measured integers. A measured zero is priced, at 0.
 	if in, out, cr, cw, ok := s.usage.counts(); ok {
 		cost := PriceFor(s.opts.model).costUSD(in, out, cr, cw)
 		res.TotalCostUSD = &cost
-		res.ModelUsage = map[string]agentModelUsage{s.opts.model: {
+		res.ModelUsage = map[string]modelUsage{s.opts.model: {
 			InputTokens:              json.RawMessage(in.String()),
 			OutputTokens:             json.RawMessage(out.String()),
 			CacheReadInputTokens:     json.RawMessage(cr.String()),
@@ -605,9 +605,9 @@ func (s *agentSession) finish(subtype string, isError bool, text *string, errs [
 			CostUSD:                  cost,
 		}}
 	}
-	code := agentExitOK
+	code := exitOK
 	if isError || subtype != "success" {
-		code = agentExitFailed
+		code = exitFailed
 	}
 	switch s.opts.outputFormat {
 	case "text":
@@ -617,9 +617,9 @@ func (s *agentSession) finish(subtype string, isError bool, text *string, errs [
 		}
 		fmt.Fprintln(s.out, msg)
 	default:
-		if err := agentWriteJSON(s.out, res); err != nil {
+		if err := writeJSON(s.out, res); err != nil {
 			fmt.Fprintf(s.errOut, "wfb mock agent: write result: %v\n", err)
-			return agentExitFailed
+			return exitFailed
 		}
 	}
 	return code

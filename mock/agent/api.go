@@ -13,14 +13,14 @@ import (
 	"strings"
 )
 
-// agentAnthropicVersion is the API version header Claude Code sends.
-const agentAnthropicVersion = "2023-06-01"
+// anthropicVersion is the API version header Claude Code sends.
+const anthropicVersion = "2023-06-01"
 
-// agentMaxEventBytes bounds one SSE line; a longer one is a malformed stream.
-const agentMaxEventBytes = 16 << 20
+// maxEventBytes bounds one SSE line; a longer one is a malformed stream.
+const maxEventBytes = 16 << 20
 
-// agentBlock is one content block of a model reply.
-type agentBlock struct {
+// contentBlock is one content block of a model reply.
+type contentBlock struct {
 	Type  string          `json:"type"`
 	Text  string          `json:"text,omitempty"`
 	ID    string          `json:"id,omitempty"`
@@ -32,7 +32,7 @@ type agentBlock struct {
 
 // MarshalJSON writes a text block with its text even when empty, and a
 // tool_use block with its input.
-func (b *agentBlock) MarshalJSON() ([]byte, error) {
+func (b *contentBlock) MarshalJSON() ([]byte, error) {
 	if b.Type == "tool_use" {
 		input := b.Input
 		if input == nil {
@@ -51,11 +51,11 @@ func (b *agentBlock) MarshalJSON() ([]byte, error) {
 	}{b.Type, b.Text})
 }
 
-// agentReply is one model reply as the agent understood it.
-type agentReply struct {
+// modelReply is one model reply as the agent understood it.
+type modelReply struct {
 	ID         string
 	Model      string
-	Content    []*agentBlock
+	Content    []*contentBlock
 	StopReason string
 	// Usage is the reply's usage, raw: message_start's fields overridden by
 	// message_delta's (the latter is cumulative in the Messages API).
@@ -63,7 +63,7 @@ type agentReply struct {
 }
 
 // text joins the reply's text blocks.
-func (r *agentReply) text() string {
+func (r *modelReply) text() string {
 	var parts []string
 	for _, b := range r.Content {
 		if b.Type == "text" && b.Text != "" {
@@ -73,55 +73,55 @@ func (r *agentReply) text() string {
 	return strings.Join(parts, "\n")
 }
 
-// agentAPIError is a failure the provider stated: an HTTP error status, or
+// apiError is a failure the provider stated: an HTTP error status, or
 // an error event inside the stream (Status 0).
-type agentAPIError struct {
+type apiError struct {
 	Status int
 	Body   string
 }
 
-func (e *agentAPIError) Error() string {
+func (e *apiError) Error() string {
 	if e.Status == 0 {
 		return "API Error: " + e.Body
 	}
 	return fmt.Sprintf("API Error: %d %s", e.Status, e.Body)
 }
 
-// agentRequest is the body the agent posts, shaped like Claude Code's.
-type agentRequest struct {
+// request is the body the agent posts, shaped like Claude Code's.
+type request struct {
 	Model     string         `json:"model"`
 	MaxTokens int            `json:"max_tokens"`
-	System    []agentText    `json:"system,omitempty"`
-	Messages  []agentMessage `json:"messages"`
+	System    []textPart     `json:"system,omitempty"`
+	Messages  []message      `json:"messages"`
 	Tools     []any          `json:"tools,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	Stream    bool           `json:"stream"`
 }
 
-type agentText struct {
+type textPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
 }
 
-// agentMessage is one entry of messages; Content is a string for the
+// message is one entry of messages; Content is a string for the
 // prompt (as the seed's tests read it) and a block list otherwise.
-type agentMessage struct {
+type message struct {
 	Role    string `json:"role"`
 	Content any    `json:"content"`
 }
 
-// agentToolResultBlock is a tool_result content block.
-type agentToolResultBlock struct {
+// toolResultBlock is a tool_result content block.
+type toolResultBlock struct {
 	Type      string `json:"type"`
 	ToolUseID string `json:"tool_use_id"`
 	Content   string `json:"content"`
 	IsError   bool   `json:"is_error,omitempty"`
 }
 
-// agentPost sends one model request and reads the reply. It returns an
-// *agentAPIError when the provider said no, and another error when the
+// post sends one model request and reads the reply. It returns an
+// *apiError when the provider said no, and another error when the
 // exchange itself failed (transport, a stream cut short, malformed data).
-func agentPost(ctx context.Context, client *http.Client, baseURL, apiKey, sessionID string, body *agentRequest) (*agentReply, error) {
+func post(ctx context.Context, client *http.Client, baseURL, apiKey, sessionID string, body *request) (*modelReply, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -133,7 +133,7 @@ func agentPost(ctx context.Context, client *http.Client, baseURL, apiKey, sessio
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("anthropic-version", agentAnthropicVersion)
+	req.Header.Set("anthropic-version", anthropicVersion)
 	req.Header.Set("User-Agent", "wfb-stand-in-agent")
 	req.Header.Set("X-Claude-Code-Session-Id", sessionID)
 	if apiKey != "" {
@@ -146,18 +146,18 @@ func agentPost(ctx context.Context, client *http.Client, baseURL, apiKey, sessio
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return nil, &agentAPIError{Status: resp.StatusCode, Body: agentCompact(raw)}
+		return nil, &apiError{Status: resp.StatusCode, Body: compact(raw)}
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mediaType == "application/json" {
-		return agentDecodeMessage(resp.Body)
+		return decodeMessage(resp.Body)
 	}
-	return agentReadStream(resp.Body)
+	return readStream(resp.Body)
 }
 
-// agentCompact returns raw as compact JSON when it is JSON, else as trimmed
+// compact returns raw as compact JSON when it is JSON, else as trimmed
 // text, bounded either way.
-func agentCompact(raw []byte) string {
+func compact(raw []byte) string {
 	var b bytes.Buffer
 	s := strings.TrimSpace(string(raw))
 	if json.Compact(&b, raw) == nil {
@@ -169,8 +169,8 @@ func agentCompact(raw []byte) string {
 	return s
 }
 
-// agentWireMessage is a Message object as the API serves it.
-type agentWireMessage struct {
+// wireMessage is a Message object as the API serves it.
+type wireMessage struct {
 	ID         string                     `json:"id"`
 	Model      string                     `json:"model"`
 	Content    []json.RawMessage          `json:"content"`
@@ -178,14 +178,14 @@ type agentWireMessage struct {
 	Usage      map[string]json.RawMessage `json:"usage"`
 }
 
-// agentDecodeMessage reads a non-streamed Message.
-func agentDecodeMessage(r io.Reader) (*agentReply, error) {
-	var m agentWireMessage
+// decodeMessage reads a non-streamed Message.
+func decodeMessage(r io.Reader) (*modelReply, error) {
+	var m wireMessage
 	if err := json.NewDecoder(r).Decode(&m); err != nil {
 		return nil, fmt.Errorf("malformed reply from provider: %w", err)
 	}
-	reply := &agentReply{ID: m.ID, Model: m.Model, StopReason: m.StopReason, Usage: map[string]json.RawMessage{}}
-	agentMergeUsage(reply.Usage, m.Usage)
+	reply := &modelReply{ID: m.ID, Model: m.Model, StopReason: m.StopReason, Usage: map[string]json.RawMessage{}}
+	mergeUsage(reply.Usage, m.Usage)
 	for i, raw := range m.Content {
 		var b struct {
 			Type  string          `json:"type"`
@@ -197,22 +197,22 @@ func agentDecodeMessage(r io.Reader) (*agentReply, error) {
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return nil, fmt.Errorf("malformed reply from provider: content[%d]: %w", i, err)
 		}
-		reply.Content = append(reply.Content, &agentBlock{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: b.Input})
+		reply.Content = append(reply.Content, &contentBlock{Type: b.Type, Text: b.Text, ID: b.ID, Name: b.Name, Input: b.Input})
 	}
 	return reply, nil
 }
 
-func agentMergeUsage(dst, src map[string]json.RawMessage) {
+func mergeUsage(dst, src map[string]json.RawMessage) {
 	for k, v := range src {
 		dst[k] = v
 	}
 }
 
-// agentStreamEvent is the union of the SSE data payloads the agent reads.
-type agentStreamEvent struct {
-	Type    string            `json:"type"`
-	Message *agentWireMessage `json:"message"`
-	Index   *int              `json:"index"`
+// streamEvent is the union of the SSE data payloads the agent reads.
+type streamEvent struct {
+	Type    string       `json:"type"`
+	Message *wireMessage `json:"message"`
+	Index   *int         `json:"index"`
 	Block   *struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
@@ -228,18 +228,18 @@ type agentStreamEvent struct {
 	Usage map[string]json.RawMessage `json:"usage"`
 }
 
-// errAgentStreamCut says the stream ended before message_stop.
-var errAgentStreamCut = errors.New("the provider's stream ended before message_stop: the reply is incomplete")
+// errStreamCut says the stream ended before message_stop.
+var errStreamCut = errors.New("the provider's stream ended before message_stop: the reply is incomplete")
 
-// agentReadStream reads a Messages SSE stream into a reply. Tool input is
+// readStream reads a Messages SSE stream into a reply. Tool input is
 // taken only from input_json_delta fragments, as Claude Code does (input
 // placed in content_block_start is ignored), so a provider that streams it
 // wrongly is caught here rather than by the real agent later.
-func agentReadStream(r io.Reader) (*agentReply, error) {
-	reply := &agentReply{Usage: map[string]json.RawMessage{}}
-	blocks := map[int]*agentBlock{}
+func readStream(r io.Reader) (*modelReply, error) {
+	reply := &modelReply{Usage: map[string]json.RawMessage{}}
+	blocks := map[int]*contentBlock{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), agentMaxEventBytes)
+	sc.Buffer(make([]byte, 64<<10), maxEventBytes)
 	var event string
 	var data strings.Builder
 	events := 0
@@ -251,7 +251,7 @@ func agentReadStream(r io.Reader) (*agentReply, error) {
 			return nil
 		}
 		events++
-		var ev agentStreamEvent
+		var ev streamEvent
 		if err := json.Unmarshal([]byte(data.String()), &ev); err != nil {
 			return fmt.Errorf("malformed stream event %d (%s) from provider: %w", events, event, err)
 		}
@@ -263,13 +263,13 @@ func agentReadStream(r io.Reader) (*agentReply, error) {
 		case "message_start":
 			if ev.Message != nil {
 				reply.ID, reply.Model = ev.Message.ID, ev.Message.Model
-				agentMergeUsage(reply.Usage, ev.Message.Usage)
+				mergeUsage(reply.Usage, ev.Message.Usage)
 			}
 		case "content_block_start":
 			if ev.Index == nil || ev.Block == nil {
 				return fmt.Errorf("malformed stream event %d: content_block_start without index or content_block", events)
 			}
-			b := &agentBlock{Type: ev.Block.Type, Text: ev.Block.Text, ID: ev.Block.ID, Name: ev.Block.Name}
+			b := &contentBlock{Type: ev.Block.Type, Text: ev.Block.Text, ID: ev.Block.ID, Name: ev.Block.Name}
 			blocks[*ev.Index] = b
 			reply.Content = append(reply.Content, b)
 		case "content_block_delta":
@@ -302,11 +302,11 @@ func agentReadStream(r io.Reader) (*agentReply, error) {
 			if ev.Delta != nil && ev.Delta.StopReason != "" {
 				reply.StopReason = ev.Delta.StopReason
 			}
-			agentMergeUsage(reply.Usage, ev.Usage)
+			mergeUsage(reply.Usage, ev.Usage)
 		case "message_stop":
 			stopped = true
 		case "error":
-			return &agentAPIError{Body: agentCompact([]byte(data.String()))}
+			return &apiError{Body: compact([]byte(data.String()))}
 		}
 		return nil
 	}
@@ -336,10 +336,10 @@ func agentReadStream(r io.Reader) (*agentReply, error) {
 	}
 	if err := sc.Err(); err != nil {
 		// A dropped connection: say what it means for the reply, and why.
-		return nil, fmt.Errorf("%w (%d events received): %w", errAgentStreamCut, events, err)
+		return nil, fmt.Errorf("%w (%d events received): %w", errStreamCut, events, err)
 	}
 	if !stopped {
-		return nil, fmt.Errorf("%w (%d events received)", errAgentStreamCut, events)
+		return nil, fmt.Errorf("%w (%d events received)", errStreamCut, events)
 	}
 	for _, b := range reply.Content {
 		if b.Type == "tool_use" && b.Input == nil {

@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// agentUpdateGolden reports whether -update was given.
-func agentUpdateGolden() bool {
+// updateGolden reports whether -update was given.
+func updateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }

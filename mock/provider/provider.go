@@ -62,30 +62,30 @@ func (r Request) String() string {
 	return b.String()
 }
 
-// provRedacted is what a secret header's value is recorded as.
-const provRedacted = "[REDACTED]"
+// redacted is what a secret header's value is recorded as.
+const redacted = "[REDACTED]"
 
-// provSecretHeaders are the headers that carry credentials.
-var provSecretHeaders = []string{"X-Api-Key", "Authorization", "Proxy-Authorization"}
+// secretHeaders are the headers that carry credentials.
+var secretHeaders = []string{"X-Api-Key", "Authorization", "Proxy-Authorization"}
 
-func provRedactHeader(h http.Header) http.Header {
+func redactHeader(h http.Header) http.Header {
 	c := h.Clone()
 	if c == nil {
 		c = http.Header{}
 	}
-	for _, k := range provSecretHeaders {
+	for _, k := range secretHeaders {
 		if vs, ok := c[k]; ok {
 			for i := range vs {
-				vs[i] = provRedacted
+				vs[i] = redacted
 			}
 		}
 	}
 	return c
 }
 
-// provMaxBody bounds a request body; Claude Code's requests, with their
+// maxBody bounds a request body; Claude Code's requests, with their
 // tool definitions, are a few hundred KB.
-const provMaxBody = 32 << 20
+const maxBody = 32 << 20
 
 // Provider is a scripted stand-in for the Anthropic Messages API. It serves
 // its script's replies in order, one per POST .../v1/messages, then the
@@ -230,7 +230,7 @@ func (p *Provider) Requests() []Request {
 func (p *Provider) MessageRequests() []Request {
 	var out []Request
 	for _, r := range p.Requests() {
-		if provIsMessages(r.Method, r.Path) {
+		if isMessages(r.Method, r.Path) {
 			out = append(out, r)
 		}
 	}
@@ -258,47 +258,47 @@ func (p *Provider) Handler() http.Handler {
 	return http.HandlerFunc(p.serveHTTP)
 }
 
-func provIsMessages(method, path string) bool {
+func isMessages(method, path string) bool {
 	return method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(path, "/"), "/v1/messages")
 }
 
-// provStatusWriter remembers the status written, for the record and the log.
-type provStatusWriter struct {
+// statusWriter remembers the status written, for the record and the log.
+type statusWriter struct {
 	http.ResponseWriter
 	status int
 }
 
-func (w *provStatusWriter) WriteHeader(code int) {
+func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *provStatusWriter) Write(b []byte) (int, error) {
+func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
 }
 
-func (w *provStatusWriter) Flush() {
+func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-func (w *provStatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
-	w := &provStatusWriter{ResponseWriter: rw}
+	w := &statusWriter{ResponseWriter: rw}
 	at := time.Now() // arrival, before a large body is read
-	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, provMaxBody))
+	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	rec := Request{
 		Method:  r.Method,
 		Path:    r.URL.Path,
 		Query:   r.URL.Query(),
-		Header:  provRedactHeader(r.Header),
+		Header:  redactHeader(r.Header),
 		RawBody: raw,
 		At:      at,
 	}
@@ -332,12 +332,12 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		p.logf(r.Method, r.URL.Path, w.status, note)
 	}()
 
-	responses := provIsResponses(r.Method, r.URL.Path)
+	responses := isResponses(r.Method, r.URL.Path)
 	switch {
-	case provIsMessages(r.Method, r.URL.Path), responses:
+	case isMessages(r.Method, r.URL.Path), responses:
 	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		if strings.Contains(r.URL.Path, "/v1/") {
-			provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
+			writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
 			return
 		}
 		// Clients probe the base URL before their first request.
@@ -348,13 +348,13 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		return
 	default:
-		provWriteError(w, http.StatusNotFound, provErrorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
+		writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
 		return
 	}
 
 	if readErr != nil {
 		note = "body too large"
-		provWriteError(w, http.StatusRequestEntityTooLarge, provErrorObject("request_too_large", readErr.Error()))
+		writeError(w, http.StatusRequestEntityTooLarge, errorObject("request_too_large", readErr.Error()))
 		return
 	}
 	if bodyErr != nil || len(raw) == 0 {
@@ -364,13 +364,13 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		if bodyErr != nil {
 			msg = "the request body is not a JSON object: " + bodyErr.Error()
 		}
-		provWriteError(w, http.StatusBadRequest, provErrorObject("invalid_request_error", msg))
+		writeError(w, http.StatusBadRequest, errorObject("invalid_request_error", msg))
 		return
 	}
 
 	reply, label := p.nextReply()
 	// Placeholders such as {{review_output}} take their value from this request.
-	reply = provExpandTemplates(reply, body)
+	reply = expandTemplates(reply, body)
 	note = label
 	stream, _ := body["stream"].(bool)
 	if stream {
@@ -410,9 +410,9 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	if reply.Status != 0 && (reply.Status < 200 || reply.Status > 299) {
 		obj := reply.Error
 		if len(obj) == 0 {
-			obj = provDefaultError(reply.Status)
+			obj = defaultError(reply.Status)
 		}
-		provWriteError(w, reply.Status, obj)
+		writeError(w, reply.Status, obj)
 		return
 	}
 	status := http.StatusOK
@@ -423,13 +423,13 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	if model == "" {
 		model = "claude-mock"
 	}
-	msg := provBuildMessage(reply, id, model)
+	msg := buildMessage(reply, id, model)
 	// Encoding first also proves a stream's events will encode: a Go-built
 	// script can hold values JSON cannot carry.
 	out, err := json.Marshal(msg)
 	if err != nil {
 		note += " unencodable reply"
-		provWriteError(w, http.StatusInternalServerError, provErrorObject("api_error", "mock provider: "+err.Error()))
+		writeError(w, http.StatusInternalServerError, errorObject("api_error", "mock provider: "+err.Error()))
 		return
 	}
 	if !stream {
@@ -476,9 +476,9 @@ func (p *Provider) logf(method, path string, status int, note string) {
 	fmt.Fprintln(p.Log, line)
 }
 
-// provDefaultError is the error object for a scripted failure status that
+// defaultError is the error object for a scripted failure status that
 // has none, named the way the Anthropic API names them.
-func provDefaultError(status int) json.RawMessage {
+func defaultError(status int) json.RawMessage {
 	kind, msg := "api_error", "Internal server error"
 	switch {
 	case status == 400:
@@ -504,15 +504,15 @@ func provDefaultError(status int) json.RawMessage {
 	default:
 		msg = fmt.Sprintf("scripted status %d", status)
 	}
-	return provErrorObject(kind, msg)
+	return errorObject(kind, msg)
 }
 
-func provErrorObject(kind, message string) json.RawMessage {
+func errorObject(kind, message string) json.RawMessage {
 	out, _ := json.Marshal(map[string]string{"type": kind, "message": message})
 	return out
 }
 
-func provWriteError(w http.ResponseWriter, status int, obj json.RawMessage) {
+func writeError(w http.ResponseWriter, status int, obj json.RawMessage) {
 	var b bytes.Buffer
 	b.WriteString(`{"type":"error","error":`)
 	b.Write(obj)
@@ -522,20 +522,20 @@ func provWriteError(w http.ResponseWriter, status int, obj json.RawMessage) {
 	w.Write(b.Bytes())
 }
 
-// provMessage is an Anthropic Message; the struct fixes the field order.
-type provMessage struct {
-	ID           string      `json:"id"`
-	Type         string      `json:"type"`
-	Role         string      `json:"role"`
-	Model        string      `json:"model"`
-	Content      []provBlock `json:"content"`
-	StopReason   *string     `json:"stop_reason"`
-	StopSequence *string     `json:"stop_sequence"`
-	Usage        Usage       `json:"usage"`
+// anthropicMessage is an Anthropic Message; the struct fixes the field order.
+type anthropicMessage struct {
+	ID           string         `json:"id"`
+	Type         string         `json:"type"`
+	Role         string         `json:"role"`
+	Model        string         `json:"model"`
+	Content      []contentBlock `json:"content"`
+	StopReason   *string        `json:"stop_reason"`
+	StopSequence *string        `json:"stop_sequence"`
+	Usage        Usage          `json:"usage"`
 }
 
-// provBlock is a content block: text or tool_use.
-type provBlock struct {
+// contentBlock is a content block: text or tool_use.
+type contentBlock struct {
 	Type  string  `json:"type"`
 	Text  *string `json:"text,omitempty"`
 	ID    string  `json:"id,omitempty"`
@@ -543,26 +543,26 @@ type provBlock struct {
 	Input any     `json:"input,omitempty"`
 }
 
-func provBuildMessage(reply Reply, id, model string) provMessage {
-	msg := provMessage{
+func buildMessage(reply Reply, id, model string) anthropicMessage {
+	msg := anthropicMessage{
 		ID:    "msg_mock_" + id,
 		Type:  "message",
 		Role:  "assistant",
 		Model: model,
-		Usage: provWireUsage(reply.Usage, nil),
+		Usage: wireUsage(reply.Usage, nil),
 	}
 	// A turn always has a block: a reply with neither text nor tools is an
 	// empty text block, as the API sends for an empty answer.
 	if reply.Text != "" || len(reply.Tools) == 0 {
 		text := reply.Text
-		msg.Content = append(msg.Content, provBlock{Type: "text", Text: &text})
+		msg.Content = append(msg.Content, contentBlock{Type: "text", Text: &text})
 	}
 	for i, t := range reply.Tools {
 		input := t.Input
 		if input == nil {
 			input = map[string]any{}
 		}
-		msg.Content = append(msg.Content, provBlock{
+		msg.Content = append(msg.Content, contentBlock{
 			Type:  "tool_use",
 			ID:    fmt.Sprintf("toolu_mock_%s_%d", id, i+1),
 			Name:  t.Name,
@@ -580,10 +580,10 @@ func provBuildMessage(reply Reply, id, model string) provMessage {
 	return msg
 }
 
-// provWireUsage copies the usage fields that are present (non-nil), keeping
+// wireUsage copies the usage fields that are present (non-nil), keeping
 // only the names in keep when keep is non-nil. Never nil: the wire always
 // has a usage object, possibly empty.
-func provWireUsage(u Usage, keep []string) Usage {
+func wireUsage(u Usage, keep []string) Usage {
 	out := Usage{}
 	for k, v := range u {
 		if v == nil || (keep != nil && !slices.Contains(keep, k)) {
