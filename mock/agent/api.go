@@ -236,82 +236,16 @@ var errStreamCut = errors.New("the provider's stream ended before message_stop: 
 // placed in content_block_start is ignored), so a provider that streams it
 // wrongly is caught here rather than by the real agent later.
 func readStream(r io.Reader) (*modelReply, error) {
-	reply := &modelReply{Usage: map[string]json.RawMessage{}}
-	blocks := map[int]*contentBlock{}
+	sr := &streamReader{reply: &modelReply{Usage: map[string]json.RawMessage{}}, blocks: map[int]*contentBlock{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxEventBytes)
 	var event string
 	var data strings.Builder
-	events := 0
-	stopped := false
-
 	dispatch := func() error {
 		defer func() { event = ""; data.Reset() }()
-		if data.Len() == 0 {
-			return nil
-		}
-		events++
-		var ev streamEvent
-		if err := json.Unmarshal([]byte(data.String()), &ev); err != nil {
-			return fmt.Errorf("malformed stream event %d (%s) from provider: %w", events, event, err)
-		}
-		kind := ev.Type
-		if kind == "" {
-			kind = event
-		}
-		switch kind {
-		case "message_start":
-			if ev.Message != nil {
-				reply.ID, reply.Model = ev.Message.ID, ev.Message.Model
-				mergeUsage(reply.Usage, ev.Message.Usage)
-			}
-		case "content_block_start":
-			if ev.Index == nil || ev.Block == nil {
-				return fmt.Errorf("malformed stream event %d: content_block_start without index or content_block", events)
-			}
-			b := &contentBlock{Type: ev.Block.Type, Text: ev.Block.Text, ID: ev.Block.ID, Name: ev.Block.Name}
-			blocks[*ev.Index] = b
-			reply.Content = append(reply.Content, b)
-		case "content_block_delta":
-			if ev.Index == nil || ev.Delta == nil || blocks[*ev.Index] == nil {
-				return fmt.Errorf("malformed stream event %d: content_block_delta for a block that was not started", events)
-			}
-			b := blocks[*ev.Index]
-			switch ev.Delta.Type {
-			case "text_delta":
-				b.Text += ev.Delta.Text
-			case "input_json_delta":
-				b.partial.WriteString(ev.Delta.PartialJSON)
-			}
-		case "content_block_stop":
-			if ev.Index == nil || blocks[*ev.Index] == nil {
-				return fmt.Errorf("malformed stream event %d: content_block_stop for a block that was not started", events)
-			}
-			b := blocks[*ev.Index]
-			if b.Type == "tool_use" {
-				input := strings.TrimSpace(b.partial.String())
-				if input == "" {
-					input = "{}"
-				}
-				if !json.Valid([]byte(input)) {
-					return fmt.Errorf("malformed tool input for %s (block %d) from provider: %q", b.Name, *ev.Index, input)
-				}
-				b.Input = json.RawMessage(input)
-			}
-		case "message_delta":
-			if ev.Delta != nil && ev.Delta.StopReason != "" {
-				reply.StopReason = ev.Delta.StopReason
-			}
-			mergeUsage(reply.Usage, ev.Usage)
-		case "message_stop":
-			stopped = true
-		case "error":
-			return &apiError{Body: compact([]byte(data.String()))}
-		}
-		return nil
+		return sr.dispatch(event, data.String())
 	}
-
-	for !stopped && sc.Scan() {
+	for !sr.stopped && sc.Scan() {
 		line := sc.Text()
 		switch {
 		case line == "":
@@ -329,22 +263,122 @@ func readStream(r io.Reader) (*modelReply, error) {
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}
 	}
-	if !stopped {
+	if !sr.stopped {
 		if err := dispatch(); err != nil {
 			return nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	return sr.finish(sc.Err())
+}
+
+// streamReader assembles a reply from a stream's events.
+type streamReader struct {
+	reply   *modelReply
+	blocks  map[int]*contentBlock // by index
+	events  int                   // events received
+	stopped bool                  // message_stop was received
+}
+
+// dispatch handles one event: its name and its data lines joined; data ""
+// is no event.
+func (sr *streamReader) dispatch(event, data string) error {
+	if data == "" {
+		return nil
+	}
+	sr.events++
+	var ev streamEvent
+	if err := json.Unmarshal([]byte(data), &ev); err != nil {
+		return fmt.Errorf("malformed stream event %d (%s) from provider: %w", sr.events, event, err)
+	}
+	kind := ev.Type
+	if kind == "" {
+		kind = event
+	}
+	switch kind {
+	case "message_start":
+		if ev.Message != nil {
+			sr.reply.ID, sr.reply.Model = ev.Message.ID, ev.Message.Model
+			mergeUsage(sr.reply.Usage, ev.Message.Usage)
+		}
+	case "content_block_start":
+		return sr.blockStart(&ev)
+	case "content_block_delta":
+		return sr.blockDelta(&ev)
+	case "content_block_stop":
+		return sr.blockStop(&ev)
+	case "message_delta":
+		if ev.Delta != nil && ev.Delta.StopReason != "" {
+			sr.reply.StopReason = ev.Delta.StopReason
+		}
+		mergeUsage(sr.reply.Usage, ev.Usage)
+	case "message_stop":
+		sr.stopped = true
+	case "error":
+		return &apiError{Body: compact([]byte(data))}
+	}
+	return nil
+}
+
+func (sr *streamReader) blockStart(ev *streamEvent) error {
+	if ev.Index == nil || ev.Block == nil {
+		return fmt.Errorf("malformed stream event %d: content_block_start without index or content_block", sr.events)
+	}
+	b := &contentBlock{Type: ev.Block.Type, Text: ev.Block.Text, ID: ev.Block.ID, Name: ev.Block.Name}
+	sr.blocks[*ev.Index] = b
+	sr.reply.Content = append(sr.reply.Content, b)
+	return nil
+}
+
+func (sr *streamReader) blockDelta(ev *streamEvent) error {
+	if ev.Index == nil || ev.Delta == nil || sr.blocks[*ev.Index] == nil {
+		return fmt.Errorf("malformed stream event %d: content_block_delta for a block that was not started", sr.events)
+	}
+	b := sr.blocks[*ev.Index]
+	switch ev.Delta.Type {
+	case "text_delta":
+		b.Text += ev.Delta.Text
+	case "input_json_delta":
+		b.partial.WriteString(ev.Delta.PartialJSON)
+	}
+	return nil
+}
+
+// blockStop ends a block; a tool_use block's input is its fragments joined,
+// which must be JSON.
+func (sr *streamReader) blockStop(ev *streamEvent) error {
+	if ev.Index == nil || sr.blocks[*ev.Index] == nil {
+		return fmt.Errorf("malformed stream event %d: content_block_stop for a block that was not started", sr.events)
+	}
+	b := sr.blocks[*ev.Index]
+	if b.Type != "tool_use" {
+		return nil
+	}
+	input := strings.TrimSpace(b.partial.String())
+	if input == "" {
+		input = "{}"
+	}
+	if !json.Valid([]byte(input)) {
+		return fmt.Errorf("malformed tool input for %s (block %d) from provider: %q", b.Name, *ev.Index, input)
+	}
+	b.Input = json.RawMessage(input)
+	return nil
+}
+
+// finish returns the reply once the stream has ended, scanErr being why it
+// ended early, if it did: a reply that never reached message_stop, or with
+// a tool_use block never stopped, is incomplete.
+func (sr *streamReader) finish(scanErr error) (*modelReply, error) {
+	if scanErr != nil {
 		// A dropped connection: say what it means for the reply, and why.
-		return nil, fmt.Errorf("%w (%d events received): %w", errStreamCut, events, err)
+		return nil, fmt.Errorf("%w (%d events received): %w", errStreamCut, sr.events, scanErr)
 	}
-	if !stopped {
-		return nil, fmt.Errorf("%w (%d events received)", errStreamCut, events)
+	if !sr.stopped {
+		return nil, fmt.Errorf("%w (%d events received)", errStreamCut, sr.events)
 	}
-	for _, b := range reply.Content {
+	for _, b := range sr.reply.Content {
 		if b.Type == "tool_use" && b.Input == nil {
 			return nil, fmt.Errorf("malformed stream from provider: tool_use block %s was never stopped", b.Name)
 		}
 	}
-	return reply, nil
+	return sr.reply, nil
 }
