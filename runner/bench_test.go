@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 )
@@ -47,7 +47,7 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func checkScript(path string, data []byte) error {
-	_, err := mock.ParseScript(path, data)
+	_, err := provider.ParseScript(path, data)
 	return err
 }
 

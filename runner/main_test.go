@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/agent"
 )
 
 // The test binary doubles as the processes the runner drives (the os/exec
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 			args = args[2:]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		code := mock.AgentMain(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+		code := agent.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 		stop()
 		os.Exit(code)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 )
 
 // BenchmarkSessionEndToEnd is one offline session through the whole path:
@@ -14,7 +14,7 @@ import (
 // strict parse, and a row written to a real SQLite file.
 func BenchmarkSessionEndToEnd(b *testing.B) {
 	r := newRig(b)
-	p, err := mock.StartProvider(&mock.Script{Default: &mock.Reply{Text: "ok", Usage: mock.FullUsage(2000, 300, 7000, 1000)}})
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "ok", Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func BenchmarkSessionEndToEnd(b *testing.B) {
 // provider with no runner and no store: the reference for the runner's
 // own overhead.
 func BenchmarkStandInAgentAlone(b *testing.B) {
-	p, err := mock.StartProvider(&mock.Script{Default: &mock.Reply{Text: "ok", Usage: mock.FullUsage(2000, 300, 7000, 1000)}})
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "ok", Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -69,9 +69,9 @@ func newRig(t testing.TB) *rig {
 	return &rig{db: db, runID: run.ID, clone: clone, tmp: tmp}
 }
 
-func startProvider(t *testing.T, script *mock.Script) *mock.Provider {
+func startProvider(t *testing.T, script *provider.Script) *provider.Provider {
 	t.Helper()
-	p, err := mock.StartProvider(script)
+	p, err := provider.Start(script)
 	if err != nil {
 		t.Fatalf("start the mock provider: %v", err)
 	}
@@ -79,11 +79,11 @@ func startProvider(t *testing.T, script *mock.Script) *mock.Provider {
 	return p
 }
 
-func defaultReply(r mock.Reply) *mock.Script { return &mock.Script{Default: &r} }
+func defaultReply(r provider.Reply) *provider.Script { return &provider.Script{Default: &r} }
 
 // session runs "review the change" on the rig's clone through the stand-in
 // agent, the way the seed's _session does, and returns the stored row.
-func (r *rig) session(t *testing.T, p *mock.Provider, adjust ...func(*SessionSpec)) store.Result {
+func (r *rig) session(t *testing.T, p *provider.Provider, adjust ...func(*SessionSpec)) store.Result {
 	t.Helper()
 	spec := r.spec(t, p)
 	for _, a := range adjust {
@@ -99,7 +99,7 @@ func (r *rig) session(t *testing.T, p *mock.Provider, adjust ...func(*SessionSpe
 
 // spec is the seed's _session: "review the change" on the rig's clone
 // through the stand-in agent, against provider p.
-func (r *rig) spec(t testing.TB, p *mock.Provider) SessionSpec {
+func (r *rig) spec(t testing.TB, p *provider.Provider) SessionSpec {
 	return SessionSpec{
 		RunID:     r.runID,
 		Task:      "seed",
@@ -165,7 +165,7 @@ func requireOK(t *testing.T, row store.Result) {
 // Token counts must survive the CLI boundary, not be invented after it.
 func TestASessionRecordsTheUsageTheProviderReported(t *testing.T) {
 	r := newRig(t)
-	p := startProvider(t, defaultReply(mock.Reply{Usage: mock.FullUsage(2_000, 300, 7_000, 1_000)}))
+	p := startProvider(t, defaultReply(provider.Reply{Usage: provider.FullUsage(2_000, 300, 7_000, 1_000)}))
 	row := r.session(t, p)
 	requireOK(t, row)
 	got := []any{*row.InputTokens, *row.CacheReadInputTokens, *row.CacheCreationInputTokens, *row.OutputTokens}
@@ -200,8 +200,8 @@ func TestAScriptedWriteProducesAReviewArtifactTheScorerAccepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
-	p := startProvider(t, defaultReply(mock.Reply{Text: "reviewing", Tools: []mock.Tool{write}, Usage: mock.FullUsage(100, 20, 0, 0)}))
+	write := provider.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
+	p := startProvider(t, defaultReply(provider.Reply{Text: "reviewing", Tools: []provider.Tool{write}, Usage: provider.FullUsage(100, 20, 0, 0)}))
 	// Take the command configuration from the sandbox the way a bench run
 	// does. On host-unsafe the prefix is empty by construction, so this pins
 	// the WIRING, not the isolation.
@@ -230,7 +230,7 @@ func TestAScriptedWriteProducesAReviewArtifactTheScorerAccepts(t *testing.T) {
 // A run that measures the wrong prompt measures nothing.
 func TestTheProviderSawThePromptTheHarnessMeantToSend(t *testing.T) {
 	r := newRig(t)
-	p := startProvider(t, &mock.Script{})
+	p := startProvider(t, &provider.Script{})
 	r.session(t, p)
 	reqs := p.Requests()
 	if len(reqs) == 0 {
@@ -268,7 +268,7 @@ func contentText(c any) string {
 // An upstream 529 must not be recorded as a usable measurement.
 func TestAProviderFailureSurfacesAsAFailedSessionNotASilentPass(t *testing.T) {
 	r := newRig(t)
-	p := startProvider(t, defaultReply(mock.Reply{Status: 529, Error: []byte(`{"type":"overloaded_error","message":"Overloaded"}`)}))
+	p := startProvider(t, defaultReply(provider.Reply{Status: 529, Error: []byte(`{"type":"overloaded_error","message":"Overloaded"}`)}))
 	row := r.session(t, p)
 	if row.OK {
 		t.Fatal("a 529 was recorded as ok")
@@ -303,9 +303,9 @@ func TestTheWriteBoundaryRefusesTheWorkspaceAndPermitsTheArtifact(t *testing.T) 
 			target := filepath.Join(artifacts, review.ReviewOutput)
 			protected := filepath.Join(r.clone, "source.ts")
 			before, _ := os.ReadFile(protected)
-			writeArtifact := mock.Tool{Name: "Write", Input: map[string]any{"file_path": target, "content": reviewJSON}}
-			tamper := mock.Tool{Name: "Write", Input: map[string]any{"file_path": protected, "content": "tampered"}}
-			p := startProvider(t, defaultReply(mock.Reply{Text: "writing", Tools: []mock.Tool{writeArtifact, tamper}, Usage: mock.FullUsage(100, 20, 0, 0)}))
+			writeArtifact := provider.Tool{Name: "Write", Input: map[string]any{"file_path": target, "content": reviewJSON}}
+			tamper := provider.Tool{Name: "Write", Input: map[string]any{"file_path": protected, "content": "tampered"}}
+			p := startProvider(t, defaultReply(provider.Reply{Text: "writing", Tools: []provider.Tool{writeArtifact, tamper}, Usage: provider.FullUsage(100, 20, 0, 0)}))
 
 			var row store.Result
 			if how == "explicit boundary" {
@@ -347,8 +347,8 @@ func TestTheWriteBoundaryRefusesTheWorkspaceAndPermitsTheArtifact(t *testing.T) 
 // Scripting the absence is what proves the guard still fires.
 func TestAReplyMissingCacheUsageIsRefusedNotZeroFilled(t *testing.T) {
 	r := newRig(t)
-	partial := mock.Usage{"input_tokens": 2_000, "output_tokens": 300, "cache_creation_input_tokens": 0}
-	p := startProvider(t, defaultReply(mock.Reply{Usage: partial}))
+	partial := provider.Usage{"input_tokens": 2_000, "output_tokens": 300, "cache_creation_input_tokens": 0}
+	p := startProvider(t, defaultReply(provider.Reply{Usage: partial}))
 	row := r.session(t, p)
 	if row.OK {
 		t.Fatal("an incomplete usage report is not a usable measurement")
@@ -375,9 +375,9 @@ func TestANonsenseCacheValueIsRefusedRatherThanForwarded(t *testing.T) {
 	for name, bad := range map[string]any{"negative": -5, "boolean": true, "string": "1200"} {
 		t.Run(name, func(t *testing.T) {
 			r := newRig(t)
-			u := mock.FullUsage(2_000, 300, 0, 0)
+			u := provider.FullUsage(2_000, 300, 0, 0)
 			u["cache_read_input_tokens"] = bad
-			p := startProvider(t, defaultReply(mock.Reply{Usage: u}))
+			p := startProvider(t, defaultReply(provider.Reply{Usage: u}))
 			row := r.session(t, p)
 			if row.OK {
 				t.Fatalf("%#v must not be recorded as a measured cache value", bad)
@@ -419,7 +419,7 @@ func TestAStaleArtifactInTheWorkspaceIsNeverScored(t *testing.T) {
 		t.Fatal(err)
 	}
 	sb, artifact := r.reviewSandbox(t)
-	p := startProvider(t, defaultReply(mock.Reply{Text: "I reviewed it.", Usage: mock.FullUsage(10, 5, 0, 0)}))
+	p := startProvider(t, defaultReply(provider.Reply{Text: "I reviewed it.", Usage: provider.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
@@ -441,8 +441,8 @@ func TestAStaleArtifactInTheWorkspaceIsNeverScored(t *testing.T) {
 func TestAnInvalidArtifactIsNotAMissingOne(t *testing.T) {
 	r := newRig(t)
 	sb, artifact := r.reviewSandbox(t)
-	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": `{"schema_version": 1, "verdict": "lgtm", "findings": []}`}}
-	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{write}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	write := provider.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": `{"schema_version": 1, "verdict": "lgtm", "findings": []}`}}
+	p := startProvider(t, defaultReply(provider.Reply{Tools: []provider.Tool{write}, Usage: provider.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
@@ -464,8 +464,8 @@ func TestASymlinkArtifactIsRefused(t *testing.T) {
 	if err := os.WriteFile(elsewhere, []byte(reviewJSON), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	link := mock.Tool{Name: "Bash", Input: map[string]any{"command": "ln -s " + elsewhere + " " + artifact}}
-	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{link}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	link := provider.Tool{Name: "Bash", Input: map[string]any{"command": "ln -s " + elsewhere + " " + artifact}}
+	p := startProvider(t, defaultReply(provider.Reply{Tools: []provider.Tool{link}, Usage: provider.FullUsage(10, 5, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Sandbox = sb
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
@@ -479,7 +479,7 @@ func TestASymlinkArtifactIsRefused(t *testing.T) {
 // A missing agent binary is a row, not a crash and not a silent skip.
 func TestAMissingAgentBinaryIsASpawnFailureRow(t *testing.T) {
 	r := newRig(t)
-	p := startProvider(t, &mock.Script{})
+	p := startProvider(t, &provider.Script{})
 	row := r.session(t, p, func(s *SessionSpec) { s.AgentBin = filepath.Join(r.tmp, "no-such-agent") })
 	if row.OK || row.ErrorKind != store.KindSpawnFailure || row.ProcessState != store.StateSpawnFailure {
 		t.Fatalf("ok=%v kind=%q state=%q, want spawn-failure", row.OK, row.ErrorKind, row.ProcessState)
@@ -495,7 +495,7 @@ func TestAMissingAgentBinaryIsASpawnFailureRow(t *testing.T) {
 // A hung provider is bounded by wfb's timeout; the row says timeout.
 func TestAHungProviderIsBoundedByTheTimeout(t *testing.T) {
 	r := newRig(t)
-	p := startProvider(t, defaultReply(mock.Reply{Hang: true}))
+	p := startProvider(t, defaultReply(provider.Reply{Hang: true}))
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Timeout = 500 * time.Millisecond
 		s.Grace = 500 * time.Millisecond
@@ -515,9 +515,9 @@ func TestAModifiedWorkspaceIsRecordedEvenWhenTheAgentSucceeded(t *testing.T) {
 	r := newRig(t)
 	artifactDir := openTempDir(t)
 	artifact := filepath.Join(artifactDir, review.ReviewOutput)
-	tamper := mock.Tool{Name: "Write", Input: map[string]any{"file_path": filepath.Join(r.clone, "source.ts"), "content": "tampered"}}
-	write := mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
-	p := startProvider(t, defaultReply(mock.Reply{Tools: []mock.Tool{write, tamper}, Usage: mock.FullUsage(10, 5, 0, 0)}))
+	tamper := provider.Tool{Name: "Write", Input: map[string]any{"file_path": filepath.Join(r.clone, "source.ts"), "content": "tampered"}}
+	write := provider.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}
+	p := startProvider(t, defaultReply(provider.Reply{Tools: []provider.Tool{write, tamper}, Usage: provider.FullUsage(10, 5, 0, 0)}))
 	// No sandbox and no boundary: the agent runs as wfb's own user.
 	row := r.session(t, p, func(s *SessionSpec) {
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
@@ -533,8 +533,8 @@ func TestAModifiedWorkspaceIsRecordedEvenWhenTheAgentSucceeded(t *testing.T) {
 func TestASecretTheAgentEchoesIsScrubbedByValue(t *testing.T) {
 	r := newRig(t)
 	const key = "plainproxykey0123456789"
-	echo := mock.Tool{Name: "Bash", Input: map[string]any{"command": "echo the key is $ANTHROPIC_API_KEY; echo $ANTHROPIC_API_KEY >&2"}}
-	p := startProvider(t, defaultReply(mock.Reply{Text: "key: " + key, Tools: []mock.Tool{echo}, Usage: mock.FullUsage(1, 1, 0, 0)}))
+	echo := provider.Tool{Name: "Bash", Input: map[string]any{"command": "echo the key is $ANTHROPIC_API_KEY; echo $ANTHROPIC_API_KEY >&2"}}
+	p := startProvider(t, defaultReply(provider.Reply{Text: "key: " + key, Tools: []provider.Tool{echo}, Usage: provider.FullUsage(1, 1, 0, 0)}))
 	row := r.session(t, p, func(s *SessionSpec) { s.Env["ANTHROPIC_API_KEY"] = key })
 	requireOK(t, row)
 	for name, field := range map[string]string{"stdout": row.StdoutTail, "stderr": row.StderrTail, "result": row.ResultEvent, "detail": row.ErrorDetail} {

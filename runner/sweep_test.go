@@ -19,7 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -86,11 +86,11 @@ func (r *benchRig) opts(b *Bench) SweepOptions {
 }
 
 func (r *benchRig) startMock(path string) (string, func(), error) {
-	sc, err := mock.LoadScript(path)
+	sc, err := provider.LoadScript(path)
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := mock.StartProvider(sc)
+	p, err := provider.Start(sc)
 	if err != nil {
 		return "", nil, err
 	}
@@ -292,9 +292,9 @@ func TestTheOutageBreakerStopsTheRunAndResumeRunsWhatWasLeft(t *testing.T) {
 	// One provider for the whole run, so the outage spans cells: three 529s,
 	// then it recovers. The base URL is in the bench; the key comes from
 	// the environment.
-	p, err := mock.StartProvider(&mock.Script{
-		Replies: []mock.Reply{{Status: 529}, {Status: 529}, {Status: 529}},
-		Default: &mock.Reply{Text: "ok", Usage: mock.FullUsage(10, 5, 0, 0)},
+	p, err := provider.Start(&provider.Script{
+		Replies: []provider.Reply{{Status: 529}, {Status: 529}, {Status: 529}},
+		Default: &provider.Reply{Text: "ok", Usage: provider.FullUsage(10, 5, 0, 0)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -554,9 +554,9 @@ func TestACancelledSweepRecordsTheCellsInFlightAndResumes(t *testing.T) {
 	r := newBenchRig(t)
 	// One provider for the run: the first two requests hang until the
 	// client goes away, then it answers.
-	p, err := mock.StartProvider(&mock.Script{
-		Replies: []mock.Reply{{Hang: true}, {Hang: true}},
-		Default: &mock.Reply{Text: "ok", Usage: mock.FullUsage(10, 5, 0, 0)},
+	p, err := provider.Start(&provider.Script{
+		Replies: []provider.Reply{{Hang: true}, {Hang: true}},
+		Default: &provider.Reply{Text: "ok", Usage: provider.FullUsage(10, 5, 0, 0)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/agent"
 )
 
 func newMockCmd(s *Streams) *cobra.Command {
@@ -35,7 +35,7 @@ and Bash tools the reply asks for, and prints a result shaped like Claude Code's
 Run 'wfb mock agent --help' for its flags.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			code := mock.AgentMain(cmd.Context(), args, s.In, s.Out, s.ErrOut, s.Getenv)
+			code := agent.Main(cmd.Context(), args, s.In, s.Out, s.ErrOut, s.Getenv)
 			if code == 0 {
 				return nil
 			}

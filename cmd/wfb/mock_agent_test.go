@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 )
 
 // TestMockAgentPassesArgsVerbatimAndKeepsTheAgentsExitCode stops `wfb mock
@@ -15,9 +15,9 @@ import (
 // code: the runner tells a failed session (1) from a bad invocation (2) by
 // it, and Main must not print a second error line after the agent's own.
 func TestMockAgentPassesArgsVerbatimAndKeepsTheAgentsExitCode(t *testing.T) {
-	p, err := mock.StartProvider(&mock.Script{
-		Replies: []mock.Reply{{Text: "reviewed", Usage: mock.FullUsage(2000, 300, 7000, 1000)}},
-		Default: &mock.Reply{Status: 529},
+	p, err := provider.Start(&provider.Script{
+		Replies: []provider.Reply{{Text: "reviewed", Usage: provider.FullUsage(2000, 300, 7000, 1000)}},
+		Default: &provider.Reply{Status: 529},
 	})
 	if err != nil {
 		t.Fatal(err)

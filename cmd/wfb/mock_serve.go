@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 )
 
 // mockServeOptions are the validated flags of `wfb mock serve`.
@@ -27,7 +27,7 @@ The first line of stdout is the base URL (e.g. http://127.0.0.1:41234): set
 ANTHROPIC_BASE_URL to it. The provider answers POST /v1/messages with the
 script's replies in order, then its default, until interrupted (SIGINT or
 SIGTERM), and logs one line per request to stderr. It listens on loopback
-only. The script format is documented on mock.Script.`,
+only. The script format is documented on provider.Script.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return badInput("mock serve takes no arguments, got %q", args)
@@ -38,7 +38,7 @@ only. The script format is documented on mock.Script.`,
 			if opts.script == "" {
 				return badInput("mock serve: --script FILE is required")
 			}
-			if err := mock.CheckLoopback(opts.addr); err != nil {
+			if err := provider.CheckLoopback(opts.addr); err != nil {
 				return badInput("mock serve: --addr: %w", err)
 			}
 			return mockServeRun(cmd, s, opts)
@@ -50,11 +50,11 @@ only. The script format is documented on mock.Script.`,
 }
 
 func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error {
-	script, err := mock.LoadScript(opts.script)
+	script, err := provider.LoadScript(opts.script)
 	if err != nil {
 		return asBadInput(err)
 	}
-	p := mock.NewProvider(script)
+	p := provider.New(script)
 	p.Log = s.ErrOut
 	p.DiscardRequests = true // nothing reads them; they would only grow
 	err = p.Serve(cmd.Context(), opts.addr, func(url string) {
@@ -62,7 +62,7 @@ func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error 
 		fmt.Fprintf(s.ErrOut, "mock provider serving %s at %s (%d replies, then the default); interrupt to stop\n",
 			opts.script, url, len(script.Replies))
 	})
-	if errors.Is(err, mock.ErrNotLoopback) {
+	if errors.Is(err, provider.ErrNotLoopback) {
 		return asBadInput(err)
 	}
 	return err

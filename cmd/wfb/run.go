@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -160,22 +160,22 @@ func sortedStrings(xs []string) []string {
 
 // checkScript validates a mock script named by a bench.
 func checkScript(path string, data []byte) error {
-	_, err := mock.ParseScript(path, data)
+	_, err := provider.ParseScript(path, data)
 	return err
 }
 
 // startMock returns a StartMock that parses each script once and starts a
 // fresh provider per cell.
 func startMock() func(path string) (string, func(), error) {
-	scripts := map[string]*mock.Script{}
+	scripts := map[string]*provider.Script{}
 	var mu sync.Mutex
-	load := func(path string) (*mock.Script, error) {
+	load := func(path string) (*provider.Script, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if sc, ok := scripts[path]; ok {
 			return sc, nil
 		}
-		sc, err := mock.LoadScript(path)
+		sc, err := provider.LoadScript(path)
 		if err == nil {
 			scripts[path] = sc
 		}
@@ -186,7 +186,7 @@ func startMock() func(path string) (string, func(), error) {
 		if err != nil {
 			return "", nil, err
 		}
-		p, err := mock.StartProvider(sc)
+		p, err := provider.Start(sc)
 		if err != nil {
 			return "", nil, err
 		}

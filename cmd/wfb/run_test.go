@@ -18,7 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -505,7 +505,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 // An outage aborts the run with exit 1 and says how to continue; the cells
 // it kept from starting are rows that say why.
 func TestAnOutageAbortsTheRunWithExit1(t *testing.T) {
-	p, err := mock.StartProvider(&mock.Script{Default: &mock.Reply{Status: 529}})
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Status: 529}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -123,10 +123,10 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
-	var script *mock.Script
+	var script *provider.Script
 	if opts.MockScript != "" {
 		var err error
-		if script, err = mock.LoadScript(opts.MockScript); err != nil {
+		if script, err = provider.LoadScript(opts.MockScript); err != nil {
 			return asBadInput(err)
 		}
 	}
@@ -161,7 +161,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 
 	baseURL := opts.BaseURL
 	if script != nil {
-		p, err := mock.StartProvider(script)
+		p, err := provider.Start(script)
 		if err != nil {
 			return finishRun(ctx, db, run.ID, store.RunAborted, fmt.Errorf("start the mock provider: %w", err))
 		}

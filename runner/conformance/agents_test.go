@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 )
 
@@ -22,35 +22,35 @@ type cli struct {
 	bin     string
 	// writeFile is the scripted tool call that makes the agent write
 	// content to path (an absolute path outside the workspace).
-	writeFile func(path, content string) mock.Tool
+	writeFile func(path, content string) provider.Tool
 	// harmless is a scripted tool call that changes nothing.
-	harmless mock.Tool
+	harmless provider.Tool
 	// background is a scripted tool call that leaves a long-lived process
 	// running after the call returns.
-	background mock.Tool
+	background provider.Tool
 }
 
 var clis = []cli{
 	{
 		name: "claude", agent: runner.AgentClaude, binEnv: "WFB_CLAUDE_BIN", model: "claude-sonnet-4-5",
-		writeFile: func(path, content string) mock.Tool {
-			return mock.Tool{Name: "Write", Input: map[string]any{"file_path": path, "content": content}}
+		writeFile: func(path, content string) provider.Tool {
+			return provider.Tool{Name: "Write", Input: map[string]any{"file_path": path, "content": content}}
 		},
 		// Read-only tools need no permission under acceptEdits.
-		harmless: mock.Tool{Name: "Glob", Input: map[string]any{"pattern": "*.ts"}},
+		harmless: provider.Tool{Name: "Glob", Input: map[string]any{"pattern": "*.ts"}},
 		// Bash needs a grant (the hung test gives one through AllowedTools).
-		background: mock.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
+		background: provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
 	},
 	{
 		name: "codex", agent: runner.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
-		writeFile: func(path, content string) mock.Tool {
+		writeFile: func(path, content string) provider.Tool {
 			// A quoted heredoc delimiter: the shell expands nothing in it.
-			return mock.Tool{Name: "exec_command", Input: map[string]any{"cmd": "cat > '" + path + "' <<'WFB_EOF'\n" + content + "\nWFB_EOF"}}
+			return provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "cat > '" + path + "' <<'WFB_EOF'\n" + content + "\nWFB_EOF"}}
 		},
-		harmless: mock.Tool{Name: "exec_command", Input: map[string]any{"cmd": "true"}},
+		harmless: provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "true"}},
 		// A command still running after yield_time_ms is left running in
 		// the background, and the turn goes on.
-		background: mock.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
+		background: provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
 	},
 }
 

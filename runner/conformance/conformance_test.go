@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/store"
@@ -28,10 +28,10 @@ type rig struct {
 	runID     string
 	workspace string
 	tmp       string // a directory any uid can traverse
-	p         *mock.Provider
+	p         *provider.Provider
 }
 
-func newRig(t *testing.T, script *mock.Script) *rig {
+func newRig(t *testing.T, script *provider.Script) *rig {
 	t.Helper()
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "wfb.db")
@@ -61,7 +61,7 @@ func newRig(t *testing.T, script *mock.Script) *rig {
 	if err := os.WriteFile(filepath.Join(ws, "source.ts"), []byte("export const answer = 42;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := mock.StartProvider(script)
+	p, err := provider.Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,11 +126,11 @@ func ptr[T any](v T) *T { return &v }
 
 // served is the usage the mock served over some replies, summed per
 // Anthropic field; the script's usage must be whole numbers.
-func served(t *testing.T, replies ...mock.Reply) [4]int64 {
+func served(t *testing.T, replies ...provider.Reply) [4]int64 {
 	t.Helper()
 	var sum [4]int64
 	for _, rp := range replies {
-		for i, f := range mock.UsageFields {
+		for i, f := range provider.UsageFields {
 			switch v := rp.Usage[f].(type) {
 			case nil:
 			case int:
@@ -177,8 +177,8 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
-			reply := mock.Reply{Text: "hello from the mock", Usage: mock.FullUsage(120, 8, 0, 0)}
-			r := newRig(t, &mock.Script{Replies: []mock.Reply{reply}})
+			reply := provider.Reply{Text: "hello from the mock", Usage: provider.FullUsage(120, 8, 0, 0)}
+			r := newRig(t, &provider.Script{Replies: []provider.Reply{reply}})
 			row := r.run(t, r.cell(c))
 			requireOK(t, row)
 			if diff := cmp.Diff(wantTokens(c, served(t, reply), 0), rowTokens(row)); diff != "" {
@@ -249,12 +249,12 @@ func TestAWriteToolCallProducesAnAcceptedReviewArtifact(t *testing.T) {
 			r := newRig(t, nil)
 			artifactDir := filepath.Join(r.tmp, "artifacts")
 			artifact := filepath.Join(artifactDir, review.ReviewOutput)
-			replies := []mock.Reply{
-				{Text: "writing the review", Tools: []mock.Tool{c.writeFile(artifact, reviewArtifact)}, Usage: mock.FullUsage(900, 60, 0, 0)},
-				{Text: "review written", Usage: mock.FullUsage(1000, 12, 0, 0)},
+			replies := []provider.Reply{
+				{Text: "writing the review", Tools: []provider.Tool{c.writeFile(artifact, reviewArtifact)}, Usage: provider.FullUsage(900, 60, 0, 0)},
+				{Text: "review written", Usage: provider.FullUsage(1000, 12, 0, 0)},
 			}
 			r.p.Close()
-			r.p = startProvider(t, &mock.Script{Replies: replies})
+			r.p = startProvider(t, &provider.Script{Replies: replies})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) {
 				cell.Review, cell.ArtifactDir = true, artifactDir
 				cell.Prompt = "Review the change in source.ts."
@@ -277,9 +277,9 @@ func TestAWriteToolCallProducesAnAcceptedReviewArtifact(t *testing.T) {
 	}
 }
 
-func startProvider(t *testing.T, s *mock.Script) *mock.Provider {
+func startProvider(t *testing.T, s *provider.Script) *provider.Provider {
 	t.Helper()
-	p, err := mock.StartProvider(s)
+	p, err := provider.Start(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,12 +294,12 @@ func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
-			replies := []mock.Reply{
-				{Text: "step one", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(1500, 40, 3000, 500), ReasoningTokens: 11},
-				{Text: "step two", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(200, 30, 4500, 0), ReasoningTokens: 7},
-				{Text: "done", Usage: mock.FullUsage(250, 25, 4500, 100), ReasoningTokens: 0},
+			replies := []provider.Reply{
+				{Text: "step one", Tools: []provider.Tool{c.harmless}, Usage: provider.FullUsage(1500, 40, 3000, 500), ReasoningTokens: 11},
+				{Text: "step two", Tools: []provider.Tool{c.harmless}, Usage: provider.FullUsage(200, 30, 4500, 0), ReasoningTokens: 7},
+				{Text: "done", Usage: provider.FullUsage(250, 25, 4500, 100), ReasoningTokens: 0},
 			}
-			r := newRig(t, &mock.Script{Replies: replies})
+			r := newRig(t, &provider.Script{Replies: replies})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.Prompt = "Run the checks." }))
 			requireOK(t, row)
 			if n := len(r.p.MessageRequests()) + len(r.p.ResponsesRequests()); n != len(replies) {
@@ -332,7 +332,7 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 		for _, status := range []int{529, 400} {
 			t.Run(c.name+"/"+strconv.Itoa(status), func(t *testing.T) {
 				c := require(t, c)
-				r := newRig(t, &mock.Script{Default: &mock.Reply{Status: status}})
+				r := newRig(t, &provider.Script{Default: &provider.Reply{Status: status}})
 				row := r.run(t, r.cell(c))
 				if row.OK || row.ErrorKind != store.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
@@ -387,7 +387,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			c := require(t, c)
 			// The first turn leaves a background process behind, as a build
 			// or a dev server would; then the provider hangs.
-			r := newRig(t, &mock.Script{Replies: []mock.Reply{{Text: "starting", Tools: []mock.Tool{c.background}, Usage: mock.FullUsage(10, 5, 0, 0)}}, Default: &mock.Reply{Hang: true}})
+			r := newRig(t, &provider.Script{Replies: []provider.Reply{{Text: "starting", Tools: []provider.Tool{c.background}, Usage: provider.FullUsage(10, 5, 0, 0)}}, Default: &provider.Reply{Hang: true}})
 			mark := "wfb-conformance-" + randomHex(t)
 			cell := r.cell(c, func(cell *runner.Cell) {
 				cell.Timeout = 3 * time.Second
@@ -461,7 +461,7 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
-			r := newRig(t, &mock.Script{Default: &mock.Reply{Hang: true}})
+			r := newRig(t, &provider.Script{Default: &provider.Reply{Hang: true}})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) {
 				cell.Timeout = 45 * time.Second
 				cell.ExtraEnv["API_TIMEOUT_MS"] = "1500"
@@ -483,7 +483,7 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 
 // pending reports whether a model request after the first skip ones is
 // waiting for an answer.
-func pending(p *mock.Provider, skip int) bool {
+func pending(p *provider.Provider, skip int) bool {
 	for i, req := range append(p.MessageRequests(), p.ResponsesRequests()...) {
 		if i >= skip && req.Status == 0 {
 			return true
@@ -535,9 +535,9 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 			c := require(t, c)
 			key := "wfbkeyprobe" + randomHex(t)
 			echoed := "sk-ant-api03-" + randomHex(t) + randomHex(t)
-			r := newRig(t, &mock.Script{Replies: []mock.Reply{
-				{Text: "checking", Tools: []mock.Tool{c.harmless}, Usage: mock.FullUsage(10, 5, 0, 0)},
-				{Text: "the key you gave me is " + echoed, Usage: mock.FullUsage(10, 5, 0, 0)},
+			r := newRig(t, &provider.Script{Replies: []provider.Reply{
+				{Text: "checking", Tools: []provider.Tool{c.harmless}, Usage: provider.FullUsage(10, 5, 0, 0)},
+				{Text: "the key you gave me is " + echoed, Usage: provider.FullUsage(10, 5, 0, 0)},
 			}})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.APIKey = key }))
 			requireOK(t, row)

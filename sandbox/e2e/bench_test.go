@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -61,8 +61,8 @@ func BenchmarkStandInReviewSession(b *testing.B) {
 					b.Fatal(err)
 				}
 				artifact := filepath.Join(artDir, "review-output.json")
-				p, err := mock.StartProvider(&mock.Script{
-					Replies: []mock.Reply{{Tools: []mock.Tool{{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}}, Usage: mock.FullUsage(10, 5, 0, 0)}},
+				p, err := provider.Start(&provider.Script{
+					Replies: []provider.Reply{{Tools: []provider.Tool{{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}}}, Usage: provider.FullUsage(10, 5, 0, 0)}},
 				})
 				if err != nil {
 					b.Fatal(err)

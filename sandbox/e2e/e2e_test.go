@@ -22,7 +22,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/agent"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 			args = args[2:]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		code := mock.AgentMain(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+		code := agent.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 		stop()
 		os.Exit(code)
 	}
@@ -134,7 +135,7 @@ func newRig(t *testing.T) *rig {
 	return &rig{db: db, runID: run.ID, ws: ws, artDir: filepath.Join(tmp, "artifacts"), tmp: tmp}
 }
 
-func (r *rig) cell(t *testing.T, backend string, p *mock.Provider) runner.Cell {
+func (r *rig) cell(t *testing.T, backend string, p *provider.Provider) runner.Cell {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -219,7 +220,7 @@ func snapshot(t *testing.T, ws string) (string, map[string]string) {
 
 // toolResults returns the tool_result blocks the agent sent back in the
 // request after the tool turn, in the order of the tool calls.
-func toolResults(t *testing.T, p *mock.Provider) []map[string]any {
+func toolResults(t *testing.T, p *provider.Provider) []map[string]any {
 	t.Helper()
 	reqs := p.MessageRequests()
 	if len(reqs) < 2 {
@@ -256,16 +257,16 @@ func TestARootSessionCannotChangeTheWorkspaceOnAnyBackend(t *testing.T) {
 			requireBackend(t, backend)
 			r := newRig(t)
 			artifact := filepath.Join(r.artDir, review.ReviewOutput)
-			var tools []mock.Tool
+			var tools []provider.Tool
 			as := attacks(r.ws, r.artDir, artifact)
 			for _, a := range as {
-				tools = append(tools, mock.Tool{Name: "Bash", Input: map[string]any{"command": a.command}})
+				tools = append(tools, provider.Tool{Name: "Bash", Input: map[string]any{"command": a.command}})
 			}
 			// Written last, so it replaces the symlink an attack planted.
-			tools = append(tools, mock.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}})
-			p, err := mock.StartProvider(&mock.Script{
-				Replies: []mock.Reply{{Text: "reviewing", Tools: tools, Usage: mock.FullUsage(100, 20, 0, 0)}},
-				Default: &mock.Reply{Text: "done", Usage: mock.FullUsage(10, 5, 0, 0)},
+			tools = append(tools, provider.Tool{Name: "Write", Input: map[string]any{"file_path": artifact, "content": reviewJSON}})
+			p, err := provider.Start(&provider.Script{
+				Replies: []provider.Reply{{Text: "reviewing", Tools: tools, Usage: provider.FullUsage(100, 20, 0, 0)}},
+				Default: &provider.Reply{Text: "done", Usage: provider.FullUsage(10, 5, 0, 0)},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -357,7 +358,7 @@ func TestAFailedPIDNamespaceProofIsARecordedRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", fake+":"+os.Getenv("PATH"))
-	p, err := mock.StartProvider(&mock.Script{})
+	p, err := provider.Start(&provider.Script{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,12 +389,12 @@ func TestAutoRecordsTheBackendItChose(t *testing.T) {
 	if err != nil || want == "" {
 		t.Fatalf("Strongest = %q, %v", want, err)
 	}
-	p, err := mock.StartProvider(&mock.Script{
-		Replies: []mock.Reply{{
-			Tools: []mock.Tool{{Name: "Write", Input: map[string]any{"file_path": filepath.Join(r.artDir, review.ReviewOutput), "content": reviewJSON}}},
-			Usage: mock.FullUsage(10, 5, 0, 0),
+	p, err := provider.Start(&provider.Script{
+		Replies: []provider.Reply{{
+			Tools: []provider.Tool{{Name: "Write", Input: map[string]any{"file_path": filepath.Join(r.artDir, review.ReviewOutput), "content": reviewJSON}}},
+			Usage: provider.FullUsage(10, 5, 0, 0),
 		}},
-		Default: &mock.Reply{Text: "done", Usage: mock.FullUsage(10, 5, 0, 0)},
+		Default: &provider.Reply{Text: "done", Usage: provider.FullUsage(10, 5, 0, 0)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -454,9 +455,9 @@ func TestNothingOfABwrapSessionOutlivesItsTimeout(t *testing.T) {
 	requireBackend(t, sandbox.Bwrap)
 	r := newRig(t)
 	marker := fmt.Sprintf("wfb-escapee-%d", time.Now().UnixNano())
-	escape := mock.Tool{Name: "Bash", Input: map[string]any{"command": "setsid sh -c 'sleep 3600' " + marker + " > /dev/null 2>&1 < /dev/null &"}}
-	p, err := mock.StartProvider(&mock.Script{Replies: []mock.Reply{
-		{Tools: []mock.Tool{escape}, Usage: mock.FullUsage(10, 5, 0, 0)},
+	escape := provider.Tool{Name: "Bash", Input: map[string]any{"command": "setsid sh -c 'sleep 3600' " + marker + " > /dev/null 2>&1 < /dev/null &"}}
+	p, err := provider.Start(&provider.Script{Replies: []provider.Reply{
+		{Tools: []provider.Tool{escape}, Usage: provider.FullUsage(10, 5, 0, 0)},
 		{Hang: true},
 	}})
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/mock"
+	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -83,7 +83,7 @@ type sweepRig struct {
 	db  *store.DB
 
 	mu        sync.Mutex
-	providers map[string][]*mock.Provider
+	providers map[string][]*provider.Provider
 }
 
 func newSweepRig(t *testing.T, bench string, scripts map[string]string) *sweepRig {
@@ -124,7 +124,7 @@ func newSweepRig(t *testing.T, bench string, scripts map[string]string) *sweepRi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &sweepRig{dir: dir, db: db, providers: map[string][]*mock.Provider{}}
+	return &sweepRig{dir: dir, db: db, providers: map[string][]*provider.Provider{}}
 }
 
 // opts are what `wfb run` would pass, with this test binary as the
@@ -132,7 +132,7 @@ func newSweepRig(t *testing.T, bench string, scripts map[string]string) *sweepRi
 func (r *sweepRig) opts(t *testing.T, backend string) runner.SweepOptions {
 	t.Helper()
 	b, err := runner.LoadBench(filepath.Join(r.dir, "bench.yaml"), func(path string, data []byte) error {
-		_, err := mock.ParseScript(path, data)
+		_, err := provider.ParseScript(path, data)
 		return err
 	})
 	if err != nil {
@@ -151,11 +151,11 @@ func (r *sweepRig) opts(t *testing.T, backend string) runner.SweepOptions {
 }
 
 func (r *sweepRig) startMock(path string) (string, func(), error) {
-	sc, err := mock.LoadScript(path)
+	sc, err := provider.LoadScript(path)
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := mock.StartProvider(sc)
+	p, err := provider.Start(sc)
 	if err != nil {
 		return "", nil, err
 	}
@@ -165,7 +165,7 @@ func (r *sweepRig) startMock(path string) (string, func(), error) {
 	return p.URL(), func() { p.Close() }, nil
 }
 
-func (r *sweepRig) provider(t *testing.T, script string) *mock.Provider {
+func (r *sweepRig) provider(t *testing.T, script string) *provider.Provider {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -383,7 +383,7 @@ func TestAResumedAutoRunKeepsTheBackendItStartedWith(t *testing.T) {
 
 	t.Setenv("PATH", pathWithBwrap)
 	r.mu.Lock()
-	r.providers = map[string][]*mock.Provider{}
+	r.providers = map[string][]*provider.Provider{}
 	r.mu.Unlock()
 	// A new run here would get bwrap: what keeps the resume on landlock is
 	// the run's own history.
@@ -417,7 +417,7 @@ func TestARefusedAutoCellNamesABackendNotAuto(t *testing.T) {
 	if err := os.Symlink(r.ws, link); err != nil {
 		t.Fatal(err)
 	}
-	p, err := mock.StartProvider(&mock.Script{})
+	p, err := provider.Start(&provider.Script{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"encoding/json"
@@ -51,7 +51,7 @@ var sseStartUsage = []string{"input_tokens", "cache_read_input_tokens", "cache_c
 // start/delta/stop per content block, message_delta with the stop reason and
 // the full usage, message_stop. With cutAfter > 0 it stops after that many
 // events — never reaching message_stop — and returns errSSECut.
-func sseWriteMessage(w http.ResponseWriter, status int, msg provMessage, cutAfter int) (int, error) {
+func sseWriteMessage(w http.ResponseWriter, status int, msg anthropicMessage, cutAfter int) (int, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -75,13 +75,13 @@ func sseWriteMessage(w http.ResponseWriter, status int, msg provMessage, cutAfte
 // sends it.
 type (
 	sseMessageStart struct {
-		Type    string      `json:"type"`
-		Message provMessage `json:"message"`
+		Type    string           `json:"type"`
+		Message anthropicMessage `json:"message"`
 	}
 	sseBlockStart struct {
-		Type         string    `json:"type"`
-		Index        int       `json:"index"`
-		ContentBlock provBlock `json:"content_block"`
+		Type         string       `json:"type"`
+		Index        int          `json:"index"`
+		ContentBlock contentBlock `json:"content_block"`
 	}
 	sseDelta struct {
 		Type        string  `json:"type"`
@@ -111,11 +111,11 @@ type (
 	}
 )
 
-func sseWriteEvents(s *sseWriter, msg provMessage) error {
+func sseWriteEvents(s *sseWriter, msg anthropicMessage) error {
 	start := msg
-	start.Content = []provBlock{}
+	start.Content = []contentBlock{}
 	start.StopReason = nil
-	start.Usage = provWireUsage(msg.Usage, sseStartUsage)
+	start.Usage = wireUsage(msg.Usage, sseStartUsage)
 	if err := s.event("message_start", sseMessageStart{Type: "message_start", Message: start}); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func sseWriteEvents(s *sseWriter, msg provMessage) error {
 
 // sseBlockPayload is what a block's deltas spell out: its text, or its
 // input as JSON.
-func sseBlockPayload(b provBlock) string {
+func sseBlockPayload(b contentBlock) string {
 	if b.Type == "text" {
 		if b.Text == nil {
 			return ""

@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb/mock/provider"
 )
 
 // agentProc is one finished run of the stand-in agent as a subprocess.
@@ -37,10 +38,10 @@ type agentCmd struct {
 	unprivileged bool
 }
 
-// agentStartProvider starts a real provider for script, closed at cleanup.
-func agentStartProvider(t *testing.T, script *Script) *Provider {
+// startProvider starts a real provider for script, closed at cleanup.
+func startProvider(t *testing.T, script *provider.Script) *provider.Provider {
 	t.Helper()
-	p, err := StartProvider(script)
+	p, err := provider.Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +49,8 @@ func agentStartProvider(t *testing.T, script *Script) *Provider {
 	return p
 }
 
-// agentEnv is the environment of a session against p.
-func agentEnv(p *Provider) map[string]string {
+// sessionEnv is the environment of a session against p.
+func sessionEnv(p *provider.Provider) map[string]string {
 	return map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "ANTHROPIC_API_KEY": "offline-test-key"}
 }
 
@@ -63,7 +64,7 @@ func agentCommand(t *testing.T, c agentCmd) *exec.Cmd {
 		// nobody must be able to reach the binary and the working
 		// directory: copy the binary out of go's private build directory.
 		binDir := t.TempDir()
-		agentOpenUp(t, binDir)
+		openUp(t, binDir)
 		bin = filepath.Join(binDir, "agent")
 		src, err := os.ReadFile(os.Args[0])
 		if err != nil {
@@ -72,7 +73,7 @@ func agentCommand(t *testing.T, c agentCmd) *exec.Cmd {
 		if err := os.WriteFile(bin, src, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		agentOpenUp(t, c.dir)
+		openUp(t, c.dir)
 		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
 	}
 	cmd := exec.CommandContext(t.Context(), bin, c.args...)
@@ -86,9 +87,9 @@ func agentCommand(t *testing.T, c agentCmd) *exec.Cmd {
 	return cmd
 }
 
-// agentOpenUp makes dir and its parent (t.TempDir's 0700 root)
+// openUp makes dir and its parent (t.TempDir's 0700 root)
 // traversable by other users.
-func agentOpenUp(t *testing.T, dir string) {
+func openUp(t *testing.T, dir string) {
 	t.Helper()
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		if err := os.Chmod(d, 0o755); err != nil {
@@ -115,8 +116,8 @@ func agentExec(t *testing.T, c agentCmd) agentProc {
 	return agentProc{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// agentResultView is the part of the result object tests assert on.
-type agentResultView struct {
+// resultView is the part of the result object tests assert on.
+type resultView struct {
 	Type              string                     `json:"type"`
 	Subtype           string                     `json:"subtype"`
 	IsError           bool                       `json:"is_error"`
@@ -133,8 +134,8 @@ type agentResultView struct {
 	TerminalReason string `json:"terminal_reason"`
 }
 
-// agentLines splits JSONL output into objects.
-func agentLines(t *testing.T, out string) []map[string]json.RawMessage {
+// jsonLines splits JSONL output into objects.
+func jsonLines(t *testing.T, out string) []map[string]json.RawMessage {
 	t.Helper()
 	var lines []map[string]json.RawMessage
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -147,11 +148,11 @@ func agentLines(t *testing.T, out string) []map[string]json.RawMessage {
 	return lines
 }
 
-// agentResultOf parses the one result object of json or stream-json output.
-func agentResultOf(t *testing.T, p agentProc) (agentResultView, map[string]json.RawMessage) {
+// resultOf parses the one result object of json or stream-json output.
+func resultOf(t *testing.T, p agentProc) (resultView, map[string]json.RawMessage) {
 	t.Helper()
 	var results []map[string]json.RawMessage
-	for _, m := range agentLines(t, p.stdout) {
+	for _, m := range jsonLines(t, p.stdout) {
 		if string(m["type"]) == `"result"` {
 			results = append(results, m)
 		}
@@ -160,15 +161,15 @@ func agentResultOf(t *testing.T, p agentProc) (agentResultView, map[string]json.
 		t.Fatalf("want exactly one result event, got %d\nstdout:\n%s\nstderr:\n%s", len(results), p.stdout, p.stderr)
 	}
 	raw, _ := json.Marshal(results[0])
-	var v agentResultView
+	var v resultView
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v, results[0]
 }
 
-// agentUsageText returns usage values as their raw JSON text.
-func agentUsageText(u map[string]json.RawMessage) map[string]string {
+// usageText returns usage values as their raw JSON text.
+func usageText(u map[string]json.RawMessage) map[string]string {
 	out := map[string]string{}
 	for k, v := range u {
 		out[k] = string(v)
@@ -176,22 +177,22 @@ func agentUsageText(u map[string]json.RawMessage) map[string]string {
 	return out
 }
 
-// agentToolResults returns the tool_result blocks of stream-json output.
-type agentToolResultView struct {
+// toolResults returns the tool_result blocks of stream-json output.
+type toolResultView struct {
 	ToolUseID string `json:"tool_use_id"`
 	Content   string `json:"content"`
 	IsError   bool   `json:"is_error"`
 }
 
-func agentToolResults(t *testing.T, out string) []agentToolResultView {
+func toolResults(t *testing.T, out string) []toolResultView {
 	t.Helper()
-	var results []agentToolResultView
-	for _, m := range agentLines(t, out) {
+	var results []toolResultView
+	for _, m := range jsonLines(t, out) {
 		if string(m["type"]) != `"user"` {
 			continue
 		}
 		var msg struct {
-			Content []agentToolResultView `json:"content"`
+			Content []toolResultView `json:"content"`
 		}
 		if err := json.Unmarshal(m["message"], &msg); err != nil {
 			t.Fatal(err)
@@ -202,28 +203,28 @@ func agentToolResults(t *testing.T, out string) []agentToolResultView {
 }
 
 var (
-	agentUUIDPattern     = regexp.MustCompile(`"(session_id|uuid)":"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`)
-	agentDurationPattern = regexp.MustCompile(`"(duration_ms|duration_api_ms)":[0-9]+`)
+	uuidPattern     = regexp.MustCompile(`"(session_id|uuid)":"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"`)
+	durationPattern = regexp.MustCompile(`"(duration_ms|duration_api_ms)":[0-9]+`)
 )
 
-// agentNormalise replaces what changes from run to run (session ids,
+// normalise replaces what changes from run to run (session ids,
 // durations, the working directory) with placeholders, failing when a
 // session id is not uuid-shaped (the pattern would not match it).
-func agentNormalise(out, dir string) string {
+func normalise(out, dir string) string {
 	out = strings.ReplaceAll(out, dir, "$WORK")
-	out = agentUUIDPattern.ReplaceAllString(out, `"$1":"<uuid>"`)
-	return agentDurationPattern.ReplaceAllString(out, `"$1":"<ms>"`)
+	out = uuidPattern.ReplaceAllString(out, `"$1":"<uuid>"`)
+	return durationPattern.ReplaceAllString(out, `"$1":"<ms>"`)
 }
 
 // TestAgentOutputMatchesGolden pins the output shapes the runner parses —
 // Claude Code's — so that a change to them is a reviewed golden diff, not a
 // silent break of the runner's strict parse.
 func TestAgentOutputMatchesGolden(t *testing.T) {
-	seedUsage := FullUsage(2000, 300, 7000, 1000)
-	textOnly := &Script{Default: &Reply{Text: "The change looks right.", Usage: seedUsage}}
+	seedUsage := provider.FullUsage(2000, 300, 7000, 1000)
+	textOnly := &provider.Script{Default: &provider.Reply{Text: "The change looks right.", Usage: seedUsage}}
 	tests := []struct {
 		name   string
-		script *Script
+		script *provider.Script
 		args   []string
 		golden string
 	}{
@@ -232,9 +233,9 @@ func TestAgentOutputMatchesGolden(t *testing.T) {
 		{"text reply text", textOnly, []string{"-p"}, "text_reply.txt"},
 		{
 			name: "tool turn stream-json",
-			script: &Script{Default: &Reply{
+			script: &provider.Script{Default: &provider.Reply{
 				Text: "writing",
-				Tools: []Tool{
+				Tools: []provider.Tool{
 					{Name: "Write", Input: map[string]any{"file_path": "notes/out.txt", "content": "hello\n"}},
 					{Name: "Read", Input: map[string]any{"file_path": "notes/out.txt"}},
 					{Name: "Bash", Input: map[string]any{"command": "cat notes/out.txt; exit 3"}},
@@ -247,19 +248,19 @@ func TestAgentOutputMatchesGolden(t *testing.T) {
 		},
 		{
 			name:   "api error json",
-			script: &Script{Default: &Reply{Status: 529}},
+			script: &provider.Script{Default: &provider.Reply{Status: 529}},
 			args:   []string{"-p", "--output-format", "json"},
 			golden: "api_error_529.json",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := agentStartProvider(t, tt.script)
+			p := startProvider(t, tt.script)
 			dir := t.TempDir()
-			proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "review the change", args: tt.args})
-			got := agentNormalise(proc.stdout, dir)
+			proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "review the change", args: tt.args})
+			got := normalise(proc.stdout, dir)
 			path := filepath.Join("testdata", "agent", tt.golden)
-			if agentUpdateGolden() {
+			if updateGolden() {
 				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -286,64 +287,64 @@ func TestAgentForwardsUsageExactlyAsServed(t *testing.T) {
 	cost := func(f float64) *float64 { return &f }
 	tests := []struct {
 		name      string
-		usage     Usage
+		usage     provider.Usage
 		wantUsage map[string]string
 		wantCost  *float64 // nil: total_cost_usd must be absent
 	}{
 		{
 			name:      "seed usage costs exactly 0.42",
-			usage:     FullUsage(2000, 300, 7000, 1000),
+			usage:     provider.FullUsage(2000, 300, 7000, 1000),
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "7000", "cache_creation_input_tokens": "1000"},
 			wantCost:  cost(0.42),
 		},
 		{
 			name:      "measured zero costs zero, not absent",
-			usage:     FullUsage(0, 0, 0, 0),
+			usage:     provider.FullUsage(0, 0, 0, 0),
 			wantUsage: map[string]string{"input_tokens": "0", "output_tokens": "0", "cache_read_input_tokens": "0", "cache_creation_input_tokens": "0"},
 			wantCost:  cost(0),
 		},
 		{
 			name:      "absent cache field stays absent and leaves the cost unstated",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "no usage at all",
-			usage:     Usage{},
+			usage:     provider.Usage{},
 			wantUsage: map[string]string{},
 		},
 		{
 			name:      "negative forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": -5, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": -5, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "-5", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "boolean forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": true, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": true, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "true", "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "string forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": "1200", "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": "1200", "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": `"1200"`, "cache_creation_input_tokens": "1000"},
 		},
 		{
 			name:      "float forwarded",
-			usage:     Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": 1.5, "cache_creation_input_tokens": 1000},
+			usage:     provider.Usage{"input_tokens": 2000, "output_tokens": 300, "cache_read_input_tokens": 1.5, "cache_creation_input_tokens": 1000},
 			wantUsage: map[string]string{"input_tokens": "2000", "output_tokens": "300", "cache_read_input_tokens": "1.5", "cache_creation_input_tokens": "1000"},
 		},
 	}
 	for _, tt := range tests {
 		for _, format := range []string{"json", "stream-json"} {
 			t.Run(tt.name+"/"+format, func(t *testing.T) {
-				p := agentStartProvider(t, &Script{Default: &Reply{Text: "done", Usage: tt.usage}})
-				proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "review the change",
+				p := startProvider(t, &provider.Script{Default: &provider.Reply{Text: "done", Usage: tt.usage}})
+				proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "review the change",
 					args: []string{"-p", "--output-format", format, "--verbose"}})
 				if proc.code != 0 {
 					t.Fatalf("exit %d, want 0 (forwarding is not refusing)\nstderr:\n%s", proc.code, proc.stderr)
 				}
-				res, raw := agentResultOf(t, proc)
-				if diff := cmp.Diff(tt.wantUsage, agentUsageText(res.Usage)); diff != "" {
+				res, raw := resultOf(t, proc)
+				if diff := cmp.Diff(tt.wantUsage, usageText(res.Usage)); diff != "" {
 					t.Errorf("usage (-want +got):\n%s", diff)
 				}
 				if diff := cmp.Diff(tt.wantCost, res.TotalCostUSD); diff != "" {
@@ -369,14 +370,14 @@ func TestAgentForwardsUsageExactlyAsServed(t *testing.T) {
 // on a default reply that always asks for tools: by default it makes one
 // model request, runs that reply's tools, and reports success.
 func TestAgentDefaultIsOneRequestWhoseToolsRun(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{
 		Text:  "writing",
-		Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "echo ran > ran.txt"}}},
-		Usage: FullUsage(1, 1, 1, 1),
+		Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "echo ran > ran.txt"}}},
+		Usage: provider.FullUsage(1, 1, 1, 1),
 	}})
 	dir := t.TempDir()
-	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "go", args: []string{"-p", "--output-format", "json"}})
-	res, _ := agentResultOf(t, proc)
+	proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "go", args: []string{"-p", "--output-format", "json"}})
+	res, _ := resultOf(t, proc)
 	if proc.code != 0 || res.Subtype != "success" || res.IsError || res.NumTurns != 1 || res.Result == nil || *res.Result != "writing" {
 		t.Errorf("exit %d, result %+v; want exit 0, success, 1 turn, result \"writing\"\nstderr:\n%s", proc.code, res, proc.stderr)
 	}
@@ -412,16 +413,16 @@ func TestAgentWriteIsAtomicTempThenRename(t *testing.T) {
 		t.Fatal(err)
 	}
 	review := `{"schema_version": 1, "verdict": "approve", "findings": []}`
-	p := agentStartProvider(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(artifacts, "review-output.json"), "content": review}},
 		{Name: "Write", Input: map[string]any{"file_path": existing, "content": "new"}},
 		{Name: "Write", Input: map[string]any{"file_path": "relative/dir/note.txt", "content": "relative"}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
-	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "write", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
+	proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "write", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	if proc.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", proc.code, proc.stderr)
 	}
-	for _, r := range agentToolResults(t, proc.stdout) {
+	for _, r := range toolResults(t, proc.stdout) {
 		if r.IsError {
 			t.Errorf("tool error: %s", r.Content)
 		}
@@ -482,18 +483,18 @@ func TestAgentWriteRefusedIsAToolErrorNotACrash(t *testing.T) {
 	if err := os.Chmod(rw, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	p := agentStartProvider(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(ro, "new.json"), "content": "x"}},
 		{Name: "Write", Input: map[string]any{"file_path": writableFile, "content": "tampered"}},
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(rw, "out.json"), "content": "landed"}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
-	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "write", unprivileged: true,
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
+	proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "write", unprivileged: true,
 		args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
-	res, _ := agentResultOf(t, proc)
+	res, _ := resultOf(t, proc)
 	if proc.code != 0 || res.Subtype != "success" || res.IsError {
 		t.Fatalf("exit %d, subtype %q, is_error %v; want a successful session\nstderr:\n%s", proc.code, res.Subtype, res.IsError, proc.stderr)
 	}
-	results := agentToolResults(t, proc.stdout)
+	results := toolResults(t, proc.stdout)
 	var gotErrors []bool
 	for _, r := range results {
 		gotErrors = append(gotErrors, r.IsError)
@@ -526,22 +527,22 @@ func TestAgentWriteRefusedIsAToolErrorNotACrash(t *testing.T) {
 // crashing the session or passing as a clean result.
 func TestAgentBashRunsAndANonZeroExitIsAToolError(t *testing.T) {
 	dir := t.TempDir()
-	p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{
 		{Name: "Bash", Input: map[string]any{"command": "printf made > made.txt; echo out; echo err >&2"}},
 		{Name: "Bash", Input: map[string]any{"command": "echo failing; exit 3"}},
 		{Name: "Bash", Input: map[string]any{"command": "sleep 5", "timeout": 100}},
-	}, Usage: FullUsage(1, 1, 1, 1)}})
-	proc := agentExec(t, agentCmd{dir: dir, env: agentEnv(p), stdin: "run", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
-	res, _ := agentResultOf(t, proc)
+	}, Usage: provider.FullUsage(1, 1, 1, 1)}})
+	proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "run", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
+	res, _ := resultOf(t, proc)
 	if proc.code != 0 || res.Subtype != "success" {
 		t.Fatalf("exit %d, subtype %q\nstderr:\n%s", proc.code, res.Subtype, proc.stderr)
 	}
-	var got []agentToolResultView
-	for _, r := range agentToolResults(t, proc.stdout) {
+	var got []toolResultView
+	for _, r := range toolResults(t, proc.stdout) {
 		r.ToolUseID = ""
 		got = append(got, r)
 	}
-	want := []agentToolResultView{
+	want := []toolResultView{
 		{Content: "out\nerr"},
 		{Content: "Exit code 3\nfailing", IsError: true},
 		{Content: "Command timed out after 100ms\n", IsError: true},
@@ -560,12 +561,12 @@ func TestAgentBashRunsAndANonZeroExitIsAToolError(t *testing.T) {
 func TestAgentProviderFailureIsAFailedSessionNotASilentPass(t *testing.T) {
 	for _, status := range []int{529, 400, 401, 500} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			p := agentStartProvider(t, &Script{Default: &Reply{Status: status}})
-			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "review the change", args: []string{"-p", "--output-format", "json"}})
+			p := startProvider(t, &provider.Script{Default: &provider.Reply{Status: status}})
+			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "review the change", args: []string{"-p", "--output-format", "json"}})
 			if proc.code != 1 {
 				t.Errorf("exit %d, want 1", proc.code)
 			}
-			res, _ := agentResultOf(t, proc)
+			res, _ := resultOf(t, proc)
 			if !res.IsError || res.Subtype != "success" || res.APIErrorStatus == nil || *res.APIErrorStatus != status {
 				t.Errorf("result %+v: want is_error true, subtype success, api_error_status %d", res, status)
 			}
@@ -582,8 +583,8 @@ func TestAgentProviderFailureIsAFailedSessionNotASilentPass(t *testing.T) {
 // TestAgentBrokenExchangeFailsWithAClearMessage stops a stream cut short or
 // an unreachable provider from passing as an (empty) answer.
 func TestAgentBrokenExchangeFailsWithAClearMessage(t *testing.T) {
-	cut := agentStartProvider(t, &Script{Default: &Reply{Text: "partial answer", Usage: FullUsage(1, 1, 1, 1), CutAfterEvents: 3}})
-	gone := agentStartProvider(t, nil)
+	cut := startProvider(t, &provider.Script{Default: &provider.Reply{Text: "partial answer", Usage: provider.FullUsage(1, 1, 1, 1), CutAfterEvents: 3}})
+	gone := startProvider(t, nil)
 	goneURL := gone.URL()
 	gone.Close()
 	tests := []struct {
@@ -601,7 +602,7 @@ func TestAgentBrokenExchangeFailsWithAClearMessage(t *testing.T) {
 			if proc.code != 1 {
 				t.Errorf("exit %d, want 1", proc.code)
 			}
-			res, raw := agentResultOf(t, proc)
+			res, raw := resultOf(t, proc)
 			if !res.IsError || res.Subtype != "error_during_execution" || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], tt.want) {
 				t.Errorf("result %+v: want is_error, error_during_execution, an error naming %q", res, tt.want)
 			}
@@ -618,21 +619,21 @@ func TestAgentBrokenExchangeFailsWithAClearMessage(t *testing.T) {
 // TestAgentMultiTurnSendsToolResultsAndSumsUsage stops --max-turns from
 // dropping turns' usage or not feeding tool results back to the model.
 func TestAgentMultiTurnSendsToolResultsAndSumsUsage(t *testing.T) {
-	p := agentStartProvider(t, &Script{Replies: []Reply{
-		{Tools: []Tool{{Name: "Write", Input: map[string]any{"file_path": "notes.txt", "content": "first"}}}, Usage: FullUsage(100, 10, 1000, 50)},
-		{Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "cat notes.txt"}}}, Usage: FullUsage(200, 20, 2000, 0)},
-		{Text: "done", Usage: FullUsage(300, 30, 3000, 100)},
+	p := startProvider(t, &provider.Script{Replies: []provider.Reply{
+		{Tools: []provider.Tool{{Name: "Write", Input: map[string]any{"file_path": "notes.txt", "content": "first"}}}, Usage: provider.FullUsage(100, 10, 1000, 50)},
+		{Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "cat notes.txt"}}}, Usage: provider.FullUsage(200, 20, 2000, 0)},
+		{Text: "done", Usage: provider.FullUsage(300, 30, 3000, 100)},
 	}})
-	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "work", args: []string{"-p", "--output-format", "json", "--max-turns", "3"}})
+	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "work", args: []string{"-p", "--output-format", "json", "--max-turns", "3"}})
 	if proc.code != 0 {
 		t.Fatalf("exit %d\nstderr:\n%s", proc.code, proc.stderr)
 	}
-	res, _ := agentResultOf(t, proc)
+	res, _ := resultOf(t, proc)
 	if res.NumTurns != 3 || res.Result == nil || *res.Result != "done" {
 		t.Errorf("num_turns %d, result %v; want 3, \"done\"", res.NumTurns, res.Result)
 	}
 	wantUsage := map[string]string{"input_tokens": "600", "output_tokens": "60", "cache_read_input_tokens": "6000", "cache_creation_input_tokens": "150"}
-	if diff := cmp.Diff(wantUsage, agentUsageText(res.Usage)); diff != "" {
+	if diff := cmp.Diff(wantUsage, usageText(res.Usage)); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 	// 600*100 + 60*400 + 6000*10 + 150*30 = 148500 micro-dollars.
@@ -687,9 +688,9 @@ func TestAgentMultiTurnSendsToolResultsAndSumsUsage(t *testing.T) {
 // error_max_turns with errors[] and no result (is_error stays false, so the
 // runner must read the subtype).
 func TestAgentMaxTurnsExhaustedIsAnErrorSubtype(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{{Name: "Bash", Input: map[string]any{"command": "true"}}}, Usage: FullUsage(1, 1, 1, 1)}})
-	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "loop", args: []string{"-p", "--output-format", "json", "--max-turns", "2"}})
-	res, raw := agentResultOf(t, proc)
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{{Name: "Bash", Input: map[string]any{"command": "true"}}}, Usage: provider.FullUsage(1, 1, 1, 1)}})
+	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "loop", args: []string{"-p", "--output-format", "json", "--max-turns", "2"}})
+	res, raw := resultOf(t, proc)
 	if proc.code != 1 || res.Subtype != "error_max_turns" || res.NumTurns != 2 || len(res.Errors) != 1 {
 		t.Errorf("exit %d, result %+v; want exit 1, error_max_turns, 2 turns, one error", proc.code, res)
 	}
@@ -717,8 +718,8 @@ func TestAgentSendsThePromptTheHarnessMeant(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := agentStartProvider(t, nil)
-			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: tt.stdin, args: append(tt.args, "--model", "claude-test")})
+			p := startProvider(t, nil)
+			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: tt.stdin, args: append(tt.args, "--model", "claude-test")})
 			if proc.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", proc.code, proc.stderr)
 			}
@@ -786,21 +787,21 @@ func TestAgentToolRestrictionsAreHonoured(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
 			target := filepath.Join(out, "artifact.json")
-			p := agentStartProvider(t, &Script{Default: &Reply{Tools: []Tool{
+			p := startProvider(t, &provider.Script{Default: &provider.Reply{Tools: []provider.Tool{
 				{Name: "Write", Input: map[string]any{"file_path": target, "content": "{}"}},
 				{Name: "Bash", Input: map[string]any{"command": "echo hi"}},
-			}, Usage: FullUsage(1, 1, 1, 1)}})
+			}, Usage: provider.FullUsage(1, 1, 1, 1)}})
 			args := []string{"-p", "--output-format", "stream-json", "--verbose"}
 			for _, a := range tt.args {
 				args = append(args, strings.ReplaceAll(a, "OUT", out))
 			}
-			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "go", args: args})
-			res, _ := agentResultOf(t, proc)
+			proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: args})
+			res, _ := resultOf(t, proc)
 			if proc.code != 0 || res.Subtype != "success" || res.IsError {
 				t.Fatalf("exit %d, result %+v\nstderr:\n%s", proc.code, res, proc.stderr)
 			}
 			var gotErrors []bool
-			for _, r := range agentToolResults(t, proc.stdout) {
+			for _, r := range toolResults(t, proc.stdout) {
 				gotErrors = append(gotErrors, r.IsError)
 			}
 			if diff := cmp.Diff(tt.wantErrors, gotErrors); diff != "" {
@@ -823,7 +824,7 @@ func TestAgentToolRestrictionsAreHonoured(t *testing.T) {
 // TestAgentRefusesBadInvocations stops a misconfigured session from
 // running at all, or failing without saying why.
 func TestAgentRefusesBadInvocations(t *testing.T) {
-	p := agentStartProvider(t, nil)
+	p := startProvider(t, nil)
 	tests := []struct {
 		name       string
 		env        map[string]string
@@ -833,12 +834,12 @@ func TestAgentRefusesBadInvocations(t *testing.T) {
 		wantStderr string
 	}{
 		{"missing ANTHROPIC_BASE_URL", map[string]string{"ANTHROPIC_API_KEY": "k"}, "hi", []string{"-p"}, 2, "ANTHROPIC_BASE_URL is not set"},
-		{"unknown flag", agentEnv(p), "hi", []string{"-p", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
-		{"bad output format", agentEnv(p), "hi", []string{"-p", "--output-format", "xml"}, 2, "allowed choices are text, json, stream-json"},
-		{"stream-json without verbose", agentEnv(p), "hi", []string{"-p", "--output-format", "stream-json"}, 1, "requires --verbose"},
-		{"no print mode", agentEnv(p), "hi", nil, 2, "pass -p/--print"},
-		{"empty prompt", agentEnv(p), "  \n", []string{"-p"}, 1, "Input must be provided"},
-		{"unknown tool", agentEnv(p), "hi", []string{"-p", "--tools", "Edit"}, 2, `unknown tool "Edit"`},
+		{"unknown flag", sessionEnv(p), "hi", []string{"-p", "--frobnicate"}, 2, "unknown flag: --frobnicate"},
+		{"bad output format", sessionEnv(p), "hi", []string{"-p", "--output-format", "xml"}, 2, "allowed choices are text, json, stream-json"},
+		{"stream-json without verbose", sessionEnv(p), "hi", []string{"-p", "--output-format", "stream-json"}, 1, "requires --verbose"},
+		{"no print mode", sessionEnv(p), "hi", nil, 2, "pass -p/--print"},
+		{"empty prompt", sessionEnv(p), "  \n", []string{"-p"}, 1, "Input must be provided"},
+		{"unknown tool", sessionEnv(p), "hi", []string{"-p", "--tools", "Edit"}, 2, `unknown tool "Edit"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -862,8 +863,8 @@ func TestAgentRefusesBadInvocations(t *testing.T) {
 // TestAgentSIGTERMExitsWithoutAResult stops a killed session from printing
 // a result that looks measured: like Claude Code, exit 143 and no result.
 func TestAgentSIGTERMExitsWithoutAResult(t *testing.T) {
-	p := agentStartProvider(t, &Script{Default: &Reply{Hang: true}})
-	cmd := agentCommand(t, agentCmd{dir: t.TempDir(), env: agentEnv(p), stdin: "hang", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Hang: true}})
+	cmd := agentCommand(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "hang", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -894,16 +895,16 @@ func TestAgentSIGTERMExitsWithoutAResult(t *testing.T) {
 // streamed model request, a Write, the JSON result) without process start.
 func BenchmarkAgentSessionInProcess(b *testing.B) {
 	dir := b.TempDir()
-	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
-	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	}, Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	env := agentEnv(p)
+	env := sessionEnv(p)
 	for b.Loop() {
-		if code := AgentMain(b.Context(), []string{"-p", "--output-format", "json", "go"}, strings.NewReader(""), io.Discard, io.Discard, func(k string) string { return env[k] }); code != 0 {
+		if code := Main(b.Context(), []string{"-p", "--output-format", "json", "go"}, strings.NewReader(""), io.Discard, io.Discard, func(k string) string { return env[k] }); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
@@ -913,9 +914,9 @@ func BenchmarkAgentSessionInProcess(b *testing.B) {
 // sees it: a fresh agent process per session.
 func BenchmarkAgentSessionSubprocess(b *testing.B) {
 	dir := b.TempDir()
-	p, err := StartProvider(&Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p, err := provider.Start(&provider.Script{Default: &provider.Reply{Text: "writing", Tools: []provider.Tool{
 		{Name: "Write", Input: map[string]any{"file_path": filepath.Join(dir, "out.json"), "content": `{"ok":true}`}},
-	}, Usage: FullUsage(2000, 300, 7000, 1000)}})
+	}, Usage: provider.FullUsage(2000, 300, 7000, 1000)}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"encoding/json"
@@ -77,7 +77,7 @@ func TestAgentUsageSumsExactlyAndNeverInventsAField(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			u := newAgentUsage()
+			u := newUsageSum()
 			for _, turn := range tt.turns {
 				var m map[string]json.RawMessage
 				if err := json.Unmarshal([]byte(turn), &m); err != nil {

@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"bytes"
@@ -8,30 +8,40 @@ import (
 	"sort"
 )
 
-// agentUsage sums usage over a session's model replies, field by field,
+// usageFields are the four usage fields of the Messages API, in their
+// documented order. mock/provider lists the same names: they are the wire
+// protocol both sides speak, and the agent depends on no provider code.
+var usageFields = []string{
+	"input_tokens",
+	"output_tokens",
+	"cache_read_input_tokens",
+	"cache_creation_input_tokens",
+}
+
+// usageSum sums usage over a session's model replies, field by field,
 // without ever inventing a value: a field no reply carried stays absent, and a
 // value that is not a non-negative integer is forwarded as it was served,
 // because refusing nonsense is the runner's job and it can only do that job
 // if the nonsense reaches it.
-type agentUsage struct {
-	fields map[string]*agentUsageField
+type usageSum struct {
+	fields map[string]*usageField
 }
 
-// agentUsageField is one usage field across turns.
-type agentUsageField struct {
+// usageField is one usage field across turns.
+type usageField struct {
 	sum *big.Int // sum of the non-negative integer values seen
 	// nonsense is the raw text of the last value that was not a non-negative
 	// integer; once set, it is what the field reports.
 	nonsense json.RawMessage
 }
 
-func newAgentUsage() *agentUsage {
-	return &agentUsage{fields: map[string]*agentUsageField{}}
+func newUsageSum() *usageSum {
+	return &usageSum{fields: map[string]*usageField{}}
 }
 
 // add folds one reply's usage into the session's. A JSON null is treated as
 // "not reported" (the Messages API uses null that way in message_delta).
-func (u *agentUsage) add(turn map[string]json.RawMessage) {
+func (u *usageSum) add(turn map[string]json.RawMessage) {
 	for key, raw := range turn {
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 || string(raw) == "null" {
@@ -39,10 +49,10 @@ func (u *agentUsage) add(turn map[string]json.RawMessage) {
 		}
 		f := u.fields[key]
 		if f == nil {
-			f = &agentUsageField{sum: new(big.Int)}
+			f = &usageField{sum: new(big.Int)}
 			u.fields[key] = f
 		}
-		if n, ok := agentParseCount(raw); ok {
+		if n, ok := parseCount(raw); ok {
 			f.sum.Add(f.sum, n)
 			continue
 		}
@@ -56,9 +66,9 @@ func (u *agentUsage) add(turn map[string]json.RawMessage) {
 	}
 }
 
-// agentParseCount parses raw as a JSON integer literal that is >= 0. "2e3",
+// parseCount parses raw as a JSON integer literal that is >= 0. "2e3",
 // "1.5", "-5", true and "\"1200\"" are all refused.
-func agentParseCount(raw []byte) (*big.Int, bool) {
+func parseCount(raw []byte) (*big.Int, bool) {
 	for _, c := range raw {
 		if c < '0' || c > '9' {
 			return nil, false
@@ -70,16 +80,16 @@ func agentParseCount(raw []byte) (*big.Int, bool) {
 
 // keys lists the fields present: the four standard usage fields first, in
 // their documented order, then any others sorted by name.
-func (u *agentUsage) keys() []string {
+func (u *usageSum) keys() []string {
 	var keys []string
-	for _, k := range UsageFields {
+	for _, k := range usageFields {
 		if _, ok := u.fields[k]; ok {
 			keys = append(keys, k)
 		}
 	}
 	var extra []string
 	for k := range u.fields {
-		if !slices.Contains(UsageFields, k) {
+		if !slices.Contains(usageFields, k) {
 			extra = append(extra, k)
 		}
 	}
@@ -89,7 +99,7 @@ func (u *agentUsage) keys() []string {
 
 // value returns the JSON a field reports: the exact integer sum, or the last
 // nonsense value verbatim.
-func (u *agentUsage) value(key string) json.RawMessage {
+func (u *usageSum) value(key string) json.RawMessage {
 	f := u.fields[key]
 	if f.nonsense != nil {
 		return f.nonsense
@@ -99,9 +109,9 @@ func (u *agentUsage) value(key string) json.RawMessage {
 
 // counts returns the four standard fields as integers, and false unless all
 // four are present and non-negative integers: only then can a cost be stated.
-func (u *agentUsage) counts() (input, output, cacheRead, cacheWrite *big.Int, ok bool) {
+func (u *usageSum) counts() (input, output, cacheRead, cacheWrite *big.Int, ok bool) {
 	var n [4]*big.Int
-	for i, k := range UsageFields {
+	for i, k := range usageFields {
 		f := u.fields[k]
 		if f == nil || f.nonsense != nil {
 			return nil, nil, nil, nil, false
@@ -112,7 +122,7 @@ func (u *agentUsage) counts() (input, output, cacheRead, cacheWrite *big.Int, ok
 }
 
 // MarshalJSON writes the usage object with its keys in the order of keys.
-func (u *agentUsage) MarshalJSON() ([]byte, error) {
+func (u *usageSum) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, k := range u.keys() {

@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"regexp"
@@ -12,28 +12,28 @@ import (
 // so serve many review sessions, each with its own artifact path.
 const ReviewOutputPlaceholder = "{{review_output}}"
 
-// provTemplates maps each placeholder to the pattern whose first group, found
+// templates maps each placeholder to the pattern whose first group, found
 // in the request's text, replaces it.
-var provTemplates = []struct {
+var templates = []struct {
 	placeholder string
 	pattern     *regexp.Regexp
 }{
 	{ReviewOutputPlaceholder, regexp.MustCompile(`Write your review as JSON to (\S+?)(?: \(|\s|$)`)},
 }
 
-// provExpandTemplates returns reply with the placeholders in its tools'
+// expandTemplates returns reply with the placeholders in its tools'
 // inputs replaced by what the request body says. A placeholder the request
 // gives no value for is left as written, so the mistake shows in the tool
 // call instead of vanishing. reply itself is never modified: it is shared
 // by every request the script serves.
-func provExpandTemplates(reply Reply, body map[string]any) Reply {
+func expandTemplates(reply Reply, body map[string]any) Reply {
 	if len(reply.Tools) == 0 {
 		return reply
 	}
 	var values map[string]string
 	for _, t := range reply.Tools {
-		if provMentions(t.Input) {
-			values = provTemplateValues(body)
+		if mentionsPlaceholder(t.Input) {
+			values = templateValues(body)
 			break
 		}
 	}
@@ -42,27 +42,27 @@ func provExpandTemplates(reply Reply, body map[string]any) Reply {
 	}
 	tools := make([]Tool, len(reply.Tools))
 	for i, t := range reply.Tools {
-		in, _ := provReplace(t.Input, values).(map[string]any)
+		in, _ := replacePlaceholders(t.Input, values).(map[string]any)
 		tools[i] = Tool{Name: t.Name, Input: in}
 	}
 	reply.Tools = tools
 	return reply
 }
 
-// provMentions reports whether any string in v holds a placeholder.
-func provMentions(v any) bool {
+// mentionsPlaceholder reports whether any string in v holds a placeholder.
+func mentionsPlaceholder(v any) bool {
 	switch x := v.(type) {
 	case string:
 		return strings.Contains(x, "{{")
 	case map[string]any:
 		for _, e := range x {
-			if provMentions(e) {
+			if mentionsPlaceholder(e) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if provMentions(e) {
+			if mentionsPlaceholder(e) {
 				return true
 			}
 		}
@@ -70,16 +70,16 @@ func provMentions(v any) bool {
 	return false
 }
 
-// provTemplateValues finds each placeholder's value in the request: the
+// templateValues finds each placeholder's value in the request: the
 // first match in its text, read in a fixed order (the conversation, then
 // the system prompt), so the answer never depends on map order.
-func provTemplateValues(body map[string]any) map[string]string {
+func templateValues(body map[string]any) map[string]string {
 	var texts []string
 	for _, key := range []string{"messages", "input", "system", "instructions"} {
-		provStrings(body[key], &texts)
+		collectStrings(body[key], &texts)
 	}
 	values := map[string]string{}
-	for _, tpl := range provTemplates {
+	for _, tpl := range templates {
 		for _, s := range texts {
 			if m := tpl.pattern.FindStringSubmatch(s); m != nil {
 				values[tpl.placeholder] = m[1]
@@ -90,15 +90,15 @@ func provTemplateValues(body map[string]any) map[string]string {
 	return values
 }
 
-// provStrings collects the strings of a JSON value, depth first, map keys
+// collectStrings collects the strings of a JSON value, depth first, map keys
 // in sorted order.
-func provStrings(v any, out *[]string) {
+func collectStrings(v any, out *[]string) {
 	switch x := v.(type) {
 	case string:
 		*out = append(*out, x)
 	case []any:
 		for _, e := range x {
-			provStrings(e, out)
+			collectStrings(e, out)
 		}
 	case map[string]any:
 		keys := make([]string, 0, len(x))
@@ -107,14 +107,14 @@ func provStrings(v any, out *[]string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			provStrings(x[k], out)
+			collectStrings(x[k], out)
 		}
 	}
 }
 
-// provReplace returns a copy of v with the placeholders replaced in every
+// replacePlaceholders returns a copy of v with the placeholders replaced in every
 // string.
-func provReplace(v any, values map[string]string) any {
+func replacePlaceholders(v any, values map[string]string) any {
 	switch x := v.(type) {
 	case string:
 		for p, val := range values {
@@ -124,13 +124,13 @@ func provReplace(v any, values map[string]string) any {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = provReplace(e, values)
+			m[k] = replacePlaceholders(e, values)
 		}
 		return m
 	case []any:
 		l := make([]any, len(x))
 		for i, e := range x {
-			l[i] = provReplace(e, values)
+			l[i] = replacePlaceholders(e, values)
 		}
 		return l
 	}

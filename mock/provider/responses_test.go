@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bytes"
@@ -33,13 +33,13 @@ func respJSON(t *testing.T, v any) string {
 // missing from the done items, usage outside response.completed, or usage
 // in Anthropic semantics (cached tokens must be a subset of input).
 func TestResponsesStreamsItemsThenCompletedWithUsage(t *testing.T) {
-	p := provStart(t, &Script{Default: &Reply{
+	p := startProvider(t, &Script{Default: &Reply{
 		Text:            "writing",
 		Tools:           []Tool{{Name: "exec_command", Input: map[string]any{"cmd": "echo hi > out.json"}}},
 		Usage:           FullUsage(100, 20, 300, 40),
 		ReasoningTokens: 7,
 	}})
-	resp, body := provPost(t, p.URL()+"/v1/responses", respBody(true), nil)
+	resp, body := post(t, p.URL()+"/v1/responses", respBody(true), nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -101,9 +101,9 @@ func TestResponsesUsageKeepsOmittedFieldsOmitted(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := c.reply
-			p := provStart(t, &Script{Default: &r})
+			p := startProvider(t, &Script{Default: &r})
 			for _, stream := range []bool{false, true} {
-				_, body := provPost(t, p.URL()+"/v1/responses", respBody(stream), nil)
+				_, body := post(t, p.URL()+"/v1/responses", respBody(stream), nil)
 				var obj map[string]any
 				if stream {
 					events, err := sseRead(bytes.NewReader(body))
@@ -112,7 +112,7 @@ func TestResponsesUsageKeepsOmittedFieldsOmitted(t *testing.T) {
 					}
 					obj = events[len(events)-1].Data["response"].(map[string]any)
 				} else {
-					obj = provDecode(t, body)
+					obj = decode(t, body)
 				}
 				u, present := obj["usage"]
 				got := ""
@@ -133,9 +133,9 @@ func TestResponsesUsageKeepsOmittedFieldsOmitted(t *testing.T) {
 // raw input.
 func TestResponsesFreeFormToolBecomesACustomToolCall(t *testing.T) {
 	patch := "*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n"
-	p := provStart(t, &Script{Default: &Reply{Tools: []Tool{{Name: "apply_patch", Input: map[string]any{"input": patch}}}}})
-	_, body := provPost(t, p.URL()+"/v1/responses", respBody(false, map[string]any{"type": "custom", "name": "apply_patch"}), nil)
-	obj := provDecode(t, body)
+	p := startProvider(t, &Script{Default: &Reply{Tools: []Tool{{Name: "apply_patch", Input: map[string]any{"input": patch}}}}})
+	_, body := post(t, p.URL()+"/v1/responses", respBody(false, map[string]any{"type": "custom", "name": "apply_patch"}), nil)
+	obj := decode(t, body)
 	out := obj["output"].([]any)
 	want := `[{"call_id":"call_mock_000001_1","id":"fc_mock_000001_1","input":` + respJSON(t, patch) + `,"name":"apply_patch","status":"completed","type":"custom_tool_call"}]`
 	if got := respJSON(t, out); got != want {
@@ -143,8 +143,8 @@ func TestResponsesFreeFormToolBecomesACustomToolCall(t *testing.T) {
 	}
 
 	// Declared as a function instead, the same tool is a function call.
-	_, body = provPost(t, p.URL()+"/v1/responses", respBody(false, map[string]any{"type": "function", "name": "apply_patch"}), nil)
-	if typ := provDecode(t, body)["output"].([]any)[0].(map[string]any)["type"]; typ != "function_call" {
+	_, body = post(t, p.URL()+"/v1/responses", respBody(false, map[string]any{"type": "function", "name": "apply_patch"}), nil)
+	if typ := decode(t, body)["output"].([]any)[0].(map[string]any)["type"]; typ != "function_call" {
 		t.Errorf("declared as a function: item type %v, want function_call", typ)
 	}
 }
@@ -165,9 +165,9 @@ func TestResponsesScriptedFailureIsAnOpenAIErrorBody(t *testing.T) {
 	for _, c := range cases {
 		t.Run(http.StatusText(c.code), func(t *testing.T) {
 			r := c.reply
-			p := provStart(t, &Script{Default: &r})
+			p := startProvider(t, &Script{Default: &r})
 			for _, stream := range []bool{false, true} {
-				resp, body := provPost(t, p.URL()+"/v1/responses", respBody(stream), nil)
+				resp, body := post(t, p.URL()+"/v1/responses", respBody(stream), nil)
 				if resp.StatusCode != c.code || string(body) != c.want {
 					t.Errorf("stream=%v: %d %s, want %d %s", stream, resp.StatusCode, body, c.code, c.want)
 				}
@@ -180,17 +180,17 @@ func TestResponsesScriptedFailureIsAnOpenAIErrorBody(t *testing.T) {
 // meaning different things to the two APIs: the n-th model request of
 // either kind gets the n-th reply.
 func TestResponsesAndMessagesShareOneReplySequence(t *testing.T) {
-	p := provStart(t, &Script{Replies: []Reply{{Text: "first"}, {Text: "second"}}, Default: &Reply{Text: "later"}})
-	msgBody := provStreamBody("claude-mock")
+	p := startProvider(t, &Script{Replies: []Reply{{Text: "first"}, {Text: "second"}}, Default: &Reply{Text: "later"}})
+	msgBody := streamBody("claude-mock")
 	msgBody["stream"] = false
-	_, b1 := provPost(t, p.URL()+"/v1/messages", msgBody, nil)
-	_, b2 := provPost(t, p.URL()+"/v1/responses", respBody(false), nil)
-	_, b3 := provPost(t, p.URL()+"/v1/responses", respBody(false), nil)
-	if got := provDecode(t, b1)["content"].([]any)[0].(map[string]any)["text"]; got != "first" {
+	_, b1 := post(t, p.URL()+"/v1/messages", msgBody, nil)
+	_, b2 := post(t, p.URL()+"/v1/responses", respBody(false), nil)
+	_, b3 := post(t, p.URL()+"/v1/responses", respBody(false), nil)
+	if got := decode(t, b1)["content"].([]any)[0].(map[string]any)["text"]; got != "first" {
 		t.Errorf("messages request 1 did not get reply 1: %s", b1)
 	}
 	text := func(b []byte) any {
-		return provDecode(t, b)["output"].([]any)[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
+		return decode(t, b)["output"].([]any)[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
 	}
 	if got := []any{text(b2), text(b3)}; !cmp.Equal(got, []any{"second", "later"}) {
 		t.Errorf("responses texts %v, want [second later]", got)
@@ -200,7 +200,7 @@ func TestResponsesAndMessagesShareOneReplySequence(t *testing.T) {
 // TestResponsesCutStreamNeverCompletes stops a scripted dropped connection
 // from looking like a finished turn.
 func TestResponsesCutStreamNeverCompletes(t *testing.T) {
-	p := provStart(t, &Script{Default: &Reply{Text: "dropped", CutAfterEvents: 99}})
+	p := startProvider(t, &Script{Default: &Reply{Text: "dropped", CutAfterEvents: 99}})
 	req, err := http.NewRequest(http.MethodPost, p.URL()+"/v1/responses", bytes.NewReader([]byte(respJSON(t, respBody(true)))))
 	if err != nil {
 		t.Fatal(err)

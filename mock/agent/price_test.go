@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"math/big"

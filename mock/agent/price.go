@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import "math/big"
 
@@ -26,15 +26,15 @@ var StandInPrice = Price{
 	CacheWritePerMTok: 30,
 }
 
-// agentPrices is the documented price table, keyed by model name.
-var agentPrices = map[string]Price{
+// prices is the documented price table, keyed by model name.
+var prices = map[string]Price{
 	"stand-in": StandInPrice,
 }
 
 // PriceFor returns the price of model: its entry in the table, or
 // StandInPrice for a model the table does not name.
 func PriceFor(model string) Price {
-	if p, ok := agentPrices[model]; ok {
+	if p, ok := prices[model]; ok {
 		return p
 	}
 	return StandInPrice

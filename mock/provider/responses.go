@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ import (
 // response.completed carrying the whole response and its usage. A
 // non-streamed reply is the response object itself.
 
-func provIsResponses(method, path string) bool {
+func isResponses(method, path string) bool {
 	return method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(path, "/"), "/v1/responses")
 }
 
@@ -53,7 +53,7 @@ func provIsResponses(method, path string) bool {
 func (p *Provider) ResponsesRequests() []Request {
 	var out []Request
 	for _, r := range p.Requests() {
-		if provIsResponses(r.Method, r.Path) {
+		if isResponses(r.Method, r.Path) {
 			out = append(out, r)
 		}
 	}
@@ -119,7 +119,7 @@ func (p *Provider) serveResponses(w http.ResponseWriter, reply Reply, id string,
 		out, err = json.Marshal(resp)
 	}
 	if err != nil {
-		provWriteError(w, http.StatusInternalServerError, provErrorObject("api_error", "mock provider: "+err.Error()))
+		writeError(w, http.StatusInternalServerError, errorObject("api_error", "mock provider: "+err.Error()))
 		return "unencodable reply"
 	}
 	if !stream {

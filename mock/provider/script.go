@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import "encoding/json"
 

@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bufio"
@@ -74,10 +74,10 @@ func sseNames(events []sseTestEvent) []string {
 	return names
 }
 
-// provStart starts a provider for script and closes it with the test.
-func provStart(t testing.TB, script *Script) *Provider {
+// startProvider starts a provider for script and closes it with the test.
+func startProvider(t testing.TB, script *Script) *Provider {
 	t.Helper()
-	p, err := StartProvider(script)
+	p, err := Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +85,8 @@ func provStart(t testing.TB, script *Script) *Provider {
 	return p
 }
 
-// provPost posts body (JSON-encoded unless it is a string) to url.
-func provPost(t testing.TB, url string, body any, header map[string]string) (*http.Response, []byte) {
+// post posts body (JSON-encoded unless it is a string) to url.
+func post(t testing.TB, url string, body any, header map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	var raw []byte
 	if s, ok := body.(string); ok {
@@ -117,8 +117,8 @@ func provPost(t testing.TB, url string, body any, header map[string]string) (*ht
 	return resp, out
 }
 
-// provDecode decodes a JSON body keeping numbers as written.
-func provDecode(t testing.TB, b []byte) map[string]any {
+// decode decodes a JSON body keeping numbers as written.
+func decode(t testing.TB, b []byte) map[string]any {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -129,7 +129,7 @@ func provDecode(t testing.TB, b []byte) map[string]any {
 	return m
 }
 
-func provStreamBody(model string) map[string]any {
+func streamBody(model string) map[string]any {
 	return map[string]any{
 		"model": model, "stream": true, "max_tokens": 1024,
 		"messages": []any{map[string]any{"role": "user", "content": "review the change"}},
@@ -140,8 +140,8 @@ func provStreamBody(model string) map[string]any {
 // rejects: events out of order, a missing event: line, a message_start
 // without the requested model, or text a client must not have to guess.
 func TestProviderStreamsTextInTheAPIsEventOrder(t *testing.T) {
-	p := provStart(t, &Script{Default: &Reply{Text: "hello, world", Usage: FullUsage(2000, 300, 7000, 1000)}})
-	resp, body := provPost(t, p.URL()+"/v1/messages", provStreamBody("claude-test-model"), nil)
+	p := startProvider(t, &Script{Default: &Reply{Text: "hello, world", Usage: FullUsage(2000, 300, 7000, 1000)}})
+	resp, body := post(t, p.URL()+"/v1/messages", streamBody("claude-test-model"), nil)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -205,11 +205,11 @@ func TestProviderStreamsTextInTheAPIsEventOrder(t *testing.T) {
 // content_block_start and reads only input_json_delta.
 func TestProviderStreamsToolInputOnlyAsInputJSONDelta(t *testing.T) {
 	input := map[string]any{"file_path": "/tmp/art/review-output.json", "content": `{"verdict": "approve"} — ü`}
-	p := provStart(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
+	p := startProvider(t, &Script{Default: &Reply{Text: "writing", Tools: []Tool{
 		{Name: "Write", Input: input},
 		{Name: "Read", Input: map[string]any{"file_path": "/etc/hostname"}},
 	}}})
-	_, body := provPost(t, p.URL()+"/v1/messages?beta=true", provStreamBody("m"), nil)
+	_, body := post(t, p.URL()+"/v1/messages?beta=true", streamBody("m"), nil)
 	events, err := sseRead(bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("stream: %v\n%s", err, body)
@@ -320,12 +320,12 @@ func TestProviderJSONReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := provStart(t, &Script{Default: &tt.reply})
-			resp, body := provPost(t, p.URL()+"/v1/messages", map[string]any{"model": "claude-x", "messages": []any{}}, nil)
+			p := startProvider(t, &Script{Default: &tt.reply})
+			resp, body := post(t, p.URL()+"/v1/messages", map[string]any{"model": "claude-x", "messages": []any{}}, nil)
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
 				t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 			}
-			got := provDecode(t, body)
+			got := decode(t, body)
 			if id, _ := got["id"].(string); id != "msg_mock_000001" {
 				t.Errorf("id %q, want msg_mock_000001", id)
 			}
@@ -365,8 +365,8 @@ func TestProviderServesUsageVerbatimAndAbsentAsAbsent(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p := provStart(t, script)
-				_, body := provPost(t, p.URL()+"/v1/messages", map[string]any{"model": "m", "stream": stream}, nil)
+				p := startProvider(t, script)
+				_, body := post(t, p.URL()+"/v1/messages", map[string]any{"model": "m", "stream": stream}, nil)
 				var usages []string // every usage object on the wire
 				if stream {
 					for _, line := range strings.Split(string(body), "\n") {
@@ -421,8 +421,8 @@ func TestProviderScriptedFailureComesBeforeAnyEvent(t *testing.T) {
 	for _, tt := range tests {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", tt.name, stream), func(t *testing.T) {
-				p := provStart(t, &Script{Default: &tt.reply})
-				resp, body := provPost(t, p.URL()+"/v1/messages", map[string]any{"model": "m", "stream": stream}, nil)
+				p := startProvider(t, &Script{Default: &tt.reply})
+				resp, body := post(t, p.URL()+"/v1/messages", map[string]any{"model": "m", "stream": stream}, nil)
 				if resp.StatusCode != tt.status {
 					t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
 				}
@@ -444,13 +444,13 @@ func TestProviderServesRepliesInOrderThenDefaultEvenConcurrently(t *testing.T) {
 	for i := range 20 {
 		replies = append(replies, Reply{Text: fmt.Sprintf("r%02d", i)})
 	}
-	p := provStart(t, &Script{Replies: replies, Default: &Reply{Text: "default"}})
+	p := startProvider(t, &Script{Replies: replies, Default: &Reply{Text: "default"}})
 	got := make(chan string, 30)
 	var wg sync.WaitGroup
 	for range 30 {
 		wg.Go(func() {
-			_, body := provPost(t, p.URL()+"/v1/messages", map[string]any{"model": "m"}, nil)
-			m := provDecode(t, body)
+			_, body := post(t, p.URL()+"/v1/messages", map[string]any{"model": "m"}, nil)
+			m := decode(t, body)
 			got <- m["content"].([]any)[0].(map[string]any)["text"].(string)
 		})
 	}
@@ -469,20 +469,20 @@ func TestProviderServesRepliesInOrderThenDefaultEvenConcurrently(t *testing.T) {
 	}
 
 	// In order, sequentially.
-	q := provStart(t, &Script{Replies: replies[:2]})
+	q := startProvider(t, &Script{Replies: replies[:2]})
 	var texts []string
 	for range 4 {
-		_, body := provPost(t, q.URL()+"/v1/messages", map[string]any{}, nil)
-		texts = append(texts, provDecode(t, body)["content"].([]any)[0].(map[string]any)["text"].(string))
+		_, body := post(t, q.URL()+"/v1/messages", map[string]any{}, nil)
+		texts = append(texts, decode(t, body)["content"].([]any)[0].(map[string]any)["text"].(string))
 	}
 	if diff := cmp.Diff([]string{"r00", "r01", "ok", "ok"}, texts); diff != "" {
 		t.Errorf("served in order, then the built-in default (-want +got):\n%s", diff)
 	}
 }
 
-// provWaitRequests waits until n requests are recorded; the deadline only
+// waitRequests waits until n requests are recorded; the deadline only
 // bounds a broken test, it measures nothing.
-func provWaitRequests(t *testing.T, p *Provider, n int) {
+func waitRequests(t *testing.T, p *Provider, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for len(p.Requests()) < n {
@@ -499,7 +499,7 @@ func provWaitRequests(t *testing.T, p *Provider, n int) {
 func TestProviderHangBlocksUntilCloseThenDropsTheConnection(t *testing.T) {
 	for _, reply := range []Reply{{Hang: true}, {DelayMS: 600_000, Text: "too late"}} {
 		t.Run(fmt.Sprintf("hang=%v delay=%d", reply.Hang, reply.DelayMS), func(t *testing.T) {
-			p := provStart(t, &Script{Default: &reply})
+			p := startProvider(t, &Script{Default: &reply})
 			done := make(chan error, 1)
 			go func() {
 				resp, err := http.Post(p.URL()+"/v1/messages", "application/json", strings.NewReader(`{"stream":true}`))
@@ -514,7 +514,7 @@ func TestProviderHangBlocksUntilCloseThenDropsTheConnection(t *testing.T) {
 				}
 				done <- nil // the connection dropped, as it should
 			}()
-			provWaitRequests(t, p, 1)
+			waitRequests(t, p, 1)
 			select {
 			case err := <-done:
 				t.Fatalf("request finished before Close: %v", err)
@@ -536,8 +536,8 @@ func TestProviderHangBlocksUntilCloseThenDropsTheConnection(t *testing.T) {
 // TestProviderHangEndsWhenTheClientGivesUp stops a hung handler leaking
 // after its client timed out.
 func TestProviderHangEndsWhenTheClientGivesUp(t *testing.T) {
-	var log provLockedBuffer
-	p := NewProvider(&Script{Default: &Reply{Hang: true}})
+	var log lockedBuffer
+	p := New(&Script{Default: &Reply{Hang: true}})
 	p.Log = &log
 	srvDone := make(chan error, 1)
 	ready := make(chan string, 1)
@@ -555,7 +555,7 @@ func TestProviderHangEndsWhenTheClientGivesUp(t *testing.T) {
 		}
 		errc <- err
 	}()
-	provWaitRequests(t, p, 1)
+	waitRequests(t, p, 1)
 	giveUp()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("client error %v, want context.Canceled", err)
@@ -588,7 +588,7 @@ func TestProviderCutStreamEndsWithoutMessageStop(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.cut), func(t *testing.T) {
-			p := provStart(t, &Script{Default: &Reply{Text: "cut me", Usage: FullUsage(1, 1, 1, 1), CutAfterEvents: tt.cut}})
+			p := startProvider(t, &Script{Default: &Reply{Text: "cut me", Usage: FullUsage(1, 1, 1, 1), CutAfterEvents: tt.cut}})
 			resp, err := http.Post(p.URL()+"/v1/messages", "application/json", strings.NewReader(`{"stream":true}`))
 			if err != nil {
 				t.Fatal(err)
@@ -609,7 +609,7 @@ func TestProviderCutStreamEndsWithoutMessageStop(t *testing.T) {
 // client uses: a path prefix kept from the base URL, ?beta=true, and the
 // HEAD probe of the base URL.
 func TestProviderAnswersWhereClaudeCodeCalls(t *testing.T) {
-	p := provStart(t, nil)
+	p := startProvider(t, nil)
 	tests := []struct {
 		method, path string
 		want         int
@@ -652,8 +652,8 @@ func TestProviderAnswersWhereClaudeCodeCalls(t *testing.T) {
 // letting a test assert that the key was sent.
 func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 	const key = "sk-ant-secret-0123456789"
-	var log provLockedBuffer
-	p := NewProvider(nil)
+	var log lockedBuffer
+	p := New(nil)
 	p.Log = &log
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -661,7 +661,7 @@ func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 	go func() { done <- p.Serve(ctx, "127.0.0.1:0", func(u string) { ready <- u }) }()
 	url := <-ready
 	body := map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "review the change"}}}
-	provPost(t, url+"/v1/messages?beta=true", body, map[string]string{
+	post(t, url+"/v1/messages?beta=true", body, map[string]string{
 		"X-Api-Key":         key,
 		"Authorization":     "Bearer " + key,
 		"Anthropic-Version": "2023-06-01",
@@ -708,9 +708,9 @@ func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 // metadata, tool definitions...), and one that consumes a scripted reply
 // for a request it could not read.
 func TestProviderToleratesEverythingClaudeCodeSends(t *testing.T) {
-	p := provStart(t, &Script{Replies: []Reply{{Text: "first"}}})
-	resp, body := provPost(t, p.URL()+"/v1/messages", "not json {", nil)
-	if resp.StatusCode != 400 || provDecode(t, body)["error"].(map[string]any)["type"] != "invalid_request_error" {
+	p := startProvider(t, &Script{Replies: []Reply{{Text: "first"}}})
+	resp, body := post(t, p.URL()+"/v1/messages", "not json {", nil)
+	if resp.StatusCode != 400 || decode(t, body)["error"].(map[string]any)["type"] != "invalid_request_error" {
 		t.Fatalf("non-JSON body: status %d %s, want 400 invalid_request_error", resp.StatusCode, body)
 	}
 	claudeCode := `{
@@ -727,7 +727,7 @@ func TestProviderToleratesEverythingClaudeCodeSends(t *testing.T) {
 		"output_config": {"effort": "high"},
 		"temperature": 1, "some_future_field": [1, 2, 3]
 	}`
-	resp, body = provPost(t, p.URL()+"/v1/messages?beta=true", claudeCode, nil)
+	resp, body = post(t, p.URL()+"/v1/messages?beta=true", claudeCode, nil)
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
 	}
@@ -774,7 +774,7 @@ func TestServeListensOnLoopbackOnly(t *testing.T) {
 				if !errors.Is(err, ErrNotLoopback) {
 					t.Errorf("error %v does not wrap ErrNotLoopback", err)
 				}
-				served := NewProvider(nil).Serve(context.Background(), tt.addr, func(string) { t.Error("Serve listened") })
+				served := New(nil).Serve(context.Background(), tt.addr, func(string) { t.Error("Serve listened") })
 				if !errors.Is(served, ErrNotLoopback) {
 					t.Errorf("Serve(%q) = %v, want ErrNotLoopback", tt.addr, served)
 				}
@@ -783,27 +783,27 @@ func TestServeListensOnLoopbackOnly(t *testing.T) {
 	}
 }
 
-// provLockedBuffer is a bytes.Buffer safe for the provider's handler
+// lockedBuffer is a bytes.Buffer safe for the provider's handler
 // goroutines and the test to share.
-type provLockedBuffer struct {
+type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *provLockedBuffer) Write(p []byte) (int, error) {
+func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *provLockedBuffer) String() string {
+func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
 }
 
 func benchmarkProvider(b *testing.B, stream bool) {
-	p := provStart(b, &Script{Default: &Reply{
+	p := startProvider(b, &Script{Default: &Reply{
 		Text:  "reviewing the change",
 		Tools: []Tool{{Name: "Write", Input: map[string]any{"file_path": "/tmp/review-output.json", "content": `{"verdict":"approve"}`}}},
 		Usage: FullUsage(2000, 300, 7000, 1000),
@@ -841,7 +841,7 @@ func BenchmarkProviderMessagesStream(b *testing.B) { benchmarkProvider(b, true) 
 // `wfb mock serve` from holding every request body it ever saw, without
 // breaking the reply order or the unique ids.
 func TestProviderDiscardRequestsServesButKeepsNothing(t *testing.T) {
-	p := NewProvider(&Script{Replies: []Reply{{Text: "a"}, {Text: "b"}}})
+	p := New(&Script{Replies: []Reply{{Text: "a"}, {Text: "b"}}})
 	p.DiscardRequests = true
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -850,8 +850,8 @@ func TestProviderDiscardRequestsServesButKeepsNothing(t *testing.T) {
 	url := <-ready
 	var got []string
 	for range 3 {
-		_, body := provPost(t, url+"/v1/messages", map[string]any{}, nil)
-		m := provDecode(t, body)
+		_, body := post(t, url+"/v1/messages", map[string]any{}, nil)
+		m := decode(t, body)
 		got = append(got, m["id"].(string)+" "+m["content"].([]any)[0].(map[string]any)["text"].(string))
 	}
 	cancel()

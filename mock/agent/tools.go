@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"bytes"
@@ -19,19 +19,19 @@ import (
 
 // Bounds on what a tool hands back to the model and the result stream.
 const (
-	agentReadLimit      = 256 << 10
-	agentBashOutLimit   = 30000
-	agentBashTimeout    = 60 * time.Second
-	agentBashMaxTimeout = 10 * time.Minute
+	readLimit      = 256 << 10
+	bashOutLimit   = 30000
+	bashTimeout    = 60 * time.Second
+	bashMaxTimeout = 10 * time.Minute
 )
 
-// agentToolNames are the tools the stand-in offers, in the order it offers
+// toolNames are the tools the stand-in offers, in the order it offers
 // them.
-var agentToolNames = []string{"Write", "Read", "Bash"}
+var toolNames = []string{"Write", "Read", "Bash"}
 
-// agentToolDefs are the tool definitions sent to the provider, shaped like
+// toolDefs are the tool definitions sent to the provider, shaped like
 // Claude Code's.
-var agentToolDefs = map[string]any{
+var toolDefs = map[string]any{
 	"Write": map[string]any{
 		"name":        "Write",
 		"description": "Writes a file to the local filesystem, atomically (a temporary file beside the target, then a rename).",
@@ -72,19 +72,19 @@ var agentToolDefs = map[string]any{
 	},
 }
 
-// agentToolResult is what one tool run reports back.
-type agentToolResult struct {
+// toolResult is what one tool run reports back.
+type toolResult struct {
 	Content string
 	IsError bool
 }
 
-func agentToolError(format string, args ...any) agentToolResult {
-	return agentToolResult{Content: fmt.Sprintf(format, args...), IsError: true}
+func toolError(format string, args ...any) toolResult {
+	return toolResult{Content: fmt.Sprintf(format, args...), IsError: true}
 }
 
-// agentRunTool runs one tool the model asked for, in dir. Every failure is a
+// execTool runs one tool the model asked for, in dir. Every failure is a
 // tool error for the model to see, never a failure of the session.
-func agentRunTool(ctx context.Context, dir, name string, input json.RawMessage) agentToolResult {
+func execTool(ctx context.Context, dir, name string, input json.RawMessage) toolResult {
 	switch name {
 	case "Write":
 		var in struct {
@@ -92,77 +92,77 @@ func agentRunTool(ctx context.Context, dir, name string, input json.RawMessage) 
 			Content  *string `json:"content"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
-			return agentToolError("InputValidationError: Write: %v", err)
+			return toolError("InputValidationError: Write: %v", err)
 		}
 		if in.FilePath == nil || *in.FilePath == "" || in.Content == nil {
-			return agentToolError("InputValidationError: Write requires file_path and content")
+			return toolError("InputValidationError: Write requires file_path and content")
 		}
-		return agentWrite(agentResolve(dir, *in.FilePath), *in.Content)
+		return writeTool(resolve(dir, *in.FilePath), *in.Content)
 	case "Read":
 		var in struct {
 			FilePath string `json:"file_path"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
-			return agentToolError("InputValidationError: Read: %v", err)
+			return toolError("InputValidationError: Read: %v", err)
 		}
 		if in.FilePath == "" {
-			return agentToolError("InputValidationError: Read requires file_path")
+			return toolError("InputValidationError: Read requires file_path")
 		}
-		return agentRead(agentResolve(dir, in.FilePath))
+		return readTool(resolve(dir, in.FilePath))
 	case "Bash":
 		var in struct {
 			Command string   `json:"command"`
 			Timeout *float64 `json:"timeout"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
-			return agentToolError("InputValidationError: Bash: %v", err)
+			return toolError("InputValidationError: Bash: %v", err)
 		}
 		if in.Command == "" {
-			return agentToolError("InputValidationError: Bash requires command")
+			return toolError("InputValidationError: Bash requires command")
 		}
-		timeout := agentBashTimeout
+		timeout := bashTimeout
 		if in.Timeout != nil && *in.Timeout > 0 {
-			timeout = min(time.Duration(*in.Timeout)*time.Millisecond, agentBashMaxTimeout)
+			timeout = min(time.Duration(*in.Timeout)*time.Millisecond, bashMaxTimeout)
 		}
-		return agentBash(ctx, dir, in.Command, timeout)
+		return bashTool(ctx, dir, in.Command, timeout)
 	default:
-		return agentToolError("Error: No such tool available: %s", name)
+		return toolError("Error: No such tool available: %s", name)
 	}
 }
 
-// agentResolve makes path absolute against dir.
-func agentResolve(dir, path string) string {
+// resolve makes path absolute against dir.
+func resolve(dir, path string) string {
 	if filepath.IsAbs(path) {
 		return filepath.Clean(path)
 	}
 	return filepath.Join(dir, path)
 }
 
-// agentWrite writes content to path exactly the way Claude Code's Write tool
+// writeTool writes content to path exactly the way Claude Code's Write tool
 // does: a temporary file <path>.tmp.<pid>.<hex> beside the target, written,
 // fsynced, then renamed over it. That is why a writable parent DIRECTORY is
 // needed, not a writable file — the contract a review artifact depends on.
 // Any failure removes the temporary file.
-func agentWrite(path, content string) agentToolResult {
+func writeTool(path, content string) toolResult {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return agentToolError("Error writing %s: %v", path, err)
+		return toolError("Error writing %s: %v", path, err)
 	}
 	mode := os.FileMode(0o644)
 	existed := false
 	if fi, err := os.Stat(path); err == nil {
 		if fi.IsDir() {
-			return agentToolError("Error writing %s: is a directory", path)
+			return toolError("Error writing %s: is a directory", path)
 		}
 		mode, existed = fi.Mode().Perm(), true
 	}
 	var suffix [6]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return agentToolError("Error writing %s: %v", path, err)
+		return toolError("Error writing %s: %v", path, err)
 	}
 	tmp := fmt.Sprintf("%s.tmp.%d.%s", path, os.Getpid(), hex.EncodeToString(suffix[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
-		return agentToolError("Error writing %s: %v", path, err)
+		return toolError("Error writing %s: %v", path, err)
 	}
 	err = func() error {
 		if _, err := io.WriteString(f, content); err != nil {
@@ -180,37 +180,37 @@ func agentWrite(path, content string) agentToolResult {
 	}()
 	if err != nil {
 		os.Remove(tmp)
-		return agentToolError("Error writing %s: %v", path, err)
+		return toolError("Error writing %s: %v", path, err)
 	}
 	if existed {
-		return agentToolResult{Content: fmt.Sprintf("The file %s has been updated.", path)}
+		return toolResult{Content: fmt.Sprintf("The file %s has been updated.", path)}
 	}
-	return agentToolResult{Content: fmt.Sprintf("File created successfully at: %s", path)}
+	return toolResult{Content: fmt.Sprintf("File created successfully at: %s", path)}
 }
 
-// agentRead returns the file's content, cut at agentReadLimit bytes.
-func agentRead(path string) agentToolResult {
+// readTool returns the file's content, cut at readLimit bytes.
+func readTool(path string) toolResult {
 	f, err := os.Open(path)
 	if err != nil {
-		return agentToolError("Error reading %s: %v", path, err)
+		return toolError("Error reading %s: %v", path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
-		return agentToolError("Error reading %s: is a directory", path)
+		return toolError("Error reading %s: is a directory", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, agentReadLimit+1))
+	b, err := io.ReadAll(io.LimitReader(f, readLimit+1))
 	if err != nil {
-		return agentToolError("Error reading %s: %v", path, err)
+		return toolError("Error reading %s: %v", path, err)
 	}
-	if len(b) > agentReadLimit {
-		return agentToolResult{Content: string(b[:agentReadLimit]) + fmt.Sprintf("\n[truncated: file is longer than %d bytes]", agentReadLimit)}
+	if len(b) > readLimit {
+		return toolResult{Content: string(b[:readLimit]) + fmt.Sprintf("\n[truncated: file is longer than %d bytes]", readLimit)}
 	}
-	return agentToolResult{Content: string(b)}
+	return toolResult{Content: string(b)}
 }
 
-// agentBash runs command with /bin/sh in dir, in its own process group so
+// bashTool runs command with /bin/sh in dir, in its own process group so
 // that a timeout kills whatever the command started too.
-func agentBash(ctx context.Context, dir, command string, timeout time.Duration) agentToolResult {
+func bashTool(ctx context.Context, dir, command string, timeout time.Duration) toolResult {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
@@ -219,32 +219,32 @@ func agentBash(ctx context.Context, dir, command string, timeout time.Duration) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
-	out := &agentBoundedBuffer{limit: agentBashOutLimit}
+	out := &boundedBuffer{limit: bashOutLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	text := out.String()
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:
-		return agentToolResult{Content: text}
+		return toolResult{Content: text}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return agentToolError("Command timed out after %s\n%s", timeout, text)
+		return toolError("Command timed out after %s\n%s", timeout, text)
 	case errors.As(err, &exitErr) && exitErr.ExitCode() >= 0:
-		return agentToolError("Exit code %d\n%s", exitErr.ExitCode(), text)
+		return toolError("Exit code %d\n%s", exitErr.ExitCode(), text)
 	default:
-		return agentToolError("Error running command: %v\n%s", err, text)
+		return toolError("Error running command: %v\n%s", err, text)
 	}
 }
 
-// agentBoundedBuffer keeps the first limit bytes written to it and counts
+// boundedBuffer keeps the first limit bytes written to it and counts
 // the rest, so a chatty command cannot fill the agent's memory.
-type agentBoundedBuffer struct {
+type boundedBuffer struct {
 	buf     bytes.Buffer
 	limit   int
 	dropped int
 }
 
-func (b *agentBoundedBuffer) Write(p []byte) (int, error) {
+func (b *boundedBuffer) Write(p []byte) (int, error) {
 	room := b.limit - b.buf.Len()
 	if room >= len(p) {
 		b.buf.Write(p)
@@ -255,7 +255,7 @@ func (b *agentBoundedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (b *agentBoundedBuffer) String() string {
+func (b *boundedBuffer) String() string {
 	s := b.buf.String()
 	if b.dropped > 0 {
 		s += fmt.Sprintf("\n[output truncated: %d more bytes]", b.dropped)

@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestReviewOutputPlaceholderIsTheArtifactPathOfEachRequest(t *testing.T) {
 		"content":   "{}",
 		"nested":    []any{"at " + ReviewOutputPlaceholder},
 	}}}}}
-	p, err := StartProvider(script)
+	p, err := Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}

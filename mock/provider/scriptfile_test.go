@@ -1,4 +1,4 @@
-package mock
+package provider
 
 import (
 	"bytes"
@@ -329,8 +329,8 @@ func TestScriptReasoningTokensReachTheResponsesWireVerbatim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := provStart(t, script)
-			_, body := provPost(t, p.URL()+"/v1/responses", respBody(false), nil)
+			p := startProvider(t, script)
+			_, body := post(t, p.URL()+"/v1/responses", respBody(false), nil)
 			dec := json.NewDecoder(bytes.NewReader(body))
 			dec.UseNumber()
 			var obj map[string]any
@@ -340,7 +340,7 @@ func TestScriptReasoningTokensReachTheResponsesWireVerbatim(t *testing.T) {
 			if diff := cmp.Diff(tt.want, respJSON(t, obj["usage"])); diff != "" {
 				t.Errorf("responses usage (-want +got):\n%s", diff)
 			}
-			resp, body := provPost(t, p.URL()+"/v1/messages", map[string]any{
+			resp, body := post(t, p.URL()+"/v1/messages", map[string]any{
 				"model": "m", "max_tokens": 10, "messages": []any{map[string]any{"role": "user", "content": "hi"}},
 			}, nil)
 			if resp.StatusCode != 200 || !bytes.Contains(body, []byte("thought")) || bytes.Contains(body, []byte("reasoning")) {

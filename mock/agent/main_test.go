@@ -1,4 +1,4 @@
-package mock
+package agent
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 )
 
 // TestMain lets the test binary be the stand-in agent: with WFB_TEST_AGENT=1
-// it runs AgentMain on its arguments (after an optional "mock agent") and
+// it runs Main on its arguments (after an optional "mock agent") and
 // exits, so tests start the agent as a real subprocess (the os/exec helper
 // process pattern) without building wfb first.
 func TestMain(m *testing.M) {
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 			args = args[2:]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		code := AgentMain(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+		code := Main(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 		stop()
 		os.Exit(code)
 	}
@@ -32,8 +32,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// agentUpdateGolden reports whether -update was given.
-func agentUpdateGolden() bool {
+// updateGolden reports whether -update was given.
+func updateGolden() bool {
 	f := flag.Lookup("update")
 	return f != nil && f.Value.String() == "true"
 }

@@ -1,0 +1,14 @@
+// Package agent is wfb's stand-in agent CLI: a small agent with Claude Code's
+// command-line interface and result shapes (`wfb mock agent -p ...`). It
+// talks to the provider named by $ANTHROPIC_BASE_URL, runs the tools the
+// replies ask for (Write, Read, Bash) in its working directory, and reports
+// usage exactly as served, priced from its own price table.
+//
+// It is a product feature, not a test double of wfb's own packages: a dry run
+// of a bench can use it as the agent, and the offline tests run it as a real
+// process (the test binary re-executed through Main) so that the runner's
+// process control, parsing and refusals are exercised end to end.
+//
+// This package imports nothing of wfb: it speaks to a provider over HTTP only,
+// so it depends on no provider code, mock/provider included.
+package agent

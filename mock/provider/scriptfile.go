@@ -1,0 +1,381 @@
+package provider
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/wfbench/wfb/internal/strictyaml"
+)
+
+// ScriptProblem is one thing wrong with a script file, located by line (and
+// column when known) and by the field's path, e.g. replies[1].status.
+type ScriptProblem = strictyaml.Problem
+
+// ScriptError lists every problem found in a script, so that one edit can
+// fix them all rather than one per run.
+type ScriptError = strictyaml.Error
+
+// LoadScript reads and validates the script file at path. Its errors name
+// the file as the path was given.
+func LoadScript(path string) (*Script, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read script: %w", err)
+	}
+	return ParseScript(path, data)
+}
+
+// ParseScript parses and validates a script (YAML, or JSON, which is YAML).
+// name is used in error messages only. A script that is empty is valid: it
+// serves the built-in default for every request. Every problem found is
+// reported in one *ScriptError.
+func ParseScript(name string, data []byte) (*Script, error) {
+	if name == "" {
+		name = "script"
+	}
+	sp := &scriptParser{Walker: &strictyaml.Walker{File: name}}
+	body, ok := sp.Parse(data, "script")
+	if !ok {
+		return nil, sp.Err()
+	}
+	script := &Script{}
+	if body != nil {
+		sp.script(body, script)
+	}
+	if err := sp.Err(); err != nil {
+		return nil, err
+	}
+	return script, nil
+}
+
+// scriptParser reads a script's own fields with a strict walker. Tags are
+// not skipped: value gives !!str its meaning.
+type scriptParser struct {
+	*strictyaml.Walker
+}
+
+func (sp *scriptParser) script(node ast.Node, s *Script) {
+	node = sp.Deref(node, "")
+	if node == nil {
+		return
+	}
+	if _, isNull := node.(*ast.NullNode); isNull {
+		return
+	}
+	pairs, ok := sp.Mapping(node, "")
+	if !ok {
+		return
+	}
+	for _, kv := range pairs {
+		switch kv.Key {
+		case "replies":
+			items, _ := sp.SequenceOf(kv.Value, "replies", "a list of replies")
+			for i, item := range items {
+				if r, ok := sp.reply(item, fmt.Sprintf("replies[%d]", i)); ok {
+					s.Replies = append(s.Replies, r)
+				}
+			}
+		case "default":
+			if r, ok := sp.reply(kv.Value, "default"); ok {
+				s.Default = &r
+			}
+		default:
+			sp.Addf(kv.KeyAt, kv.Key, "unknown field (a script has: replies, default)")
+		}
+	}
+}
+
+// scriptReplyFields are the fields a reply may have, in documentation order.
+var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events"
+
+// reply reads one reply; ok is false when it has any problem.
+func (sp *scriptParser) reply(node ast.Node, field string) (r Reply, ok bool) {
+	pairs, ok := sp.Mapping(node, field)
+	if !ok {
+		return r, false
+	}
+	before := len(sp.Problems)
+	at := map[string]ast.Node{}
+	for _, kv := range pairs {
+		f := field + "." + kv.Key
+		v := sp.Deref(kv.Value, f)
+		if v == nil {
+			continue
+		}
+		at[kv.Key] = v
+		if !sp.replyField(&r, kv.Key, v, f) {
+			sp.Addf(kv.KeyAt, f, "unknown field (a reply has: %s)", scriptReplyFields)
+		}
+	}
+	sp.replyRules(r, at, field)
+	return r, len(sp.Problems) == before
+}
+
+// replyField reads the reply field key, whose value is v, into r. It
+// returns false for a key a reply does not have.
+func (sp *scriptParser) replyField(r *Reply, key string, v ast.Node, f string) bool {
+	switch key {
+	case "text":
+		r.Text, _ = sp.Str(v, f)
+	case "stop_reason":
+		r.StopReason, _ = sp.Str(v, f)
+	case "tools":
+		r.Tools = sp.tools(v, f)
+	case "usage":
+		r.Usage = sp.usage(v, f)
+	case "reasoning_tokens":
+		// Like a usage value: served verbatim, null is absent.
+		if val, ok := sp.value(v, f); ok {
+			r.ReasoningTokens = val
+		}
+	case "status":
+		if n, ok := sp.Int(v, f); ok {
+			if n < 100 || n > 599 {
+				sp.Addf(v, f, "must be an HTTP status 100-599, got %d", n)
+			} else {
+				r.Status = int(n)
+			}
+		}
+	case "error":
+		r.Error = sp.errorObject(v, f)
+	case "delay_ms":
+		r.DelayMS = sp.count(v, f)
+	case "hang":
+		r.Hang, _ = sp.Bool(v, f)
+	case "cut_after_events":
+		r.CutAfterEvents = sp.count(v, f)
+	default:
+		return false
+	}
+	return true
+}
+
+// replyRules checks a reply's fields across each other. Each rule names the
+// field that cannot be served, so the author sees what the provider would
+// otherwise silently drop. at holds where each field was written.
+func (sp *scriptParser) replyRules(r Reply, at map[string]ast.Node, field string) {
+	failing := r.Status != 0 && (r.Status < 200 || r.Status > 299)
+	if n, ok := at["error"]; ok && !failing && r.Error != nil {
+		if r.Status == 0 {
+			sp.Addf(n, field+".error", "needs a non-2xx status (e.g. status: 529); status is not set")
+		} else {
+			sp.Addf(n, field+".error", "needs a non-2xx status (e.g. status: 529); status is %d", r.Status)
+		}
+	}
+	if failing {
+		for _, k := range []string{"text", "tools", "stop_reason", "usage", "reasoning_tokens", "cut_after_events"} {
+			if n, ok := at[k]; ok {
+				sp.Addf(n, field+"."+k, "is not served with error status %d (an error reply has only the error object)", r.Status)
+			}
+		}
+	}
+	if n, ok := at["cut_after_events"]; ok && r.Hang && r.CutAfterEvents > 0 {
+		sp.Addf(n, field+".cut_after_events", "has no effect with hang: true (a hung reply sends no events)")
+	}
+}
+
+// count reads a count of milliseconds or events: 0 to MaxInt32, 0 when it
+// is not one (reported).
+func (sp *scriptParser) count(v ast.Node, f string) int {
+	n, ok := sp.Int(v, f)
+	switch {
+	case !ok:
+	case n < 0:
+		sp.Addf(v, f, "must be >= 0, got %d", n)
+	case n > math.MaxInt32:
+		sp.Addf(v, f, "must be at most %d, got %d", math.MaxInt32, n)
+	default:
+		return int(n)
+	}
+	return 0
+}
+
+// errorObject reads a failure's error object, served as JSON; nil when it
+// is not one (reported).
+func (sp *scriptParser) errorObject(v ast.Node, f string) json.RawMessage {
+	if _, ok := sp.Deref(v, f).(*ast.NullNode); ok {
+		sp.Addf(v, f, "must be an error object, e.g. {type: overloaded_error, message: Overloaded}, got null")
+		return nil
+	}
+	val, ok := sp.value(v, f)
+	if !ok {
+		return nil
+	}
+	if _, isObject := val.(map[string]any); !isObject {
+		sp.Addf(v, f, "must be an error object, e.g. {type: overloaded_error, message: Overloaded}, got %s", strictyaml.Describe(v))
+		return nil
+	}
+	raw, err := json.Marshal(val)
+	if err != nil {
+		sp.Addf(v, f, "cannot be sent as JSON: %v", err)
+		return nil
+	}
+	return raw
+}
+
+func (sp *scriptParser) tools(node ast.Node, field string) []Tool {
+	items, _ := sp.SequenceOf(node, field, "a list of {name, input}")
+	var tools []Tool
+	for i, item := range items {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		item = sp.Deref(item, f)
+		if item == nil {
+			continue
+		}
+		pairs, ok := sp.Mapping(item, f)
+		if !ok {
+			continue
+		}
+		tools = append(tools, sp.tool(item, f, pairs))
+	}
+	return tools
+}
+
+// tool reads one tool call, item being its mapping and pairs its fields.
+func (sp *scriptParser) tool(item ast.Node, f string, pairs []strictyaml.Pair) Tool {
+	t := Tool{Input: map[string]any{}}
+	named := false
+	for _, kv := range pairs {
+		kf := f + "." + kv.Key
+		v := sp.Deref(kv.Value, kf)
+		if v == nil {
+			continue
+		}
+		switch kv.Key {
+		case "name":
+			if s, ok := sp.Str(v, kf); ok {
+				named = true
+				if strings.TrimSpace(s) == "" {
+					sp.Addf(v, kf, "must not be empty")
+				}
+				t.Name = s
+			}
+		case "input":
+			val, ok := sp.value(v, kf)
+			if !ok {
+				continue
+			}
+			m, isObject := val.(map[string]any)
+			if !isObject {
+				sp.Addf(v, kf, "must be an object (the tool's arguments), got %s", strictyaml.Describe(v))
+				continue
+			}
+			t.Input = m
+		default:
+			sp.Addf(kv.KeyAt, kf, "unknown field (a tool has: name, input)")
+		}
+	}
+	if !named {
+		if _, bad := sp.lastProblemFor(f + ".name"); !bad {
+			sp.Addf(item, f+".name", "is required (the tool to call, e.g. Write)")
+		}
+	}
+	return t
+}
+
+func (sp *scriptParser) lastProblemFor(field string) (ScriptProblem, bool) {
+	for i := len(sp.Problems) - 1; i >= 0; i-- {
+		if sp.Problems[i].Field == field {
+			return sp.Problems[i], true
+		}
+	}
+	return ScriptProblem{}, false
+}
+
+// usage keeps the values exactly as written; only the keys are checked.
+func (sp *scriptParser) usage(node ast.Node, field string) Usage {
+	if _, isNull := node.(*ast.NullNode); isNull {
+		return nil
+	}
+	pairs, ok := sp.Mapping(node, field)
+	if !ok {
+		return nil
+	}
+	u := Usage{}
+	for _, kv := range pairs {
+		f := field + "." + kv.Key
+		if !slices.Contains(UsageFields, kv.Key) {
+			sp.Addf(kv.KeyAt, f, "unknown usage field (usage has: %s)", strings.Join(UsageFields, ", "))
+			continue
+		}
+		v, ok := sp.value(kv.Value, f)
+		if !ok {
+			continue
+		}
+		if v != nil {
+			u[kv.Key] = v
+		}
+	}
+	return u
+}
+
+// value converts a node to the Go value sent on the wire. Floats keep their
+// written form (json.Number) so that 1.0 is served as 1.0, not 1: a
+// consumer that refuses floats must be testable with one.
+func (sp *scriptParser) value(node ast.Node, field string) (any, bool) {
+	node = sp.Deref(node, field)
+	switch n := node.(type) {
+	case nil:
+		return nil, false
+	case *ast.NullNode:
+		return nil, true
+	case *ast.StringNode:
+		return n.Value, true
+	case *ast.LiteralNode:
+		return n.Value.Value, true
+	case *ast.BoolNode:
+		return n.Value, true
+	case *ast.IntegerNode:
+		return n.Value, true
+	case *ast.FloatNode:
+		lit := strings.TrimPrefix(n.Token.Value, "+")
+		if json.Valid([]byte(lit)) {
+			return json.Number(lit), true
+		}
+		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
+			sp.Addf(node, field, "%s cannot be sent as JSON", n.Token.Value)
+			return nil, false
+		}
+		return n.Value, true
+	case *ast.InfinityNode, *ast.NanNode:
+		sp.Addf(node, field, "%s cannot be sent as JSON", node.GetToken().Value)
+		return nil, false
+	case *ast.TagNode:
+		v, ok := sp.value(n.Value, field)
+		if ok && n.Start.Value == "!!str" && v != nil {
+			if tk := sp.Deref(n.Value, field).GetToken(); tk != nil {
+				return tk.Value, true
+			}
+		}
+		return v, ok
+	case *ast.SequenceNode:
+		list := make([]any, 0, len(n.Values))
+		good := true
+		for i, item := range n.Values {
+			v, ok := sp.value(item, fmt.Sprintf("%s[%d]", field, i))
+			good = good && ok
+			list = append(list, v)
+		}
+		return list, good
+	case *ast.MappingNode, *ast.MappingValueNode:
+		pairs, ok := sp.Mapping(n, field)
+		if !ok {
+			return nil, false
+		}
+		m := make(map[string]any, len(pairs))
+		good := true
+		for _, kv := range pairs {
+			v, ok := sp.value(kv.Value, strictyaml.Join(field, kv.Key))
+			good = good && ok
+			m[kv.Key] = v
+		}
+		return m, good
+	}
+	sp.Addf(node, field, "unsupported YAML value %s", strictyaml.Describe(node))
+	return nil, false
+}
