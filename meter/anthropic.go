@@ -75,6 +75,12 @@ func (d *anthropicDecoder) object(data []byte) {
 	}
 }
 
+// anthropicUsageEvents are the events that say anything about usage, the
+// model or the outcome; the many content deltas are not decoded.
+var anthropicUsageEvents = map[string]bool{"": true, "message_start": true, "message_delta": true, "message_stop": true, "error": true}
+
+func (d *anthropicDecoder) wants(name string) bool { return anthropicUsageEvents[name] }
+
 func (d *anthropicDecoder) event(name string, data []byte) {
 	var b anthropicBody
 	if err := json.Unmarshal(data, &b); err != nil {

@@ -77,7 +77,17 @@ func (d *geminiDecoder) object(data []byte) {
 	d.chunk(data)
 }
 
-func (d *geminiDecoder) event(_ string, data []byte) { d.chunk(data) }
+func (d *geminiDecoder) wants(string) bool { return true }
+
+func (d *geminiDecoder) event(_ string, data []byte) {
+	// Chunks carry no event name: skip decoding those that can say nothing
+	// new (no usage, no finish, no error, and the model already known).
+	if d.model != "" && !bytes.Contains(data, []byte(`"usageMetadata"`)) &&
+		!bytes.Contains(data, []byte(`"finishReason"`)) && !bytes.Contains(data, []byte(`"error"`)) {
+		return
+	}
+	d.chunk(data)
+}
 
 func (d *geminiDecoder) chunk(data []byte) {
 	var c geminiChunk

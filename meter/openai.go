@@ -74,6 +74,13 @@ func (d *openAIDecoder) object(data []byte) {
 	d.final(&b)
 }
 
+// openAIUsageEvents are the events that say anything about usage, the
+// model or the outcome; output deltas are not decoded.
+var openAIUsageEvents = map[string]bool{"": true, "response.created": true, "response.in_progress": true,
+	"response.completed": true, "response.incomplete": true, "response.failed": true, "error": true}
+
+func (d *openAIDecoder) wants(name string) bool { return openAIUsageEvents[name] }
+
 func (d *openAIDecoder) event(name string, data []byte) {
 	var ev struct {
 		Type     string          `json:"type"`

@@ -30,6 +30,9 @@ type protocol interface {
 // each, in order; then result says what they amounted to.
 type decoder interface {
 	object(data []byte)
+	// wants says whether events of this name (possibly "") are worth
+	// decoding; the data of others is not even collected.
+	wants(name string) bool
 	event(name string, data []byte)
 	result(status int, complete bool) outcome
 }
@@ -139,6 +142,9 @@ func (b *bodyReader) line(l []byte) {
 	case bytes.HasPrefix(l, []byte("event:")):
 		b.event = string(bytes.TrimSpace(l[len("event:"):]))
 	case bytes.HasPrefix(l, []byte("data:")):
+		if !b.dec.wants(b.event) {
+			return
+		}
 		d := l[len("data:"):]
 		if len(d) > 0 && d[0] == ' ' {
 			d = d[1:]
@@ -155,7 +161,7 @@ func (b *bodyReader) line(l []byte) {
 }
 
 func (b *bodyReader) dispatch() {
-	if b.data.Len() > 0 || b.event != "" {
+	if (b.data.Len() > 0 || b.event != "") && b.dec.wants(b.event) {
 		b.dec.event(b.event, b.data.Bytes())
 	}
 	b.event = ""
