@@ -23,8 +23,8 @@ var ErrMergeSelf = errors.New("a file cannot be merged into itself")
 // destination disagree. It wraps ErrMergeConflict.
 type ConflictError struct {
 	Source  string   // source file
-	Table   string   // runs, results, evidence, artifacts, scores or model_usage
-	Key     string   // the key column(s): run_id, attempt_id, score_id, or "attempt_id, model"
+	Table   string   // runs, results, evidence, artifacts, scores, model_usage, requests or exchanges
+	Key     string   // the key column(s): run_id, attempt_id, score_id, request_id, or "attempt_id, model"
 	ID      string   // the key both files hold, its values joined like Key's columns
 	Columns []string // every column that differs, in schema order
 	Dst     any      // the destination's value of Columns[0]
@@ -57,6 +57,7 @@ type MergeStats struct {
 	Source                                     string
 	Runs, Results, Evidence, Artifacts, Scores TableStats
 	ModelUsage                                 TableStats
+	Requests, Exchanges                        TableStats
 	// RunsCombined counts runs already in the destination (another shard of
 	// the same run) whose status or times changed by combining; they are
 	// also counted in Runs.Present.
@@ -79,13 +80,15 @@ var mergeTables = []mergeTable{
 	{"artifacts", []string{"attempt_id"}},
 	{"scores", []string{"score_id"}},
 	{"model_usage", []string{"attempt_id", "model"}},
+	{"requests", []string{"request_id"}},
+	{"exchanges", []string{"request_id"}},
 }
 
 // MergeFiles copies every source into dst, all in one transaction: either
 // every source is merged or (on any error) nothing is.
 //
-// Rows are matched by their primary key (run_id, attempt_id, score_id;
-// attempt_id and model for model_usage). A row whose key is not in dst is
+// Rows are matched by their primary key (run_id, attempt_id, score_id,
+// request_id; attempt_id and model for model_usage). A row whose key is not in dst is
 // copied as it is (its text was redacted when first written). A row
 // already in dst with the same content is left alone, so merging a file
 // twice adds nothing. A row already in dst with different content is a
@@ -148,6 +151,7 @@ func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {
 	counts := map[string]*TableStats{
 		"runs": &st.Runs, "results": &st.Results, "evidence": &st.Evidence,
 		"artifacts": &st.Artifacts, "scores": &st.Scores, "model_usage": &st.ModelUsage,
+		"requests": &st.Requests, "exchanges": &st.Exchanges,
 	}
 	for _, t := range mergeTables {
 		cols, err := tableColumns(ctx, tx, t.name)

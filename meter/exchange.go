@@ -1,0 +1,151 @@
+package meter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// CodecZstd names the compression of Body.Data: Zstandard, one frame.
+const CodecZstd = "zstd"
+
+// DefaultMaxExchangeBytes bounds the bodies kept per attempt, uncompressed.
+const DefaultMaxExchangeBytes = 64 << 20
+
+// Exchange is one request and its response as the meter keeps them: the
+// transcript of an attempt, and what a mock script can be recorded from.
+type Exchange struct {
+	// RequestHeader and ResponseHeader hold no credential header
+	// (Authorization, x-api-key, x-goog-api-key, Cookie, anything whose
+	// name says key, token or secret), and the attempt's secrets are
+	// scrubbed from the rest.
+	RequestHeader  http.Header
+	ResponseHeader http.Header
+	Request        Body
+	Response       Body // for SSE, the whole stream as received
+}
+
+// Body is one body, scrubbed of the attempt's secrets, then compressed.
+type Body struct {
+	Codec string // CodecZstd; "" when nothing was kept
+	Data  []byte // compressed
+	// Size is the length of the kept bytes, uncompressed; SHA256 (hex) is
+	// their digest: decompress Data, hash it, and it matches.
+	Size   int64
+	SHA256 string
+	// Truncated says only the first Size bytes were kept: the attempt's
+	// budget ran out (or, for a request, the body was over the limit).
+	Truncated bool
+}
+
+// Decode returns the kept bytes of b, uncompressed, checked against its
+// digest.
+func (b Body) Decode() ([]byte, error) {
+	if b.Codec == "" {
+		return nil, nil
+	}
+	if b.Codec != CodecZstd {
+		return nil, fmt.Errorf("body codec %q: only %s is known", b.Codec, CodecZstd)
+	}
+	out, err := DecodeBody(b.Codec, b.Data)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(out); hex.EncodeToString(sum[:]) != b.SHA256 {
+		return nil, fmt.Errorf("body digest mismatch: the kept bytes are not the ones recorded")
+	}
+	return out, nil
+}
+
+var (
+	codecOnce sync.Once
+	zenc      *zstd.Encoder
+	zdec      *zstd.Decoder
+)
+
+// codecs builds the one encoder and decoder, which are safe for
+// concurrent EncodeAll and DecodeAll calls.
+func codecs() (*zstd.Encoder, *zstd.Decoder) {
+	codecOnce.Do(func() {
+		var err error
+		// The default level compresses JSON transcripts about 10x at a
+		// few hundred MB/s; higher levels cost CPU the proxy shares with
+		// the agents it meters.
+		zenc, err = zstd.NewWriter(nil)
+		if err != nil {
+			panic(fmt.Sprintf("meter: zstd encoder: %v", err))
+		}
+		zdec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<30))
+		if err != nil {
+			panic(fmt.Sprintf("meter: zstd decoder: %v", err))
+		}
+	})
+	return zenc, zdec
+}
+
+// DecodeBody decompresses a kept body (see Body), for a reader of stored
+// exchanges that has the codec and the data but no Body.
+func DecodeBody(codec string, data []byte) ([]byte, error) {
+	if codec != CodecZstd {
+		return nil, fmt.Errorf("body codec %q: only %s is known", codec, CodecZstd)
+	}
+	_, dec := codecs()
+	out, err := dec.DecodeAll(data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("decode %s body: %w", codec, err)
+	}
+	return out, nil
+}
+
+// keep scrubs raw, digests and compresses it.
+func keep(raw []byte, truncated bool, s *scrubber) Body {
+	clean := s.bytes(raw)
+	enc, _ := codecs()
+	sum := sha256.Sum256(clean)
+	return Body{
+		Codec:     CodecZstd,
+		Data:      enc.EncodeAll(clean, make([]byte, 0, len(clean)/4+64)),
+		Size:      int64(len(clean)),
+		SHA256:    hex.EncodeToString(sum[:]),
+		Truncated: truncated,
+	}
+}
+
+// budget is what an attempt may still keep, uncompressed, shared by all its
+// requests.
+type budget struct{ left atomic.Int64 }
+
+// take reserves up to n bytes and returns how many it got.
+func (b *budget) take(n int) int {
+	for {
+		left := b.left.Load()
+		got := min(int64(n), max(left, 0))
+		if got == 0 || b.left.CompareAndSwap(left, left-got) {
+			return int(got)
+		}
+	}
+}
+
+// capture collects a body as it passes, up to what the budget allows.
+type capture struct {
+	b         *budget
+	buf       bytes.Buffer
+	truncated bool
+}
+
+func (c *capture) write(p []byte) {
+	if c.truncated {
+		return
+	}
+	n := c.b.take(len(p))
+	c.buf.Write(p[:n])
+	if n < len(p) {
+		c.truncated = true
+	}
+}

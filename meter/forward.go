@@ -1,0 +1,337 @@
+package meter
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// flight is one attributed request on its way through the proxy.
+type flight struct {
+	a        *Attempt
+	rec      Record
+	rest     string // escaped path after the attempt prefix
+	rawQuery string
+	target   *url.URL
+	proto    protocol // nil: not a model request
+	start    time.Time
+
+	reqHeader  http.Header
+	body       []byte
+	bodyCut    bool // the body was over the limit: only its head was read
+	respHeader http.Header
+	reader     *bodyReader
+	resp       capture
+	complete   bool // the upstream body ended cleanly
+}
+
+func newFlight(a *Attempt, seq int, r *http.Request, rest string, start time.Time) *flight {
+	f := &flight{a: a, rest: rest, rawQuery: r.URL.RawQuery, start: start, reqHeader: r.Header}
+	f.rec = Record{ID: newRecordID(), AttemptID: a.id, Seq: seq, Method: r.Method, StartedAt: start.UTC()}
+	f.target = a.target(rest, r.URL.RawQuery)
+	f.proto = detect(r.Method, f.target.Path)
+	f.resp.b = &a.budget
+	return f
+}
+
+func newRecordID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "req-" + time.Now().UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// target is the upstream URL for a request: the base's path, then the
+// rest of the request's path, query kept.
+func (a *Attempt) target(rest, rawQuery string) *url.URL {
+	u := *a.upstream
+	raw := strings.TrimSuffix(u.EscapedPath(), "/") + rest
+	u.RawPath = raw
+	if p, err := url.PathUnescape(raw); err == nil {
+		u.Path = p
+	} else {
+		u.Path, u.RawPath = raw, ""
+	}
+	u.RawQuery = rawQuery
+	return &u
+}
+
+// errCut says the upstream response broke off: the agent's connection must
+// be dropped, not ended cleanly.
+var errCut = errors.New("response cut")
+
+// serve forwards the request and relays the answer. Whatever happens, the
+// deferred finish records it, on the abort panic too.
+func (f *flight) serve(w http.ResponseWriter, r *http.Request) {
+	defer f.finish()
+	if !f.readBody(w, r) {
+		return
+	}
+	resp, ok := f.roundTrip(w, r)
+	if !ok {
+		return
+	}
+	if f.relay(w, r, resp) == errCut {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+func (f *flight) readBody(w http.ResponseWriter, r *http.Request) bool {
+	limit := f.a.p.opts.MaxRequestBytes
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	f.body = body
+	f.rec.RequestBytes = int64(len(body))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &tooLarge):
+		f.bodyCut = true
+		f.rec.ProxyError = ErrRequestTooLarge
+		f.answer(w, http.StatusRequestEntityTooLarge, ErrRequestTooLarge, "the request body exceeds "+byteCount(limit)+"; it was not forwarded")
+	case r.Context().Err() != nil:
+		f.rec.ProxyError, f.rec.ErrorDetail = ErrClientGone, err.Error()
+	default:
+		f.rec.ProxyError = ErrRequestUnreadable
+		f.answer(w, http.StatusBadRequest, ErrRequestUnreadable, err.Error())
+	}
+	return false
+}
+
+// answer is the meter's own answer to the agent, in the protocol's shape.
+func (f *flight) answer(w http.ResponseWriter, status int, kind, msg string) {
+	shape := f.proto
+	if shape == nil {
+		shape = guessShape(f.target.Path)
+	}
+	body := shape.errorBody(status, kind, msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	n, _ := w.Write(body)
+	f.rec.Status, f.rec.ResponseBytes = status, int64(n)
+	f.respHeader = w.Header().Clone()
+	f.resp.write(body)
+	if f.rec.ErrorDetail == "" {
+		f.rec.ErrorDetail = msg
+	}
+}
+
+func (f *flight) roundTrip(w http.ResponseWriter, r *http.Request) (*http.Response, bool) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(f.a.ctx, cancel)
+	out, err := http.NewRequestWithContext(ctx, r.Method, f.target.String(), bytes.NewReader(f.body))
+	if err != nil {
+		stop()
+		cancel()
+		f.rec.ProxyError = ErrUpstreamFailed
+		f.answer(w, http.StatusBadGateway, ErrUpstreamFailed, err.Error())
+		return nil, false
+	}
+	out.Header = forwardHeader(r.Header)
+	resp, err := f.a.p.transport.RoundTrip(out)
+	if err != nil {
+		stop()
+		cancel()
+		f.upstreamError(w, r, err)
+		return nil, false
+	}
+	// The body's reads end with the request's context: keep it until the
+	// body is closed.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: func() { stop(); cancel() }}
+	return resp, true
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel func()
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+func (f *flight) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	f.rec.ErrorDetail = err.Error()
+	switch {
+	case r.Context().Err() != nil:
+		// Nobody to answer.
+		f.rec.ProxyError = ErrClientGone
+	case f.a.ctx.Err() != nil:
+		f.rec.ProxyError = ErrAttemptEnded
+		f.answer(w, http.StatusBadGateway, ErrAttemptEnded, "the attempt ended with the request in flight")
+	case unreachable(err):
+		f.rec.ProxyError = ErrUpstreamUnreachable
+		f.answer(w, http.StatusBadGateway, ErrUpstreamUnreachable, err.Error())
+	default:
+		f.rec.ProxyError = ErrUpstreamFailed
+		f.answer(w, http.StatusBadGateway, ErrUpstreamFailed, err.Error())
+	}
+}
+
+// unreachable says the error happened before a connection to the upstream
+// was usable: dialing, name resolution, or the TLS handshake.
+func unreachable(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var header tls.RecordHeaderError
+	var alert tls.AlertError
+	switch {
+	case errors.As(err, &op) && op.Op == "dial",
+		errors.As(err, &dns),
+		errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid),
+		errors.As(err, &verify), errors.As(err, &header), errors.As(err, &alert):
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "TLS handshake") || strings.Contains(s, "tls: ")
+}
+
+// hopHeaders are meaningful for one connection only, never forwarded.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// stripHop removes hop-by-hop headers, and those the Connection header
+// names, from h.
+func stripHop(h http.Header) {
+	for _, v := range h.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+}
+
+// forwardHeader is the agent's header as sent upstream: credentials and
+// all, but no hop-by-hop header, and no Accept-Encoding — the transport
+// negotiates compression itself and hands the body back decoded, which is
+// what the meter must read.
+func forwardHeader(in http.Header) http.Header {
+	h := in.Clone()
+	stripHop(h)
+	h.Del("Accept-Encoding")
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = nil // no Go default in the agent's name
+	}
+	return h
+}
+
+var relayBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// relay passes the upstream response to the agent as it comes, flushing
+// every read of a stream, and feeds the reader and the capture after.
+func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Response) error {
+	defer resp.Body.Close()
+	f.respHeader = resp.Header.Clone()
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	stripHop(h)
+	f.rec.Status = resp.StatusCode
+	f.rec.Streamed = isSSE(resp.Header)
+	if f.proto != nil {
+		f.reader = newBodyReader(f.proto.decoder(), f.rec.Streamed)
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	if f.rec.Streamed {
+		rc.Flush() //nolint:errcheck // a gone agent shows at the first write
+	}
+	// A blocked write to an agent that stopped reading must not outlive
+	// the attempt.
+	stop := context.AfterFunc(f.a.ctx, func() { rc.SetWriteDeadline(time.Now()) }) //nolint:errcheck
+	defer stop()
+	bp := relayBuffers.Get().(*[]byte)
+	defer relayBuffers.Put(bp)
+	err := f.pump(w, r, rc, resp.Body, *bp)
+	if err == nil && !f.rec.Streamed {
+		rc.Flush() //nolint:errcheck // the whole answer reaches the agent now
+	}
+	f.rec.Latency = time.Since(f.start)
+	return err
+}
+
+// pump copies the body; it returns errCut when the upstream broke off.
+func (f *flight) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, body io.Reader, buf []byte) error {
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if f.rec.TTFB == nil {
+				d := time.Since(f.start)
+				f.rec.TTFB = &d
+			}
+			chunk := buf[:n]
+			_, werr := w.Write(chunk)
+			if werr == nil && f.rec.Streamed {
+				werr = rc.Flush()
+			}
+			if werr != nil {
+				f.gone(r, werr)
+				return nil
+			}
+			f.rec.ResponseBytes += int64(n)
+			if f.reader != nil {
+				f.reader.write(chunk)
+			}
+			f.resp.write(chunk)
+		}
+		switch {
+		case err == io.EOF:
+			f.complete = true
+			return nil
+		case err != nil && r.Context().Err() != nil:
+			f.gone(r, err)
+			return nil
+		case err != nil:
+			f.rec.ProxyError, f.rec.ErrorDetail = ErrUpstreamCut, err.Error()
+			if f.a.ctx.Err() != nil {
+				f.rec.ProxyError = ErrAttemptEnded
+			}
+			return errCut
+		}
+	}
+}
+
+// gone records that the agent could not be written to.
+func (f *flight) gone(r *http.Request, err error) {
+	f.rec.ProxyError, f.rec.ErrorDetail = ErrClientGone, err.Error()
+	if r.Context().Err() == nil && f.a.ctx.Err() != nil {
+		f.rec.ProxyError = ErrAttemptEnded
+	}
+}
+
+func isSSE(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+func byteCount(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
