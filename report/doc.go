@@ -1,6 +1,6 @@
 // Package report turns the results file into the tables of `wfb runs`,
-// `wfb report`, `wfb diff`, `wfb export`, `wfb session` and `wfb merge`,
-// and the HTML page of `wfb report --html`.
+// `wfb report`, `wfb diff`, `wfb export`, `wfb session`, `wfb merge` and
+// `wfb rescore`, and the HTML page of `wfb report --html`.
 //
 // The pipeline has three stages, as benchstat's does:
 //
@@ -9,10 +9,10 @@
 //     streams one typed row at a time into the builders (Export reads in
 //     chunks), so a million attempts never sit in memory as raw values. Review-quality metrics come from each attempt's latest score
 //     when the file has a scores table, and are absent otherwise.
-//   - Building (Tabulator, Differ, RunsTable, ResultTable, MergeTable) is
-//     pure: rows in, a Tabulation, Diff or Table out, with every warning
-//     kept as data (footnotes), never printed or dropped. Statistics come
-//     from report/stats.
+//   - Building (Tabulator, Differ, RunsTable, ResultTable, MergeTable,
+//     RescoreTable) is pure: rows in, a Tabulation, Diff or Table out, with
+//     every warning kept as data (footnotes), never printed or dropped.
+//     Statistics come from report/stats.
 //   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
 //     for people (table, tsv, markdown, html: rounded, units in the column
 //     names) or for programs (csv, json: one wide table, full precision,
