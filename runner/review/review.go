@@ -18,6 +18,10 @@ import (
 // ReviewOutput is the file name a review session writes its artifact to.
 const ReviewOutput = "review-output.json"
 
+// OutputEnv names the environment variable that tells a review session's
+// agent where to write its artifact.
+const OutputEnv = "WFB_REVIEW_OUTPUT"
+
 // MaxArtifactBytes bounds the artifact: a larger file is invalid, not read.
 const MaxArtifactBytes = 1 << 20
 

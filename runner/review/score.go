@@ -210,19 +210,7 @@ func boolCompare(a, b bool) int {
 // that a heavier matching is always one with more pairs first.
 func assign(fs []Finding, ls []Label) []int {
 	nf, nl := len(fs), len(ls)
-	// unit bounds the total finding weight; big bounds the total of
-	// label weight·unit plus finding weight.
-	unit := int64(4*nf + 1)
-	big := int64(4*nl)*unit + unit
-	edge := make([][]int64, nl) // 0: no edge; otherwise the pair's weight
-	for li, l := range ls {
-		edge[li] = make([]int64, nf)
-		for fi, f := range fs {
-			if overlaps(f, l) {
-				edge[li][fi] = big + int64(weight(l.Severity))*unit + int64(weight(f.Severity))
-			}
-		}
-	}
+	edge := pairWeights(fs, ls)
 	labelOf := make([]int, nf) // finding -> label, -1 when free
 	findingOf := make([]int, nl)
 	for i := range labelOf {
@@ -289,6 +277,26 @@ func assign(fs []Finding, ls []Label) []int {
 			fi = prev
 		}
 	}
+}
+
+// pairWeights is assign's edge weights, by label then finding: 0 where the
+// two do not overlap, else the pair's lexicographic weight.
+func pairWeights(fs []Finding, ls []Label) [][]int64 {
+	nf, nl := len(fs), len(ls)
+	// unit bounds the total finding weight; big bounds the total of
+	// label weight·unit plus finding weight.
+	unit := int64(4*nf + 1)
+	big := int64(4*nl)*unit + unit
+	edge := make([][]int64, nl)
+	for li, l := range ls {
+		edge[li] = make([]int64, nf)
+		for fi, f := range fs {
+			if overlaps(f, l) {
+				edge[li][fi] = big + int64(weight(l.Severity))*unit + int64(weight(f.Severity))
+			}
+		}
+	}
+	return edge
 }
 
 // CheckLabels validates a task's labels and returns every problem found,
