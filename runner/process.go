@@ -81,60 +81,17 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		res.SpawnErr = errors.New("empty command")
 		return res
 	}
-	outR, outW, err := os.Pipe()
+	pipes, err := openPipes()
 	if err != nil {
-		res.State, res.SpawnErr = store.StateSpawnFailure, fmt.Errorf("stdout pipe: %w", err)
+		res.State, res.SpawnErr = store.StateSpawnFailure, err
 		return res
 	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		res.State, res.SpawnErr = store.StateSpawnFailure, fmt.Errorf("stderr pipe: %w", err)
-		return res
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		res.State, res.SpawnErr = store.StateSpawnFailure, fmt.Errorf("stdin pipe: %w", err)
-		return res
-	}
-
-	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(ps.Argv[0], ps.Argv[1:]...)
-		cmd.Dir = ps.Dir
-		cmd.Env = ps.Env
-		if cmd.Env == nil {
-			cmd.Env = []string{} // never inherit the harness's environment
-		}
-		// Passing *os.File (not an io.Writer) hands the fds straight to
-		// the child: Wait then returns when the leader exits, not when
-		// every holder of the pipe has gone.
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-		if ps.NoStdin {
-			cmd.Stdin = nil // os/exec opens /dev/null
-		}
-		cmd.ExtraFiles = ps.ExtraFiles
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Setpgid:    true,
-			Pdeathsig:  syscall.SIGKILL,
-			Credential: ps.Credential,
-		}
-		return cmd
-	}
-	cmd := newCmd()
-
 	// A cgroup of the session's own catches descendants that leave the
 	// process group; without one (not root, no cgroup2) the group is all
 	// there is.
 	cg, cgErr := newSessionCgroup()
 	if cgErr == nil {
 		res.Containment = "cgroup"
-		cmd.SysProcAttr.UseCgroupFD = true
-		cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
 		defer func() {
 			if err := cg.close(); err != nil && res.KillFailure == "" {
 				res.KillFailure = err.Error()
@@ -145,56 +102,158 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	}
 
 	start := time.Now()
-	err = cmd.Start()
-	// A binary staged a moment ago can still be open for writing in a
-	// sibling's fork (ETXTBSY) until that child execs; it passes quickly.
-	for try := 0; errors.Is(err, syscall.ETXTBSY) && try < 20; try++ {
-		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond)
-		cmd = newCmd()
+	cmd, err := startProcess(ps, pipes, cg, &res)
+	if err != nil {
+		pipes.closeParentEnds()
+		res.State, res.SpawnErr = store.StateSpawnFailure, err
+		res.Duration = time.Since(start)
+		return res
+	}
+	readersDone := pipes.read(ps, stdoutTail, stderrTail, &res)
+	pid := cmd.Process.Pid
+	exited := leaderExited(pid)
+	superviseProcess(ctx, ps, pid, exited, &res)
+	// The leader is gone (a zombie still); kill what is left of its group,
+	// and of its cgroup: descendants that left the group too.
+	killGroup(pid, syscall.SIGKILL)
+	if cg != nil && cmd.SysProcAttr.UseCgroupFD {
+		if err := cg.kill(); err != nil {
+			res.KillFailure = err.Error()
+		}
+	}
+	waitErr := cmd.Wait()
+	res.Duration = time.Since(start)
+	pipes.drain(readersDone, &res)
+	recordExit(cmd, waitErr, &res)
+	return res
+}
+
+// processPipes are the agent's stdin, stdout and stderr: the child's ends
+// (r for stdin, w for the others) and the parent's.
+type processPipes struct {
+	inR, inW, outR, outW, errR, errW *os.File
+}
+
+// openPipes opens the three pipes, or none.
+func openPipes() (*processPipes, error) {
+	p := &processPipes{}
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.outR.Close()
+		p.outW.Close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	if p.inR, p.inW, err = os.Pipe(); err != nil {
+		p.outR.Close()
+		p.outW.Close()
+		p.errR.Close()
+		p.errW.Close()
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	return p, nil
+}
+
+// closeChildEnds closes the ends the child holds once it started, so that
+// the parent sees EOF when the child's side is gone.
+func (p *processPipes) closeChildEnds() {
+	p.inR.Close()
+	p.outW.Close()
+	p.errW.Close()
+}
+
+// closeParentEnds closes the parent's ends of a process that never
+// started.
+func (p *processPipes) closeParentEnds() {
+	p.inW.Close()
+	p.outR.Close()
+	p.errR.Close()
+}
+
+// newCommand builds the process's command: its own process group, killed
+// with wfb, in the environment the spec names and nothing else.
+func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
+	cmd := exec.Command(ps.Argv[0], ps.Argv[1:]...)
+	cmd.Dir = ps.Dir
+	cmd.Env = ps.Env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // never inherit the harness's environment
+	}
+	// Passing *os.File (not an io.Writer) hands the fds straight to
+	// the child: Wait then returns when the leader exits, not when
+	// every holder of the pipe has gone.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pipes.inR, pipes.outW, pipes.errW
+	if ps.NoStdin {
+		cmd.Stdin = nil // os/exec opens /dev/null
+	}
+	cmd.ExtraFiles = ps.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Credential: ps.Credential,
+	}
+	return cmd
+}
+
+// startProcess starts the command, in the cgroup when there is one, and
+// closes the child's ends of the pipes. A failure to start in the cgroup
+// falls back to the process group alone, and says so in res.Containment.
+func startProcess(ps processSpec, pipes *processPipes, cg *sessionCgroup, res *processResult) (*exec.Cmd, error) {
+	inCgroup := func() *exec.Cmd {
+		cmd := newCommand(ps, pipes)
 		if cg != nil {
 			cmd.SysProcAttr.UseCgroupFD = true
 			cmd.SysProcAttr.CgroupFD = int(cg.fd.Fd())
 		}
+		return cmd
+	}
+	cmd := inCgroup()
+	err := cmd.Start()
+	// A binary staged a moment ago can still be open for writing in a
+	// sibling's fork (ETXTBSY) until that child execs; it passes quickly.
+	for try := 0; errors.Is(err, syscall.ETXTBSY) && try < 20; try++ {
+		time.Sleep(time.Duration(try+1) * 5 * time.Millisecond)
+		cmd = inCgroup()
 		err = cmd.Start()
 	}
 	if err != nil && cg != nil {
 		// Some kernels refuse clone into a cgroup; the process group remains.
 		res.Containment = "process group only: start in a cgroup: " + err.Error()
-		cmd = newCmd()
+		cmd = newCommand(ps, pipes)
 		err = cmd.Start()
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		errR.Close()
-		res.State, res.SpawnErr = store.StateSpawnFailure, err
-		res.Duration = time.Since(start)
-		return res
-	}
-	pid := cmd.Process.Pid
+	pipes.closeChildEnds()
+	return cmd, err
+}
 
-	// Feed stdin, then close it so the agent sees EOF. An agent that never
-	// reads it must not block us: the write runs on its own goroutine.
+// read feeds stdin (then closes it, so the agent sees EOF) and reads stdout
+// and stderr into their tails, stdout line by line to ps.OnStdoutLine. The
+// channel gets one value as each reader ends.
+func (p *processPipes) read(ps processSpec, stdoutTail, stderrTail io.Writer, res *processResult) <-chan struct{} {
+	// An agent that never reads stdin must not block us: the write runs
+	// on its own goroutine.
 	go func() {
-		io.WriteString(inW, ps.Stdin)
-		inW.Close()
+		io.WriteString(p.inW, ps.Stdin)
+		p.inW.Close()
 	}()
-
 	readersDone := make(chan struct{}, 2)
 	go func() {
 		defer func() { readersDone <- struct{}{} }()
-		res.StdoutBytes = readLines(outR, stdoutTail, ps.OnStdoutLine)
+		res.StdoutBytes = readLines(p.outR, stdoutTail, ps.OnStdoutLine)
 	}()
 	go func() {
 		defer func() { readersDone <- struct{}{} }()
-		io.Copy(stderrTail, errR)
+		io.Copy(stderrTail, p.errR)
 	}()
+	return readersDone
+}
 
-	// Observe the leader's exit without reaping it: while it is a zombie its
-	// pid (the group id) cannot be reused, so killing the group is safe.
+// leaderExited is closed when the process exits. It observes the exit
+// without reaping: while the leader is a zombie its pid (the group id)
+// cannot be reused, so killing the group is safe.
+func leaderExited(pid int) <-chan struct{} {
 	exited := make(chan struct{})
 	go func() {
 		for {
@@ -206,61 +265,62 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		}
 		close(exited)
 	}()
+	return exited
+}
 
-	killGroup := func(sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
+func killGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 
+// superviseProcess runs the spec's Started check, then waits for the
+// leader to exit, the timeout, or ctx, and records which as res.State:
+// a stopped process gets SIGTERM, and SIGKILL after the grace period.
+func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-chan struct{}, res *processResult) {
 	if ps.Started != nil {
 		if err := ps.Started(pid); err != nil {
-			killGroup(syscall.SIGKILL)
+			killGroup(pid, syscall.SIGKILL)
 			res.RefusedErr = err
+			<-exited
+			res.State = store.StateNotStarted
+			return
 		}
 	}
-
 	var timeout <-chan time.Time
-	if ps.Timeout > 0 && res.RefusedErr == nil {
+	if ps.Timeout > 0 {
 		t := time.NewTimer(ps.Timeout)
 		defer t.Stop()
 		timeout = t.C
 	}
-	stopped := func(state string) {
-		res.State = state
-		killGroup(syscall.SIGTERM)
-		grace := time.NewTimer(ps.Grace)
-		defer grace.Stop()
-		select {
-		case <-exited:
-		case <-grace.C:
-			killGroup(syscall.SIGKILL)
-			if state == store.StateTimeout {
-				res.State = store.StateForcedKill
-			}
-			<-exited
-		}
+	select {
+	case <-exited:
+		res.State = store.StateExited
+	case <-timeout:
+		stopProcess(pid, ps.Grace, exited, store.StateTimeout, res)
+	case <-ctx.Done():
+		stopProcess(pid, ps.Grace, exited, store.StateCancelled, res)
 	}
-	if res.RefusedErr != nil {
-		<-exited
-		res.State = store.StateNotStarted
-	} else {
-		select {
-		case <-exited:
-			res.State = store.StateExited
-		case <-timeout:
-			stopped(store.StateTimeout)
-		case <-ctx.Done():
-			stopped(store.StateCancelled)
-		}
-	}
-	// The leader is gone (a zombie still); kill what is left of its group,
-	// and of its cgroup: descendants that left the group too.
-	killGroup(syscall.SIGKILL)
-	if cg != nil && cmd.SysProcAttr.UseCgroupFD {
-		if err := cg.kill(); err != nil {
-			res.KillFailure = err.Error()
-		}
-	}
-	waitErr := cmd.Wait()
-	res.Duration = time.Since(start)
+}
 
+// stopProcess ends a process wfb stopped (state: timeout or cancelled):
+// SIGTERM to its group, then SIGKILL if it outlives the grace period (a
+// timeout becomes forced-kill).
+func stopProcess(pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
+	res.State = state
+	killGroup(pid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-exited:
+	case <-t.C:
+		killGroup(pid, syscall.SIGKILL)
+		if state == store.StateTimeout {
+			res.State = store.StateForcedKill
+		}
+		<-exited
+	}
+}
+
+// drain waits for the readers, for at most pipeDrain: only a descendant
+// that left the group can hold a pipe longer, and then reading stops.
+func (p *processPipes) drain(readersDone <-chan struct{}, res *processResult) {
 	drain := time.NewTimer(pipeDrain)
 	defer drain.Stop()
 	for pending := 2; pending > 0; {
@@ -270,16 +330,20 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		case <-drain.C:
 			// A descendant that left the group holds a pipe: stop reading.
 			res.PipesHeld = true
-			outR.Close()
-			errR.Close()
+			p.outR.Close()
+			p.errR.Close()
 			for ; pending > 0; pending-- {
 				<-readersDone
 			}
 		}
 	}
-	outR.Close()
-	errR.Close()
+	p.outR.Close()
+	p.errR.Close()
+}
 
+// recordExit records how the process ended: its exit code or the signal
+// that killed it.
+func recordExit(cmd *exec.Cmd, waitErr error, res *processResult) {
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		switch {
 		case st.Exited():
@@ -292,7 +356,6 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		res.State = store.StateSpawnFailure
 		res.SpawnErr = waitErr
 	}
-	return res
 }
 
 // readLines copies r to tail and hands every line to onLine. Lines longer
