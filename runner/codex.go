@@ -68,63 +68,21 @@ func tomlString(s string) string {
 	return string(b)
 }
 
+// codexArgv builds Codex's headless command line and the variables it adds
+// to the session's environment: the sandbox mode, the model provider wfb
+// defines, and the overrides that keep it quiet and stateless.
 func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]string, err error) {
-	if spec.AgentBin == "" {
-		return nil, nil, errors.New("no agent binary")
+	if err := codexSupports(spec); err != nil {
+		return nil, nil, err
 	}
-	if spec.OutputFormat != "" && spec.OutputFormat != "jsonl" {
-		return nil, nil, fmt.Errorf("output format %q: codex prints jsonl only", spec.OutputFormat)
-	}
-	if spec.MaxTurns > 0 {
-		return nil, nil, errors.New("max turns: codex exec has no turn limit, so an arm cannot set one")
-	}
-	if len(spec.AllowedTools) > 0 {
-		return nil, nil, errors.New("allowed tools: codex exec has no tool allow-list, so an arm cannot set one")
-	}
-	mode := spec.Permission
-	switch {
-	case mode != "":
-	case spec.Sandbox != nil:
-		mode = "bypass"
-	default:
-		mode = "workspace-write"
-	}
-	if !slices.Contains(codexSandboxModes, mode) {
-		return nil, nil, fmt.Errorf("permission %q: codex wants one of %s", mode, strings.Join(codexSandboxModes, ", "))
-	}
-	env = map[string]string{}
-	home := spec.Env["CODEX_HOME"]
-	if home == "" {
-		// Codex refuses a CODEX_HOME that does not exist, and the session
-		// uid may not be able to create one: the sandbox's fresh private
-		// HOME is both fresh and writable.
-		if home = spec.Env["HOME"]; home == "" {
-			return nil, nil, errors.New("codex needs HOME (or CODEX_HOME) in the session's environment")
-		}
-		env["CODEX_HOME"] = home
-	}
-	baseURL := spec.Env["OPENAI_BASE_URL"]
-	if baseURL == "" {
-		base := strings.TrimSuffix(spec.Env["ANTHROPIC_BASE_URL"], "/")
-		if base == "" {
-			return nil, nil, errors.New("codex needs a provider base URL: OPENAI_BASE_URL or the cell's ANTHROPIC_BASE_URL")
-		}
-		baseURL = base + "/v1"
-		if spec.Env["OPENAI_API_KEY"] == "" {
-			env["OPENAI_API_KEY"] = spec.Env["ANTHROPIC_API_KEY"]
-		}
-	}
-	retries, err := envCount(spec.Env, "CLAUDE_CODE_MAX_RETRIES", 2)
+	mode, err := codexMode(spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	idleMS, err := envCount(spec.Env, "API_TIMEOUT_MS", 120000)
+	provider, env, err := codexProviderConfig(spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	provider := fmt.Sprintf("{name=%s, base_url=%s, env_key=%s, wire_api=%s, request_max_retries=%d, stream_max_retries=%d, stream_idle_timeout_ms=%d}",
-		tomlString("wfb"), tomlString(baseURL), tomlString("OPENAI_API_KEY"), tomlString("responses"), retries, retries, idleMS)
-
 	argv = append([]string{spec.AgentBin}, spec.AgentArgs...)
 	// --strict-config makes Codex refuse an override key it does not know,
 	// so a renamed setting fails loudly instead of being ignored.
@@ -155,6 +113,78 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 	}
 	argv = append(argv, spec.ExtraArgs...)
 	return append(argv, "--", prompt), env, nil
+}
+
+// codexSupports refuses what Codex exec cannot do: another output format,
+// a turn limit, a tool allow-list.
+func codexSupports(spec SessionSpec) error {
+	switch {
+	case spec.AgentBin == "":
+		return errors.New("no agent binary")
+	case spec.OutputFormat != "" && spec.OutputFormat != "jsonl":
+		return fmt.Errorf("output format %q: codex prints jsonl only", spec.OutputFormat)
+	case spec.MaxTurns > 0:
+		return errors.New("max turns: codex exec has no turn limit, so an arm cannot set one")
+	case len(spec.AllowedTools) > 0:
+		return errors.New("allowed tools: codex exec has no tool allow-list, so an arm cannot set one")
+	}
+	return nil
+}
+
+// codexMode is the session's Codex sandbox mode: the spec's permission, or
+// bypass inside a wfb sandbox and workspace-write outside one.
+func codexMode(spec SessionSpec) (string, error) {
+	mode := spec.Permission
+	switch {
+	case mode != "":
+	case spec.Sandbox != nil:
+		mode = "bypass"
+	default:
+		mode = "workspace-write"
+	}
+	if !slices.Contains(codexSandboxModes, mode) {
+		return "", fmt.Errorf("permission %q: codex wants one of %s", mode, strings.Join(codexSandboxModes, ", "))
+	}
+	return mode, nil
+}
+
+// codexProviderConfig is the TOML of the model provider wfb defines for
+// Codex, and the variables the session's environment needs for it:
+// CODEX_HOME, and OPENAI_API_KEY when the cell's key is passed on.
+func codexProviderConfig(spec SessionSpec) (provider string, env map[string]string, err error) {
+	env = map[string]string{}
+	home := spec.Env["CODEX_HOME"]
+	if home == "" {
+		// Codex refuses a CODEX_HOME that does not exist, and the session
+		// uid may not be able to create one: the sandbox's fresh private
+		// HOME is both fresh and writable.
+		if home = spec.Env["HOME"]; home == "" {
+			return "", nil, errors.New("codex needs HOME (or CODEX_HOME) in the session's environment")
+		}
+		env["CODEX_HOME"] = home
+	}
+	baseURL := spec.Env["OPENAI_BASE_URL"]
+	if baseURL == "" {
+		base := strings.TrimSuffix(spec.Env["ANTHROPIC_BASE_URL"], "/")
+		if base == "" {
+			return "", nil, errors.New("codex needs a provider base URL: OPENAI_BASE_URL or the cell's ANTHROPIC_BASE_URL")
+		}
+		baseURL = base + "/v1"
+		if spec.Env["OPENAI_API_KEY"] == "" {
+			env["OPENAI_API_KEY"] = spec.Env["ANTHROPIC_API_KEY"]
+		}
+	}
+	retries, err := envCount(spec.Env, "CLAUDE_CODE_MAX_RETRIES", 2)
+	if err != nil {
+		return "", nil, err
+	}
+	idleMS, err := envCount(spec.Env, "API_TIMEOUT_MS", 120000)
+	if err != nil {
+		return "", nil, err
+	}
+	provider = fmt.Sprintf("{name=%s, base_url=%s, env_key=%s, wire_api=%s, request_max_retries=%d, stream_max_retries=%d, stream_idle_timeout_ms=%d}",
+		tomlString("wfb"), tomlString(baseURL), tomlString("OPENAI_API_KEY"), tomlString("responses"), retries, retries, idleMS)
+	return provider, env, nil
 }
 
 // grantDirs are the directories outside the workspace an agent may write:
