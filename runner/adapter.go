@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -47,14 +48,14 @@ type agentOutput interface {
 // session.
 func adapterFor(agent string) (adapter, error) {
 	switch agent {
-	case AgentClaude:
+	case bench.AgentClaude:
 		return &claudeAdapter{probe: true}, nil
-	case AgentStandIn:
+	case bench.AgentStandIn:
 		return &claudeAdapter{}, nil
-	case AgentCodex:
+	case bench.AgentCodex:
 		return &codexAdapter{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, AgentClaude, AgentCodex, AgentStandIn)
+	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentStandIn)
 }
 
 // claudeAdapter drives Claude Code (and wfb's stand-in, which shares its

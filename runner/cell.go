@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -70,7 +71,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	sb, err := sandbox.Prepare(ctx, sandbox.Options{
 		Workspace: c.Workspace, WorkspaceWritable: c.WorkspaceWritable && !c.Review, Backend: c.Sandbox, AgentBin: c.AgentBin,
 		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace,
-		StageAgent: c.Agent == AgentStandIn && !c.AgentStaged,
+		StageAgent: c.Agent == bench.AgentStandIn && !c.AgentStaged,
 	})
 	var refused *sandbox.RefusedError
 	switch {

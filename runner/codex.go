@@ -14,10 +14,6 @@ import (
 	"github.com/wfbench/wfb/store"
 )
 
-// AgentCodex is OpenAI's Codex CLI (npm @openai/codex), run as
-// `codex exec --json`.
-const AgentCodex = "codex"
-
 // Codex sandbox modes an arm may name as its permission; "bypass" runs
 // Codex with --dangerously-bypass-approvals-and-sandbox, leaving isolation
 // to wfb's sandbox. It is the default inside a wfb sandbox: Codex's own

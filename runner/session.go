@@ -11,16 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
-)
-
-// Agents wfb knows how to drive. The stand-in is wfb's own scripted agent
-// (`wfb mock agent`), which has Claude Code's interface.
-const (
-	AgentClaude  = "claude"
-	AgentStandIn = "stand-in"
 )
 
 // Recorder stores a row. *store.DB satisfies it.
@@ -53,7 +47,7 @@ type SessionSpec struct {
 	RetryOf          string
 
 	// The agent.
-	Agent        string   // AgentClaude or AgentStandIn
+	Agent        string   // bench.AgentClaude, AgentCodex or AgentStandIn
 	AgentBin     string   // the executable
 	AgentArgs    []string // arguments before the adapter's flags ("mock", "agent" for the stand-in run through wfb)
 	AgentVersion string
@@ -94,10 +88,6 @@ type ReviewSpec struct {
 	ArtifactPath string
 }
 
-// ReviewOutputEnv names the environment variable that tells the agent where
-// to write its review.
-const ReviewOutputEnv = "WFB_REVIEW_OUTPUT"
-
 // DefaultPath is the PATH an agent gets when the spec names none.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
@@ -127,9 +117,9 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 func scrubSecrets(row *store.Result, env map[string]string) {
 	var secrets []string
 	for k, v := range env {
-		// Names as the bench file judges them (secretName). Short values
-		// would scrub ordinary words; the mock's "offline" is not a secret.
-		if secretName.MatchString(k) && len(v) >= 8 {
+		// Names as the bench file judges them. Short values would scrub
+		// ordinary words; the mock's "offline" is not a secret.
+		if bench.IsSecretName(k) && len(v) >= 8 {
 			secrets = append(secrets, v)
 		}
 	}
@@ -212,7 +202,7 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 		}
 	}()
 	if spec.Review != nil {
-		env[ReviewOutputEnv] = spec.Review.ArtifactPath
+		env[review.OutputEnv] = spec.Review.ArtifactPath
 		prompt += "\n\nWrite your review as JSON to " + spec.Review.ArtifactPath +
 			" (schema_version 1, verdict, findings). Do not modify the workspace."
 		// Taken before the boundary: modes are part of the digest.

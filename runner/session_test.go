@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -104,7 +105,7 @@ func (r *rig) spec(t testing.TB, p *provider.Provider) SessionSpec {
 		RunID:     r.runID,
 		Task:      "seed",
 		Arm:       "stand-in",
-		Agent:     AgentStandIn,
+		Agent:     bench.AgentStandIn,
 		AgentBin:  testBinary(t),
 		AgentArgs: []string{"mock", "agent"},
 		Model:     "stand-in",

@@ -16,84 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
-
-// Selection picks the cells of a run out of a bench.
-type Selection struct {
-	Tasks []string `json:"tasks,omitempty"` // empty: every task (expensive ones only when asked)
-	Arms  []string `json:"arms,omitempty"`  // empty: every arm
-	Runs  int      `json:"runs,omitempty"`  // 0: the bench's
-	// IncludeExpensive runs tasks marked expensive; a task named in Tasks
-	// runs whether or not it is.
-	IncludeExpensive bool   `json:"include_expensive,omitempty"`
-	Sandbox          string `json:"sandbox,omitempty"` // "": the bench's
-	// Shard, when ShardCount > 0, keeps only the cells InShard assigns to
-	// shard Shard of ShardCount. The index is the process's, not the run's:
-	// the shards of one run share its id and its recorded selection (so
-	// that wfb merge finds them identical), and a resume names its shard
-	// again.
-	Shard      int `json:"-"`
-	ShardCount int `json:"shard_count,omitempty"`
-}
-
-// BenchCell names one cell: a task, an arm and a repetition (from 0).
-type BenchCell struct {
-	Task string `json:"task"`
-	Arm  string `json:"arm"`
-	Rep  int    `json:"rep"`
-}
-
-// Plan returns the selected cells in run order: repetition by repetition,
-// and within one, task by task and arm by arm, so that a drift over the
-// run's hours (a provider getting slower) falls on every arm alike. A name
-// in sel that the bench does not have is an *InputError.
-func (b *Bench) Plan(sel Selection) ([]BenchCell, error) {
-	var problems []string
-	for _, t := range sel.Tasks {
-		if _, ok := b.Task(t); !ok {
-			problems = append(problems, fmt.Sprintf("--tasks: %s has no task %q", b.Path, t))
-		}
-	}
-	for _, a := range sel.Arms {
-		if _, ok := b.Arm(a); !ok {
-			problems = append(problems, fmt.Sprintf("--arms: %s has no arm %q", b.Path, a))
-		}
-	}
-	if sel.Runs < 0 {
-		problems = append(problems, fmt.Sprintf("--runs %d: must be at least 1", sel.Runs))
-	}
-	if len(problems) > 0 {
-		return nil, &InputError{Problems: problems}
-	}
-	runs := b.Runs
-	if sel.Runs > 0 {
-		runs = sel.Runs
-	}
-	var cells []BenchCell
-	for rep := 0; rep < runs; rep++ {
-		for _, t := range b.Tasks {
-			switch {
-			case len(sel.Tasks) > 0 && !slices.Contains(sel.Tasks, t.ID):
-				continue
-			case len(sel.Tasks) == 0 && t.Expensive && !sel.IncludeExpensive:
-				continue
-			}
-			for _, a := range b.Arms {
-				if len(sel.Arms) > 0 && !slices.Contains(sel.Arms, a.ID) {
-					continue
-				}
-				if sel.ShardCount > 0 && !InShard(CellKey(t.ID, a.ID, rep), sel.Shard, sel.ShardCount) {
-					continue
-				}
-				cells = append(cells, BenchCell{Task: t.ID, Arm: a.ID, Rep: rep})
-			}
-		}
-	}
-	return cells, nil
-}
 
 // InputError is a problem with what the user gave a sweep (a name the bench
 // lacks, a variable missing from the environment, a ref that names no
@@ -106,8 +33,8 @@ func (e *InputError) Error() string { return strings.Join(e.Problems, "\n") }
 
 // SweepOptions configure one `wfb run`.
 type SweepOptions struct {
-	Bench     *Bench
-	Selection Selection
+	Bench     *bench.Bench
+	Selection bench.Selection
 	DB        *store.DB
 	Label     string
 	// Resume names a run to continue; empty starts a new one.
@@ -152,10 +79,10 @@ type Summary struct {
 // RunConfig is what runs.config holds for a `wfb run`: enough to check a
 // resume against and to tell what changed.
 type RunConfig struct {
-	Command     string      `json:"command"`
-	Bench       string      `json:"bench"`
-	Selection   Selection   `json:"selection"`
-	Fingerprint Fingerprint `json:"fingerprint"`
+	Command     string            `json:"command"`
+	Bench       string            `json:"bench"`
+	Selection   bench.Selection   `json:"selection"`
+	Fingerprint bench.Fingerprint `json:"fingerprint"`
 }
 
 // NotRunDetail starts the detail of the row a cell gets when the outage
@@ -169,7 +96,7 @@ var systemic = []string{store.KindProviderError, store.KindInfraError, store.Kin
 // Sweep runs the cells of a bench into one run.
 type Sweep struct {
 	opts    SweepOptions
-	bench   *Bench
+	bench   *bench.Bench
 	cells   []*cellState
 	run     store.Run
 	config  RunConfig
@@ -201,9 +128,9 @@ type agentCmd struct {
 // cellState is one cell and its attempts in attempt order: those a resumed
 // run found, then those made now.
 type cellState struct {
-	BenchCell
-	task     Task
-	arm      Arm
+	bench.Cell
+	task     bench.Task
+	arm      bench.Arm
 	attempts []store.Result
 	started  bool // an attempt was made in this invocation
 
@@ -227,7 +154,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 		agents: map[string]agentCmd{}, pristin: map[string]pristine{}}
 	var prev *store.Run
 	var prevConfig RunConfig
-	if id := cmp.Or(opts.Resume, opts.RunID); id != "" && idPattern.MatchString(id) {
+	if id := cmp.Or(opts.Resume, opts.RunID); id != "" && bench.ValidID(id) {
 		lock, err := lockRun(opts.DB.Path(), id)
 		if err != nil {
 			return nil, err
@@ -268,10 +195,14 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 		}
 		sel.Shard = opts.Selection.Shard
 		opts.Selection, s.opts.Selection = sel, sel
-	} else if opts.RunID != "" && !idPattern.MatchString(opts.RunID) {
+	} else if opts.RunID != "" && !bench.ValidID(opts.RunID) {
 		return nil, &InputError{Problems: []string{fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-'", opts.RunID)}}
 	}
 	plan, err := b.Plan(opts.Selection)
+	var unknown *bench.SelectionError
+	if errors.As(err, &unknown) {
+		return nil, &InputError{Problems: unknown.Problems}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +214,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	for _, c := range plan {
 		t, _ := b.Task(c.Task)
 		a, _ := b.Arm(c.Arm)
-		s.cells = append(s.cells, &cellState{BenchCell: c, task: t, arm: a})
+		s.cells = append(s.cells, &cellState{Cell: c, task: t, arm: a})
 		used["t/"+t.ID], used["a/"+a.ID] = true, true
 		p := b.ProviderFor(t, a)
 		if !p.IsMock() {
@@ -392,11 +323,46 @@ func lookup(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
+// fingerprint computes the sweep's fingerprint over the tasks and arms it
+// uses (used holds "t/ID" and "a/ID").
+func (s *Sweep) fingerprint(used map[string]bool) (bench.Fingerprint, error) {
+	b := s.bench
+	f := bench.Fingerprint{BenchSHA256: b.Digest, Workspaces: map[string]string{}, Agents: map[string]string{}, Harness: s.opts.Harness}
+	var err error
+	if f.MockScripts, err = b.MockScriptDigests(); err != nil {
+		return f, fmt.Errorf("fingerprint: %w", err)
+	}
+	for _, t := range b.Tasks {
+		if !used["t/"+t.ID] {
+			continue
+		}
+		p := s.pristin[t.ID]
+		if p.commit != "" {
+			f.Workspaces[t.ID] = "git " + p.commit
+			continue
+		}
+		d, err := sandbox.Digest(p.dir)
+		if err != nil {
+			return f, fmt.Errorf("fingerprint: workspace of task %s: %w", t.ID, err)
+		}
+		if !strings.HasPrefix(d, "sha256:") {
+			d = "sha256:" + d
+		}
+		f.Workspaces[t.ID] = d
+	}
+	for _, a := range b.Arms {
+		if used["a/"+a.ID] {
+			f.Agents[a.ID] = s.agents[a.ID].version
+		}
+	}
+	return f, nil
+}
+
 // agentFor resolves an arm's agent command and version. A binary that
 // cannot be found is not an input error: each cell records the spawn
 // failure, as a row.
-func (s *Sweep) agentFor(a Arm) agentCmd {
-	if a.Agent == AgentStandIn && a.AgentBin == "" {
+func (s *Sweep) agentFor(a bench.Arm) agentCmd {
+	if a.Agent == bench.AgentStandIn && a.AgentBin == "" {
 		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
 	}
 	bin := a.AgentBin
@@ -500,12 +466,12 @@ func (s *Sweep) loadAttempts(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	byKey := map[BenchCell]*cellState{}
+	byKey := map[bench.Cell]*cellState{}
 	for _, c := range s.cells {
-		byKey[c.BenchCell] = c
+		byKey[c.Cell] = c
 	}
 	for _, r := range rows {
-		c, ok := byKey[BenchCell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
+		c, ok := byKey[bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
 		if !ok {
 			continue
 		}
@@ -909,7 +875,7 @@ func (s *Sweep) recordFailure(ctx context.Context, c *cellState, kind, detail st
 type reviewRecorder struct {
 	db       *store.DB
 	artifact string
-	task     Task
+	task     bench.Task
 }
 
 func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -36,7 +37,7 @@ provider: {mock: ok.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}]
 `, cells, workers)), 0o644)
-			bench, err := LoadBench(path, checkScript)
+			bn, err := bench.Load(path, checkScript)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,7 +47,7 @@ arms: [{id: a, agent: stand-in}]
 			}
 			defer db.Close()
 			r := &benchRig{dir: dir, db: db, env: map[string]string{}}
-			o := SweepOptions{Bench: bench, DB: db, Harness: "bench", Getenv: func(string) string { return "" },
+			o := SweepOptions{Bench: bn, DB: db, Harness: "bench", Getenv: func(string) string { return "" },
 				StartMock: r.startMock, StandInBin: testBinary(b), StandInArgs: []string{"mock", "agent"},
 				AgentEnv: map[string]string{"WFB_TEST_AGENT": "1"}, TempDir: dir}
 			b.ResetTimer()

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -63,9 +64,15 @@ func (r *benchRig) file(name, text string) string {
 	return p
 }
 
-func (r *benchRig) bench(text string) *Bench {
+// checkScript validates a mock script a bench names, as wfb run does.
+func checkScript(path string, data []byte) error {
+	_, err := provider.ParseScript(path, data)
+	return err
+}
+
+func (r *benchRig) bench(text string) *bench.Bench {
 	r.t.Helper()
-	b, err := LoadBench(r.file("bench.yaml", text), checkScript)
+	b, err := bench.Load(r.file("bench.yaml", text), checkScript)
 	if err != nil {
 		r.t.Fatalf("bench: %v", err)
 	}
@@ -74,7 +81,7 @@ func (r *benchRig) bench(text string) *Bench {
 
 // opts are the sweep options a `wfb run` would pass, with this test binary
 // as the stand-in agent.
-func (r *benchRig) opts(b *Bench) SweepOptions {
+func (r *benchRig) opts(b *bench.Bench) SweepOptions {
 	return SweepOptions{
 		Bench: b, DB: r.db, Harness: "test",
 		Getenv:     func(k string) string { return r.env[k] },
@@ -500,7 +507,7 @@ arms: [{id: a, agent: stand-in}]
 		t.Errorf("config does not record the resolved commit: %s", r.run(sum.RunID).Config)
 	}
 
-	bad := r.bench(strings.Replace(b.rawForTest(t), pinned[:10], "no-such-ref", 1))
+	bad := r.bench(strings.Replace(benchText(t, b), pinned[:10], "no-such-ref", 1))
 	_, err := NewSweep(context.Background(), r.opts(bad))
 	var ie *InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), `ref "no-such-ref" does not name a commit`) {
@@ -508,8 +515,8 @@ arms: [{id: a, agent: stand-in}]
 	}
 }
 
-// rawForTest returns the bench file's text.
-func (b *Bench) rawForTest(t *testing.T) string {
+// benchText returns the bench file's text.
+func benchText(t *testing.T, b *bench.Bench) string {
 	t.Helper()
 	data, err := os.ReadFile(b.Path)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wfbench/wfb/runner/bench"
 )
 
 // pristine is a task's starting tree, prepared once per run: the task's
@@ -28,7 +30,7 @@ type pristine struct {
 // is cloned with --no-local --no-hardlinks, so the clone owns its objects,
 // and checked out detached at ref; a ref that does not resolve is an error
 // the caller reports as bad input.
-func preparePristine(ctx context.Context, t Task, tmp string) (pristine, error) {
+func preparePristine(ctx context.Context, t bench.Task, tmp string) (pristine, error) {
 	if t.Workspace.Git == "" {
 		return pristine{dir: t.Workspace.Dir}, nil
 	}
@@ -174,7 +176,7 @@ type commandResult struct {
 // its own process group, killed whole at the timeout or when ctx ends.
 func runCommand(ctx context.Context, command, dir string, timeout time.Duration, cred *syscall.Credential, extraEnv map[string]string) (commandResult, error) {
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = bench.DefaultTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -78,11 +79,11 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err := extract(demoData, "_demodata", tmp); err != nil {
 		return fmt.Errorf("unpack the demo bench: %w", err)
 	}
-	bench, err := runner.LoadBench(filepath.Join(tmp, "bench.yaml"), checkScript)
+	b, err := bench.Load(filepath.Join(tmp, "bench.yaml"), checkScript)
 	if err != nil {
 		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
 	}
-	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", runner.SweepOptions{Bench: bench, Label: "demo", TempDir: tmp})
+	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", runner.SweepOptions{Bench: b, Label: "demo", TempDir: tmp})
 	if err != nil {
 		return err
 	}
@@ -90,9 +91,9 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if bad := demoSurprises(rows, bench.Runs); len(bad) > 0 {
-		for _, b := range bad {
-			fmt.Fprintln(s.ErrOut, "wfb demo: unexpected: "+b)
+	if bad := demoSurprises(rows, b.Runs); len(bad) > 0 {
+		for _, msg := range bad {
+			fmt.Fprintln(s.ErrOut, "wfb demo: unexpected: "+msg)
 		}
 		return errNotOK
 	}
@@ -117,11 +118,11 @@ func recordedRows(ctx context.Context, path, runID string) ([]store.Result, erro
 // that every (task, arm) recorded reps cells, and that the 529s were
 // retried as linked attempts.
 func demoSurprises(rows []store.Result, reps int) []string {
-	last := map[runner.BenchCell]store.Result{}
+	last := map[bench.Cell]store.Result{}
 	byID := map[string]store.Result{}
 	for _, r := range rows {
 		byID[r.AttemptID] = r
-		k := runner.BenchCell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}
+		k := bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}
 		if r.Attempt >= last[k].Attempt {
 			last[k] = r
 		}

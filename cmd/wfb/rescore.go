@@ -11,6 +11,7 @@ import (
 
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/store"
 )
@@ -70,12 +71,12 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	if opts.Bench == "" {
 		return badInput("rescore: --bench FILE is required (the labels come from its tasks)")
 	}
-	bench, err := runner.LoadBench(opts.Bench, nil)
+	b, err := bench.Load(opts.Bench, nil)
 	if err != nil {
 		return asBadInput(err)
 	}
-	tasks := map[string]runner.Task{}
-	for _, t := range bench.Tasks {
+	tasks := map[string]bench.Task{}
+	for _, t := range b.Tasks {
 		tasks[t.ID] = t
 	}
 

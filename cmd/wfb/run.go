@@ -12,6 +12,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -106,8 +107,8 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 
 // selection turns the flags into the run's selection. With --resume the
 // selection is the run's own, and flags that would change it are refused.
-func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
-	sel := runner.Selection{Tasks: o.Tasks, Arms: o.Arms, Runs: o.Runs, IncludeExpensive: o.IncludeExpensive, Sandbox: o.Sandbox}
+func (o *runOptions) selection(s *Streams) (bench.Selection, error) {
+	sel := bench.Selection{Tasks: o.Tasks, Arms: o.Arms, Runs: o.Runs, IncludeExpensive: o.IncludeExpensive, Sandbox: o.Sandbox}
 	if o.Workers < 0 {
 		return sel, badInput("--workers %d: must be at least 1", o.Workers)
 	}
@@ -125,17 +126,17 @@ func (o *runOptions) selection(s *Streams) (runner.Selection, error) {
 		if len(fixed) > 0 {
 			return sel, badInput("--resume continues a run with the cells it was started with; drop %s", strings.Join(sortedStrings(fixed), ", "))
 		}
-		sel = runner.Selection{}
+		sel = bench.Selection{}
 	}
 	switch {
 	case o.Shard != "":
-		i, n, err := runner.ParseShard(o.Shard)
+		i, n, err := bench.ParseShard(o.Shard)
 		if err != nil {
 			return sel, badInput("--shard: %v", err)
 		}
 		sel.Shard, sel.ShardCount = i, n
 	default:
-		i, n, ok, err := runner.ShardFromEnv(s.Getenv)
+		i, n, ok, err := bench.ShardFromEnv(s.Getenv)
 		if err != nil {
 			return sel, asBadInput(err)
 		}
@@ -203,12 +204,12 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	if err != nil {
 		return err
 	}
-	bench, err := runner.LoadBench(opts.Bench, checkScript)
+	b, err := bench.Load(opts.Bench, checkScript)
 	if err != nil {
 		return asBadInput(err)
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
-		Bench: bench, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
+		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
 	})
 	return err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -59,7 +60,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f := cmd.Flags()
 	f.StringVar(&opts.Workspace, "workspace", "", "the directory the agent works in (required)")
 	f.StringVar(&opts.Prompt, "prompt", "", "the prompt, passed on stdin (required)")
-	f.StringVar(&opts.Agent, "agent", runner.AgentStandIn, "agent: stand-in or claude")
+	f.StringVar(&opts.Agent, "agent", bench.AgentStandIn, "agent: stand-in or claude")
 	f.StringVar(&opts.AgentBin, "agent-bin", "", "the agent executable (default: wfb itself for stand-in, claude on PATH)")
 	f.StringVar(&opts.BaseURL, "base-url", "", "the model API base URL (key from ANTHROPIC_API_KEY)")
 	f.StringVar(&opts.MockScript, "mock-script", "", "serve this mock script locally and point the agent at it")
@@ -68,7 +69,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.BoolVar(&opts.Review, "review", false, "a review session: the workspace must not change; the artifact is parsed and stored")
 	f.BoolVar(&opts.Edit, "edit", false, "let the agent edit the workspace IN PLACE (the session's uid must be able to write it; wfb run edits copies)")
 	f.StringVar(&opts.ArtifactDir, "artifact-dir", "", "where the review artifact is written (outside the workspace; default: inside the sandbox's private root)")
-	f.DurationVar(&opts.Timeout, "timeout", runner.DefaultTimeout, "session timeout")
+	f.DurationVar(&opts.Timeout, "timeout", bench.DefaultTimeout, "session timeout")
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
@@ -86,8 +87,8 @@ func (o *sessionOptions) validate() error {
 		return badInput("give --mock-script FILE (offline) or --base-url URL (a real API)")
 	case o.BaseURL != "" && o.MockScript != "":
 		return badInput("--base-url and --mock-script are exclusive")
-	case o.Agent != runner.AgentStandIn && o.Agent != runner.AgentClaude:
-		return badInput("--agent %q: want %s or %s", o.Agent, runner.AgentStandIn, runner.AgentClaude)
+	case o.Agent != bench.AgentStandIn && o.Agent != bench.AgentClaude:
+		return badInput("--agent %q: want %s or %s", o.Agent, bench.AgentStandIn, bench.AgentClaude)
 	case o.Edit && o.Review:
 		return badInput("--edit and --review are exclusive: a review must not change its workspace")
 	case o.ArtifactDir != "" && !o.Review:
@@ -208,7 +209,7 @@ func finishRun(ctx context.Context, db *store.DB, runID, status string, cause er
 // resolveAgentBin finds the agent executable and the arguments before the
 // adapter's own flags.
 func resolveAgentBin(agent, given string) (string, []string, error) {
-	if agent == runner.AgentStandIn && given == "" {
+	if agent == bench.AgentStandIn && given == "" {
 		return runner.StandInAgent()
 	}
 	if given == "" {

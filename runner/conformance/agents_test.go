@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb/mock/provider"
-	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 )
 
 // cli is one real agent CLI under test, and how a script speaks to it.
 type cli struct {
 	name    string // the binary's name in .ci/agent-versions
-	agent   string // runner.AgentClaude or runner.AgentCodex
+	agent   string // bench.AgentClaude or bench.AgentCodex
 	binEnv  string // WFB_CLAUDE_BIN or WFB_CODEX_BIN
 	model   string // a model the agent and wfb can price
 	version string // pinned
@@ -32,7 +32,7 @@ type cli struct {
 
 var clis = []cli{
 	{
-		name: "claude", agent: runner.AgentClaude, binEnv: "WFB_CLAUDE_BIN", model: "claude-sonnet-4-5",
+		name: "claude", agent: bench.AgentClaude, binEnv: "WFB_CLAUDE_BIN", model: "claude-sonnet-4-5",
 		writeFile: func(path, content string) provider.Tool {
 			return provider.Tool{Name: "Write", Input: map[string]any{"file_path": path, "content": content}}
 		},
@@ -42,7 +42,7 @@ var clis = []cli{
 		background: provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
 	},
 	{
-		name: "codex", agent: runner.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
+		name: "codex", agent: bench.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
 		writeFile: func(path, content string) provider.Tool {
 			// A quoted heredoc delimiter: the shell expands nothing in it.
 			return provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "cat > '" + path + "' <<'WFB_EOF'\n" + content + "\nWFB_EOF"}}

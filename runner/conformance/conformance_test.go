@@ -17,6 +17,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/store"
 )
@@ -164,7 +165,7 @@ func rowTokens(r store.Result) tokens {
 // input_tokens, and cache_creation_input_tokens is NULL (not reported).
 func wantTokens(c cli, u [4]int64, reasoning int64) tokens {
 	in, out, cr, cc := u[0], u[1], u[2], u[3]
-	if c.agent == runner.AgentCodex {
+	if c.agent == bench.AgentCodex {
 		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
 	}
 	return tokens{store.UsageAnthropic, ptr(in), ptr(out), ptr(cr), ptr(cc), ptr(in), nil, nil}
@@ -213,7 +214,7 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 				t.Errorf("the provider saw %d requests, %d of them model turns: %v", len(all), len(prompts), seen)
 			}
 			switch c.agent {
-			case runner.AgentClaude:
+			case bench.AgentClaude:
 				if row.CostSource != "reported" || row.NumTurns == nil || *row.NumTurns != 1 {
 					t.Errorf("cost source %q, turns %v; want reported, 1", row.CostSource, row.NumTurns)
 				}
@@ -224,7 +225,7 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 				if row.PermissionDenials == nil || *row.PermissionDenials != 0 {
 					t.Errorf("permission denials %v, want a measured 0", row.PermissionDenials)
 				}
-			case runner.AgentCodex:
+			case bench.AgentCodex:
 				// gpt-5-codex: $1.25 per million input, $10 output.
 				want := (120*1.25 + 8*10.0) / 1e6
 				if row.CostSource != "derived" || row.CostUSD == nil || *row.CostUSD != want {
@@ -270,7 +271,7 @@ func TestAWriteToolCallProducesAnAcceptedReviewArtifact(t *testing.T) {
 			if row.Verdict != "request_changes" || row.FindingsCount == nil || *row.FindingsCount != 1 {
 				t.Errorf("row verdict %q, findings %v", row.Verdict, row.FindingsCount)
 			}
-			if c.agent == runner.AgentClaude && (row.PermissionDenials == nil || *row.PermissionDenials != 0) {
+			if c.agent == bench.AgentClaude && (row.PermissionDenials == nil || *row.PermissionDenials != 0) {
 				t.Errorf("permission denials %v (%s), want a measured 0", row.PermissionDenials, row.ErrorDetail)
 			}
 		})
@@ -308,7 +309,7 @@ func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
 			if diff := cmp.Diff(wantTokens(c, served(t, replies...), 18), rowTokens(row)); diff != "" {
 				t.Errorf("tokens (-want +got):\n%s", diff)
 			}
-			if c.agent == runner.AgentClaude {
+			if c.agent == bench.AgentClaude {
 				u := served(t, replies...)
 				wantMU := []store.ModelUsage{{Model: c.model, InputTokens: &u[0], OutputTokens: &u[1], CacheReadInputTokens: &u[2], CacheCreationInputTokens: &u[3], CostUSD: row.CostUSD}}
 				if diff := cmp.Diff(wantMU, row.ModelUsage); diff != "" {
@@ -352,7 +353,7 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 					// Codex 4 (a request retry, then a stream reconnect
 					// with its own request retry).
 					t.Errorf("a 529 was retried beyond the bound of 1: %d requests", requests)
-				case status == 400 && c.agent == runner.AgentCodex && requests != 1:
+				case status == 400 && c.agent == bench.AgentCodex && requests != 1:
 					t.Errorf("a 400 was retried: %d requests", requests)
 				case status == 400 && requests > 8:
 					// Claude Code answers a 400 by degrading its request
@@ -395,7 +396,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 				// must end the session.
 				cell.ExtraEnv["API_TIMEOUT_MS"] = "600000"
 				cell.ExtraEnv["WFB_CONFORMANCE_MARK"] = mark
-				if c.agent == runner.AgentClaude {
+				if c.agent == bench.AgentClaude {
 					cell.AllowedTools = []string{"Bash"}
 				}
 			})
@@ -456,7 +457,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 // bound — TestAHungProviderIsBoundedAndLeavesNoProcess covers it.
 func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 	for _, c := range clis {
-		if c.agent != runner.AgentClaude {
+		if c.agent != bench.AgentClaude {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -73,7 +74,7 @@ func BenchmarkStandInReviewSession(b *testing.B) {
 						b.Fatal(err)
 					}
 					row, err = runner.RunSession(ctx, db, runner.SessionSpec{
-						RunID: runID, Task: "seed", Arm: "stand-in", Agent: runner.AgentStandIn, AgentBin: self,
+						RunID: runID, Task: "seed", Arm: "stand-in", Agent: bench.AgentStandIn, AgentBin: self,
 						AgentArgs: []string{"mock", "agent"}, Model: "stand-in", Prompt: "review the change", Workdir: ws,
 						Timeout: time.Minute, Review: &runner.ReviewSpec{ArtifactPath: artifact},
 						Env: map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "ANTHROPIC_API_KEY": "offline", "WFB_TEST_AGENT": "1", "PATH": "/usr/bin:/bin"},
@@ -81,7 +82,7 @@ func BenchmarkStandInReviewSession(b *testing.B) {
 				} else {
 					row, err = runner.RunCell(ctx, db, runner.Cell{
 						RunID: runID, Task: "seed", Arm: "stand-in", Rep: i,
-						Agent: runner.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
+						Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
 						Model: "stand-in", Prompt: "review the change", Workspace: ws, Sandbox: backend,
 						Review: true, ArtifactDir: artDir, Timeout: time.Minute, BaseURL: p.URL(), APIKey: "offline",
 						ExtraEnv: map[string]string{"WFB_TEST_AGENT": "1"},

@@ -25,6 +25,7 @@ import (
 	"github.com/wfbench/wfb/mock/agent"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -143,7 +144,7 @@ func (r *rig) cell(t *testing.T, backend string, p *provider.Provider) runner.Ce
 	}
 	return runner.Cell{
 		RunID: r.runID, Task: "seed", Arm: "stand-in", Rep: 1,
-		Agent: runner.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
+		Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
 		Model: "stand-in", Prompt: "review the change",
 		Workspace: r.ws, Sandbox: backend, Review: true, ArtifactDir: r.artDir,
 		Timeout: 60 * time.Second, BaseURL: p.URL(), APIKey: "offline",

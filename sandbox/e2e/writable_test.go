@@ -13,6 +13,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -131,7 +132,7 @@ func newSweepRig(t *testing.T, bench string, scripts map[string]string) *sweepRi
 // stand-in agent.
 func (r *sweepRig) opts(t *testing.T, backend string) runner.SweepOptions {
 	t.Helper()
-	b, err := runner.LoadBench(filepath.Join(r.dir, "bench.yaml"), func(path string, data []byte) error {
+	b, err := bench.Load(filepath.Join(r.dir, "bench.yaml"), func(path string, data []byte) error {
 		_, err := provider.ParseScript(path, data)
 		return err
 	})
@@ -143,7 +144,7 @@ func (r *sweepRig) opts(t *testing.T, backend string) runner.SweepOptions {
 		t.Fatal(err)
 	}
 	return runner.SweepOptions{
-		Bench: b, DB: r.db, Harness: "e2e", Selection: runner.Selection{Sandbox: backend},
+		Bench: b, DB: r.db, Harness: "e2e", Selection: bench.Selection{Sandbox: backend},
 		Getenv: func(string) string { return "" }, StartMock: r.startMock,
 		StandInBin: self, StandInArgs: []string{"mock", "agent"},
 		AgentEnv: map[string]string{"WFB_TEST_AGENT": "1"}, TempDir: r.dir,

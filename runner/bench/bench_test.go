@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"errors"
@@ -54,9 +54,9 @@ func checkScript(path string, data []byte) error {
 // The smallest bench of the issue must parse, with every default filled in
 // and paths resolved against the bench file, not the working directory.
 func TestTheSmallestBenchParsesWithDefaults(t *testing.T) {
-	b, err := LoadBench("testdata/bench/smallest.yaml", checkScript)
+	b, err := Load("testdata/bench/smallest.yaml", checkScript)
 	if err != nil {
-		t.Fatalf("LoadBench: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	dir, _ := filepath.Abs("testdata/bench")
 	want := &Bench{
@@ -84,10 +84,10 @@ func TestTheSmallestBenchParsesWithDefaults(t *testing.T) {
 func TestABadBenchReportsEveryProblemWithItsLine(t *testing.T) {
 	for _, name := range []string{"bad", "syntax"} {
 		t.Run(name, func(t *testing.T) {
-			_, err := LoadBench("testdata/bench/"+name+".yaml", checkScript)
+			_, err := Load("testdata/bench/"+name+".yaml", checkScript)
 			var be *BenchError
 			if !errors.As(err, &be) {
-				t.Fatalf("LoadBench = %v, want a *BenchError", err)
+				t.Fatalf("Load = %v, want a *BenchError", err)
 			}
 			checkGolden(t, "bench/"+name+".golden", be.Error()+"\n")
 		})
@@ -141,7 +141,7 @@ arms:
 `
 	path := filepath.Join(dir, "b.yaml")
 	os.WriteFile(path, []byte(text), 0o644)
-	b, err := LoadBench(path, checkScript)
+	b, err := Load(path, checkScript)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,45 +173,12 @@ arms:
 
 // The commented example shipped for users must stay a valid bench.
 func TestTheExampleBenchIsValid(t *testing.T) {
-	b, err := LoadBench("../examples/bench.yaml", checkScript)
+	b, err := Load("../../examples/bench.yaml", checkScript)
 	if err != nil {
 		t.Fatalf("examples/bench.yaml: %v", err)
 	}
 	if len(b.Tasks) == 0 || len(b.Arms) == 0 {
 		t.Fatalf("example has %d tasks and %d arms", len(b.Tasks), len(b.Arms))
-	}
-}
-
-// Plan orders cells repetition-major, skips expensive tasks unless asked
-// or named, and refuses names the bench does not have.
-func TestPlanSelectsAndOrdersCells(t *testing.T) {
-	b := &Bench{Path: "b.yaml", Runs: 2,
-		Tasks: []Task{{ID: "t1"}, {ID: "big", Expensive: true}},
-		Arms:  []Arm{{ID: "x"}, {ID: "y"}}}
-	tests := []struct {
-		name string
-		sel  Selection
-		want []BenchCell
-	}{
-		{"default skips expensive", Selection{}, []BenchCell{{"t1", "x", 0}, {"t1", "y", 0}, {"t1", "x", 1}, {"t1", "y", 1}}},
-		{"include expensive", Selection{IncludeExpensive: true, Runs: 1}, []BenchCell{{"t1", "x", 0}, {"t1", "y", 0}, {"big", "x", 0}, {"big", "y", 0}}},
-		{"named expensive task runs", Selection{Tasks: []string{"big"}, Arms: []string{"y"}}, []BenchCell{{"big", "y", 0}, {"big", "y", 1}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := b.Plan(tt.sel)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("plan (-want +got):\n%s", diff)
-			}
-		})
-	}
-	_, err := b.Plan(Selection{Tasks: []string{"t9"}, Arms: []string{"z"}})
-	var ie *InputError
-	if !errors.As(err, &ie) || len(ie.Problems) != 2 {
-		t.Fatalf("Plan with unknown names = %v, want an InputError naming both", err)
 	}
 }
 
@@ -226,7 +193,7 @@ func TestAGitRefIsReadAsWritten(t *testing.T) {
 			text := "provider: {base_url: http://127.0.0.1:1}\n" +
 				"tasks:\n  - {id: t, prompt: p, workspace: {git: https://example.com/r.git, ref: " + ref + "}}\n" +
 				"arms:\n  - {id: a, agent: stand-in}\n"
-			b, err := ParseBench("bench.yaml", dir, []byte(text), nil)
+			b, err := Parse("bench.yaml", dir, []byte(text), nil)
 			if err != nil {
 				t.Fatalf("parse: %v", err)
 			}

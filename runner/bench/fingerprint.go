@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"crypto/sha256"
@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/wfbench/wfb/sandbox"
 )
 
 // Fingerprint is what a run's results depend on besides the model: the
@@ -89,48 +87,24 @@ func mapChanges(what string, now, was map[string]string, digests bool) []string 
 	return out
 }
 
-// fingerprint computes the sweep's fingerprint over the tasks and arms it
-// uses (used holds "t/ID" and "a/ID").
-func (s *Sweep) fingerprint(used map[string]bool) (Fingerprint, error) {
-	b := s.bench
-	f := Fingerprint{BenchSHA256: b.Digest, MockScripts: map[string]string{},
-		Workspaces: map[string]string{}, Agents: map[string]string{}, Harness: s.opts.Harness}
+// MockScriptDigests maps each mock script the bench names, relative to the
+// bench file, to the sha256 (hex) of its bytes: a fingerprint's
+// MockScripts.
+func (b *Bench) MockScriptDigests() (map[string]string, error) {
+	out := map[string]string{}
 	for _, p := range b.MockScripts() {
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return f, fmt.Errorf("fingerprint: %w", err)
+			return nil, err
 		}
 		sum := sha256.Sum256(data)
 		name, err := filepath.Rel(b.Dir, p)
 		if err != nil {
 			name = p
 		}
-		f.MockScripts[filepath.ToSlash(name)] = hex.EncodeToString(sum[:])
+		out[filepath.ToSlash(name)] = hex.EncodeToString(sum[:])
 	}
-	for _, t := range b.Tasks {
-		if !used["t/"+t.ID] {
-			continue
-		}
-		p := s.pristin[t.ID]
-		if p.commit != "" {
-			f.Workspaces[t.ID] = "git " + p.commit
-			continue
-		}
-		d, err := sandbox.Digest(p.dir)
-		if err != nil {
-			return f, fmt.Errorf("fingerprint: workspace of task %s: %w", t.ID, err)
-		}
-		if !strings.HasPrefix(d, "sha256:") {
-			d = "sha256:" + d
-		}
-		f.Workspaces[t.ID] = d
-	}
-	for _, a := range b.Arms {
-		if used["a/"+a.ID] {
-			f.Agents[a.ID] = s.agents[a.ID].version
-		}
-	}
-	return f, nil
+	return out, nil
 }
 
 // shortDigest abbreviates a digest for a message, keeping a "sha256:" or
@@ -138,8 +112,17 @@ func (s *Sweep) fingerprint(used map[string]bool) (Fingerprint, error) {
 func shortDigest(d string) string {
 	for _, p := range []string{"sha256:", "git "} {
 		if strings.HasPrefix(d, p) {
-			return p + clip(strings.TrimPrefix(d, p), 12)
+			return p + abbreviate(strings.TrimPrefix(d, p))
 		}
 	}
-	return clip(d, 12)
+	return abbreviate(d)
+}
+
+// abbreviate keeps a digest's first 12 characters: enough to tell two
+// apart in a message.
+func abbreviate(s string) string {
+	if len(s) <= 12 {
+		return s
+	}
+	return s[:12] + "..."
 }

@@ -1,4 +1,4 @@
-package runner
+package bench
 
 import (
 	"crypto/sha256"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,181 +13,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
-
-// Bench is an experiment: tasks × arms × repetitions, with the defaults
-// every cell shares. LoadBench reads one from a YAML file; examples/bench.yaml
-// documents every field.
-type Bench struct {
-	// Path is the bench file as given; Dir is its directory, absolute:
-	// every relative path in the file is resolved against it.
-	Path, Dir string
-	// Digest is the sha256 (hex) of the file's bytes.
-	Digest string
-
-	Description         string
-	Runs                int           // repetitions of each (task, arm); default 1
-	Timeout             time.Duration // per session; default 10m
-	Sandbox             string        // default auto: the strongest backend whose preflight passes
-	RequirePIDNamespace bool
-	Workers             int // cells at once; default 1
-	Provider            Provider
-	// Retries maps an error kind to how many times a cell is retried after
-	// an attempt that failed with it.
-	Retries map[string]int
-	// RetryBudget caps the retries of a whole run; -1 means no cap.
-	RetryBudget int
-	// Breaker is how many consecutive systemic failures stop the run; 0
-	// disables it. Default DefaultBreaker.
-	Breaker int
-
-	Tasks []Task
-	Arms  []Arm
-}
-
-// Provider says where sessions send model requests: a mock script served
-// locally (a dry run) or a real base URL whose key is read from the
-// environment, never from the bench file.
-type Provider struct {
-	Mock      string // absolute path of the mock script; empty for a real provider
-	BaseURL   string
-	APIKeyEnv string // default ANTHROPIC_API_KEY
-}
-
-// IsMock reports whether the provider is a mock script.
-func (p Provider) IsMock() bool { return p.Mock != "" }
-
-// Task is one piece of work every arm is measured on.
-type Task struct {
-	ID        string
-	Class     string
-	Workspace Workspace
-	Prompt    string
-	// Setup runs in the cell's workspace before the agent (as wfb's own
-	// user, with /bin/sh -c); a failure is an infra-error row.
-	Setup string
-	// Verify runs in the cell's workspace after the agent exited, never
-	// while it runs; non-zero marks the row verify-failed.
-	Verify string
-	Labels []review.Label
-	// Verdict is the review verdict the task expects; "" lets the labels
-	// decide (see review.ExpectedVerdict).
-	Verdict   string
-	Expensive bool
-	Review    bool
-	Timeout   time.Duration // 0: the bench's
-	Provider  *Provider     // nil: the bench's
-}
-
-// Workspace is a task's starting tree: a local directory, or a git
-// repository at a pinned ref. Every cell gets a fresh copy of its own.
-type Workspace struct {
-	Dir      string // absolute
-	Git, Ref string // Git is a URL or an absolute path
-}
-
-func (w Workspace) String() string {
-	if w.Git != "" {
-		return w.Git + "@" + w.Ref
-	}
-	return w.Dir
-}
-
-// Arm is one workflow variant.
-type Arm struct {
-	ID           string
-	Agent        string // AgentStandIn, AgentClaude or AgentCodex
-	AgentBin     string // the executable; default: wfb itself for stand-in, else the agent's name on PATH
-	Model        string
-	Flags        []string
-	PromptPrefix string
-	PromptSuffix string
-	AllowedTools []string
-	MaxTurns     int
-	Env          []EnvVar
-	Provider     *Provider // nil: the task's, else the bench's
-}
-
-// EnvVar is one variable an arm's agent gets. Its value comes from wfb's
-// environment (FromEnv) or, for settings that are not secrets, from the
-// file (Value, with Literal set).
-type EnvVar struct {
-	Name    string
-	FromEnv string
-	Value   string
-	Literal bool
-}
-
-// Defaults of a bench file.
-const (
-	DefaultTimeout = 10 * time.Minute
-	DefaultBreaker = 5
-	DefaultKeyEnv  = "ANTHROPIC_API_KEY"
-)
-
-// ProviderFor returns the provider of a cell: the arm's, else the task's,
-// else the bench's.
-func (b *Bench) ProviderFor(t Task, a Arm) Provider {
-	switch {
-	case a.Provider != nil:
-		return *a.Provider
-	case t.Provider != nil:
-		return *t.Provider
-	}
-	return b.Provider
-}
-
-// TimeoutFor returns a task's session timeout.
-func (b *Bench) TimeoutFor(t Task) time.Duration {
-	if t.Timeout > 0 {
-		return t.Timeout
-	}
-	return b.Timeout
-}
-
-// MockScripts lists the absolute paths of every mock script the bench names,
-// sorted, each once.
-func (b *Bench) MockScripts() []string {
-	set := map[string]bool{}
-	add := func(p *Provider) {
-		if p != nil && p.Mock != "" {
-			set[p.Mock] = true
-		}
-	}
-	add(&b.Provider)
-	for i := range b.Tasks {
-		add(b.Tasks[i].Provider)
-	}
-	for i := range b.Arms {
-		add(b.Arms[i].Provider)
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-// Task returns the task with the given id.
-func (b *Bench) Task(id string) (Task, bool) {
-	for _, t := range b.Tasks {
-		if t.ID == id {
-			return t, true
-		}
-	}
-	return Task{}, false
-}
-
-// Arm returns the arm with the given id.
-func (b *Bench) Arm(id string) (Arm, bool) {
-	for _, a := range b.Arms {
-		if a.ID == id {
-			return a, true
-		}
-	}
-	return Arm{}, false
-}
 
 // BenchProblem is one thing wrong with a bench file, located by line and
 // column (0 when unknown) and by field path, e.g. tasks[1].workspace.
@@ -243,14 +72,14 @@ func (e *BenchError) Error() string {
 
 // ScriptChecker validates a mock script's bytes; a non-nil error lists its
 // problems, one per line, each already naming the script's file and line.
-// cmd/wfb passes mock.ParseScript: runner does not import mock.
+// cmd/wfb passes mock.ParseScript: bench does not import mock.
 type ScriptChecker func(path string, data []byte) error
 
-// LoadBench reads and validates the bench file at path. Every problem, in
+// Load reads and validates the bench file at path. Every problem, in
 // the bench file and in the mock scripts it names (through check, which may
 // be nil), is reported in one *BenchError; a *BenchError means nothing may
 // start.
-func LoadBench(path string, check ScriptChecker) (*Bench, error) {
+func Load(path string, check ScriptChecker) (*Bench, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &BenchError{Problems: []BenchProblem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
@@ -259,12 +88,12 @@ func LoadBench(path string, check ScriptChecker) (*Bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench file %s: %w", path, err)
 	}
-	return ParseBench(path, filepath.Dir(abs), data, check)
+	return Parse(path, filepath.Dir(abs), data, check)
 }
 
-// ParseBench parses a bench file's bytes. name is used in messages; dir is
+// Parse parses a bench file's bytes. name is used in messages; dir is
 // the absolute directory relative paths are resolved against.
-func ParseBench(name, dir string, data []byte, check ScriptChecker) (*Bench, error) {
+func Parse(name, dir string, data []byte, check ScriptChecker) (*Bench, error) {
 	sum := sha256.Sum256(data)
 	b := &Bench{
 		Path: name, Dir: dir, Digest: hex.EncodeToString(sum[:]),
@@ -308,8 +137,18 @@ var (
 	secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
 )
 
+// ValidID says whether s has the shape of a task, arm or label id (letters,
+// digits, '.', '_' and '-', starting with a letter or digit); a run id
+// given on the command line must have it too.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// IsSecretName says whether an environment variable's name marks its value
+// as a secret: one the bench file may not hold, and one a session's row
+// must never carry.
+func IsSecretName(name string) bool { return secretName.MatchString(name) }
+
 // reservedEnv are set by wfb for every session; an arm cannot override them.
-var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", ReviewOutputEnv}
+var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
 
 const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, provider, retries, retry_budget, breaker, tasks, arms"
 

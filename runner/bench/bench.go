@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/wfbench/wfb/runner/review"
+)
+
+// Bench is an experiment: tasks × arms × repetitions, with the defaults
+// every cell shares. Load reads one from a YAML file; examples/bench.yaml
+// documents every field.
+type Bench struct {
+	// Path is the bench file as given; Dir is its directory, absolute:
+	// every relative path in the file is resolved against it.
+	Path, Dir string
+	// Digest is the sha256 (hex) of the file's bytes.
+	Digest string
+
+	Description         string
+	Runs                int           // repetitions of each (task, arm); default 1
+	Timeout             time.Duration // per session; default 10m
+	Sandbox             string        // default auto: the strongest backend whose preflight passes
+	RequirePIDNamespace bool
+	Workers             int // cells at once; default 1
+	Provider            Provider
+	// Retries maps an error kind to how many times a cell is retried after
+	// an attempt that failed with it.
+	Retries map[string]int
+	// RetryBudget caps the retries of a whole run; -1 means no cap.
+	RetryBudget int
+	// Breaker is how many consecutive systemic failures stop the run; 0
+	// disables it. Default DefaultBreaker.
+	Breaker int
+
+	Tasks []Task
+	Arms  []Arm
+}
+
+// Provider says where sessions send model requests: a mock script served
+// locally (a dry run) or a real base URL whose key is read from the
+// environment, never from the bench file.
+type Provider struct {
+	Mock      string // absolute path of the mock script; empty for a real provider
+	BaseURL   string
+	APIKeyEnv string // default ANTHROPIC_API_KEY
+}
+
+// IsMock reports whether the provider is a mock script.
+func (p Provider) IsMock() bool { return p.Mock != "" }
+
+// Task is one piece of work every arm is measured on.
+type Task struct {
+	ID        string
+	Class     string
+	Workspace Workspace
+	Prompt    string
+	// Setup runs in the cell's workspace before the agent (as wfb's own
+	// user, with /bin/sh -c); a failure is an infra-error row.
+	Setup string
+	// Verify runs in the cell's workspace after the agent exited, never
+	// while it runs; non-zero marks the row verify-failed.
+	Verify string
+	Labels []review.Label
+	// Verdict is the review verdict the task expects; "" lets the labels
+	// decide (see review.ExpectedVerdict).
+	Verdict   string
+	Expensive bool
+	Review    bool
+	Timeout   time.Duration // 0: the bench's
+	Provider  *Provider     // nil: the bench's
+}
+
+// Workspace is a task's starting tree: a local directory, or a git
+// repository at a pinned ref. Every cell gets a fresh copy of its own.
+type Workspace struct {
+	Dir      string // absolute
+	Git, Ref string // Git is a URL or an absolute path
+}
+
+func (w Workspace) String() string {
+	if w.Git != "" {
+		return w.Git + "@" + w.Ref
+	}
+	return w.Dir
+}
+
+// Arm is one workflow variant.
+type Arm struct {
+	ID           string
+	Agent        string // AgentStandIn, AgentClaude or AgentCodex
+	AgentBin     string // the executable; default: wfb itself for stand-in, else the agent's name on PATH
+	Model        string
+	Flags        []string
+	PromptPrefix string
+	PromptSuffix string
+	AllowedTools []string
+	MaxTurns     int
+	Env          []EnvVar
+	Provider     *Provider // nil: the task's, else the bench's
+}
+
+// EnvVar is one variable an arm's agent gets. Its value comes from wfb's
+// environment (FromEnv) or, for settings that are not secrets, from the
+// file (Value, with Literal set).
+type EnvVar struct {
+	Name    string
+	FromEnv string
+	Value   string
+	Literal bool
+}
+
+// Agents an arm may name. The stand-in is wfb's own scripted agent
+// (`wfb mock agent`), which has Claude Code's interface; Codex is OpenAI's
+// Codex CLI (npm @openai/codex), run as `codex exec --json`.
+const (
+	AgentStandIn = "stand-in"
+	AgentClaude  = "claude"
+	AgentCodex   = "codex"
+)
+
+// Defaults of a bench file.
+const (
+	DefaultTimeout = 10 * time.Minute
+	DefaultBreaker = 5
+	DefaultKeyEnv  = "ANTHROPIC_API_KEY"
+)
+
+// ProviderFor returns the provider of a cell: the arm's, else the task's,
+// else the bench's.
+func (b *Bench) ProviderFor(t Task, a Arm) Provider {
+	switch {
+	case a.Provider != nil:
+		return *a.Provider
+	case t.Provider != nil:
+		return *t.Provider
+	}
+	return b.Provider
+}
+
+// TimeoutFor returns a task's session timeout.
+func (b *Bench) TimeoutFor(t Task) time.Duration {
+	if t.Timeout > 0 {
+		return t.Timeout
+	}
+	return b.Timeout
+}
+
+// MockScripts lists the absolute paths of every mock script the bench names,
+// sorted, each once.
+func (b *Bench) MockScripts() []string {
+	set := map[string]bool{}
+	add := func(p *Provider) {
+		if p != nil && p.Mock != "" {
+			set[p.Mock] = true
+		}
+	}
+	add(&b.Provider)
+	for i := range b.Tasks {
+		add(b.Tasks[i].Provider)
+	}
+	for i := range b.Arms {
+		add(b.Arms[i].Provider)
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// Task returns the task with the given id.
+func (b *Bench) Task(id string) (Task, bool) {
+	for _, t := range b.Tasks {
+		if t.ID == id {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+// Arm returns the arm with the given id.
+func (b *Bench) Arm(id string) (Arm, bool) {
+	for _, a := range b.Arms {
+		if a.ID == id {
+			return a, true
+		}
+	}
+	return Arm{}, false
+}
