@@ -2,13 +2,11 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +19,7 @@ import (
 type adapter interface {
 	// command builds the agent's command line (without the sandbox prefix)
 	// for a prompt.
-	command(spec SessionSpec, prompt string) (agentCommand, error)
+	command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error)
 	// output returns a fresh consumer of the agent's stdout.
 	output() agentOutput
 }
@@ -58,67 +56,6 @@ func adapterFor(agent string) (adapter, error) {
 	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentStandIn)
 }
 
-// claudeAdapter drives Claude Code (and wfb's stand-in, which shares its
-// interface): prompt on stdin, json or stream-json out.
-type claudeAdapter struct {
-	probe   bool // ask the binary its version (the real CLI, not the stand-in)
-	version string
-	named   string // the version the spec named, if any
-}
-
-func (a *claudeAdapter) command(spec SessionSpec, prompt string) (agentCommand, error) {
-	argv, err := claudeArgv(spec)
-	if err == nil && a.probe {
-		a.version, a.named = probeVersion(spec.AgentBin), spec.AgentVersion
-	}
-	return agentCommand{argv: argv, stdin: prompt}, err
-}
-
-func (a *claudeAdapter) output() agentOutput {
-	return &claudeCLIOutput{claudeOutput: &claudeOutput{version: a.version}, named: a.named}
-}
-
-// claudeArgv builds Claude Code's headless command line (the stand-in shares
-// its interface). The prompt goes on stdin.
-func claudeArgv(spec SessionSpec) ([]string, error) {
-	if spec.AgentBin == "" {
-		return nil, errors.New("no agent binary")
-	}
-	format := spec.OutputFormat
-	if format == "" {
-		format = "stream-json"
-	}
-	if format != "stream-json" && format != "json" {
-		return nil, fmt.Errorf("output format %q: want stream-json or json", format)
-	}
-	argv := append([]string{spec.AgentBin}, spec.AgentArgs...)
-	argv = append(argv, "-p", "--output-format", format)
-	if format == "stream-json" {
-		argv = append(argv, "--verbose")
-	}
-	if spec.Model != "" {
-		argv = append(argv, "--model", spec.Model)
-	}
-	if spec.MaxTurns > 0 {
-		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
-	}
-	perm := spec.Permission
-	if perm == "" {
-		perm = "acceptEdits"
-	}
-	argv = append(argv, "--permission-mode", perm)
-	if len(spec.AllowedTools) > 0 {
-		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
-	}
-	// Claude Code silently denies writes outside the working directory
-	// unless the directory is granted.
-	for _, d := range grantDirs(spec) {
-		argv = append(argv, "--add-dir", d)
-	}
-	argv = append(argv, "--no-session-persistence")
-	return append(argv, spec.ExtraArgs...), nil
-}
-
 // versionPattern finds a version number in a CLI's --version line, e.g.
 // "2.1.332 (Claude Code)" or "codex-cli 0.171.0".
 var versionPattern = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`)
@@ -140,7 +77,7 @@ type versionKey struct {
 // returns "" when the binary cannot say; the session itself then reports
 // what is wrong with the binary. The probe gets an empty environment and a
 // throwaway HOME, so it can neither read credentials nor leave state.
-func probeVersion(bin string) string {
+func probeVersion(ctx context.Context, bin string) string {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return ""
@@ -158,7 +95,7 @@ func probeVersion(bin string) string {
 		return ""
 	}
 	defer os.RemoveAll(home)
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=" + home, "TMPDIR=" + home}
@@ -170,4 +107,19 @@ func probeVersion(bin string) string {
 	v := versionPattern.FindString(string(out))
 	versionCache.Store(key, v)
 	return v
+}
+
+// grantDirs are the directories outside the workspace an agent may write:
+// the sandbox's artifact directory and the review artifact's directory.
+func grantDirs(spec SessionSpec) []string {
+	var grant []string
+	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
+		grant = append(grant, spec.Sandbox.ArtifactDir())
+	}
+	if spec.Review != nil {
+		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
+			grant = append(grant, d)
+		}
+	}
+	return grant
 }

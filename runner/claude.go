@@ -2,7 +2,9 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -12,6 +14,67 @@ import (
 
 	"github.com/wfbench/wfb/store"
 )
+
+// claudeAdapter drives Claude Code (and wfb's stand-in, which shares its
+// interface): prompt on stdin, json or stream-json out.
+type claudeAdapter struct {
+	probe   bool // ask the binary its version (the real CLI, not the stand-in)
+	version string
+	named   string // the version the spec named, if any
+}
+
+func (a *claudeAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
+	argv, err := claudeArgv(spec)
+	if err == nil && a.probe {
+		a.version, a.named = probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+	}
+	return agentCommand{argv: argv, stdin: prompt}, err
+}
+
+func (a *claudeAdapter) output() agentOutput {
+	return &claudeCLIOutput{claudeOutput: &claudeOutput{version: a.version}, named: a.named}
+}
+
+// claudeArgv builds Claude Code's headless command line (the stand-in shares
+// its interface). The prompt goes on stdin.
+func claudeArgv(spec SessionSpec) ([]string, error) {
+	if spec.AgentBin == "" {
+		return nil, errors.New("no agent binary")
+	}
+	format := spec.OutputFormat
+	if format == "" {
+		format = "stream-json"
+	}
+	if format != "stream-json" && format != "json" {
+		return nil, fmt.Errorf("output format %q: want stream-json or json", format)
+	}
+	argv := append([]string{spec.AgentBin}, spec.AgentArgs...)
+	argv = append(argv, "-p", "--output-format", format)
+	if format == "stream-json" {
+		argv = append(argv, "--verbose")
+	}
+	if spec.Model != "" {
+		argv = append(argv, "--model", spec.Model)
+	}
+	if spec.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
+	}
+	perm := spec.Permission
+	if perm == "" {
+		perm = "acceptEdits"
+	}
+	argv = append(argv, "--permission-mode", perm)
+	if len(spec.AllowedTools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
+	}
+	// Claude Code silently denies writes outside the working directory
+	// unless the directory is granted.
+	for _, d := range grantDirs(spec) {
+		argv = append(argv, "--add-dir", d)
+	}
+	argv = append(argv, "--no-session-persistence")
+	return append(argv, spec.ExtraArgs...), nil
+}
 
 // claudeOutput collects what matters from Claude Code's stdout (json or
 // stream-json): the result events, and enough about the rest to explain a
@@ -113,33 +176,6 @@ var UsageFields = []string{
 	"cache_creation_input_tokens",
 }
 
-var wholeNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
-
-// parseCount accepts a JSON value that is a non-negative integer written as
-// one: not a float (1.5, 2e3, 2000.0), not a string, not a bool, not null.
-func parseCount(raw json.RawMessage) (int64, error) {
-	s := strings.TrimSpace(string(raw))
-	switch {
-	case s == "" || s == "null":
-		return 0, fmt.Errorf("is null")
-	case s == "true" || s == "false":
-		return 0, fmt.Errorf("is a boolean (%s)", s)
-	case strings.HasPrefix(s, `"`):
-		return 0, fmt.Errorf("is a string (%s)", clip(s, 40))
-	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
-		return 0, fmt.Errorf("is not a number (%s)", clip(s, 40))
-	case strings.HasPrefix(s, "-"):
-		return 0, fmt.Errorf("is negative (%s)", clip(s, 40))
-	case !wholeNumber.MatchString(s):
-		return 0, fmt.Errorf("is not a whole number (%s)", clip(s, 40))
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("is out of range (%s)", clip(s, 40))
-	}
-	return n, nil
-}
-
 // parseUsage validates the four usage fields. It returns them in
 // UsageFields order, or the reasons the measurement is refused.
 func parseUsage(usage map[string]json.RawMessage) ([4]int64, []string) {
@@ -184,13 +220,6 @@ func (r *claudeResult) providerFailure() bool {
 		return true
 	}
 	return r.Result != nil && apiErrorText.MatchString(*r.Result)
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // claudeCLIOutput is the real Claude Code's output: the strict parse of

@@ -2,10 +2,10 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,12 +44,12 @@ type codexAdapter struct {
 	named   string
 }
 
-func (a *codexAdapter) command(spec SessionSpec, prompt string) (agentCommand, error) {
+func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
 	argv, env, err := codexArgv(spec, prompt)
 	if err != nil {
 		return agentCommand{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(spec.AgentBin), spec.AgentVersion
+	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin), spec.AgentVersion
 	return agentCommand{argv: argv, noStdin: true, env: env}, nil
 }
 
@@ -181,21 +181,6 @@ func codexProviderConfig(spec SessionSpec) (provider string, env map[string]stri
 	provider = fmt.Sprintf("{name=%s, base_url=%s, env_key=%s, wire_api=%s, request_max_retries=%d, stream_max_retries=%d, stream_idle_timeout_ms=%d}",
 		tomlString("wfb"), tomlString(baseURL), tomlString("OPENAI_API_KEY"), tomlString("responses"), retries, retries, idleMS)
 	return provider, env, nil
-}
-
-// grantDirs are the directories outside the workspace an agent may write:
-// the sandbox's artifact directory and the review artifact's directory.
-func grantDirs(spec SessionSpec) []string {
-	var grant []string
-	if spec.Sandbox != nil && spec.Sandbox.ArtifactDir() != "" {
-		grant = append(grant, spec.Sandbox.ArtifactDir())
-	}
-	if spec.Review != nil {
-		if d := filepath.Dir(spec.Review.ArtifactPath); len(grant) == 0 || grant[0] != d {
-			grant = append(grant, d)
-		}
-	}
-	return grant
 }
 
 // envCount reads a non-negative integer setting from the session's

@@ -160,7 +160,7 @@ func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
 		},
 	}
 	ad := &codexAdapter{}
-	cmd, err := ad.command(spec, spec.Prompt)
+	cmd, err := ad.command(context.Background(), spec, spec.Prompt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
 
 	// An arm pointed at OpenAI itself keeps its own URL and key.
 	spec.Env = map[string]string{"HOME": "/sb/home", "OPENAI_BASE_URL": "https://api.openai.com/v1", "OPENAI_API_KEY": "sk-real", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-	cmd, err = (&codexAdapter{}).command(spec, "p")
+	cmd, err = (&codexAdapter{}).command(context.Background(), spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
 				spec.Env[k] = v
 			}
 			c.adjust(&spec)
-			_, err := (&codexAdapter{}).command(spec, "p")
+			_, err := (&codexAdapter{}).command(context.Background(), spec, "p")
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err %v, want one naming %q", err, c.want)
 			}
@@ -245,7 +245,7 @@ func (f fakeIsolation) Launch(context.Context) (*sandbox.Launch, error) {
 func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
 	spec := SessionSpec{AgentBin: "codex", Sandbox: fakeIsolation{"/sb/artifacts"},
 		Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
-	cmd, err := (&codexAdapter{}).command(spec, "p")
+	cmd, err := (&codexAdapter{}).command(context.Background(), spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
 		t.Errorf("argv %q also asks for Codex's sandbox", got)
 	}
 	spec.Permission = "workspace-write"
-	cmd, err = (&codexAdapter{}).command(spec, "p")
+	cmd, err = (&codexAdapter{}).command(context.Background(), spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,7 +216,7 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 		}
 	}
 
-	cmd, err := ad.command(spec, prompt)
+	cmd, err := ad.command(ctx, spec, prompt)
 	if err != nil {
 		return fail(store.KindInfraError, "build the agent command: %v", err)
 	}

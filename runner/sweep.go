@@ -245,7 +245,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 			env[v.Name] = val
 		}
 		s.envs[a.ID] = env
-		s.agents[a.ID] = s.agentFor(a)
+		s.agents[a.ID] = s.agentFor(ctx, a)
 	}
 	if len(problems) > 0 {
 		return nil, &InputError{Problems: problems}
@@ -361,7 +361,7 @@ func (s *Sweep) fingerprint(used map[string]bool) (bench.Fingerprint, error) {
 // agentFor resolves an arm's agent command and version. A binary that
 // cannot be found is not an input error: each cell records the spawn
 // failure, as a row.
-func (s *Sweep) agentFor(a bench.Arm) agentCmd {
+func (s *Sweep) agentFor(ctx context.Context, a bench.Arm) agentCmd {
 	if a.Agent == bench.AgentStandIn && a.AgentBin == "" {
 		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
 	}
@@ -372,7 +372,7 @@ func (s *Sweep) agentFor(a bench.Arm) agentCmd {
 	if p, err := exec.LookPath(bin); err == nil {
 		bin = p
 	}
-	v := probeVersion(bin)
+	v := probeVersion(ctx, bin)
 	if v == "" {
 		v = "unknown (" + bin + " --version gave none)"
 	}
