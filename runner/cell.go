@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"syscall"
-	"time"
 
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
@@ -18,14 +17,8 @@ import (
 
 // Cell is one session to run in a sandbox of its own and record.
 type Cell struct {
-	RunID, Task, Arm string
-	Rep, Attempt     int
-	RetryOf          string
-	Agent, AgentBin  string
-	AgentArgs        []string
-	AgentVersion     string
-	Model, Prompt    string
-	Workspace        string
+	SessionKey
+	Workspace string
 	// Sandbox is the backend: a concrete one (a sweep resolves auto once,
 	// before any cell, see resolveSandbox), or sandbox.Auto for a session
 	// run on its own.
@@ -42,13 +35,9 @@ type Cell struct {
 	// only when it needs them.
 	WorkspaceWritable   bool
 	ArtifactDir         string // empty: inside the sandbox's private root
-	Timeout             time.Duration
 	BaseURL, APIKey     string
 	RequirePIDNamespace bool
 	ExtraEnv            map[string]string
-	ExtraArgs           []string
-	MaxTurns            int
-	AllowedTools        []string
 	// AgentStaged says AgentBin is already a copy the session uid can
 	// execute and cannot replace (a sweep stages the stand-in once per run):
 	// the sandbox need not copy it again for this cell.
@@ -89,13 +78,8 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	for k, v := range c.ExtraEnv {
 		env[k] = v
 	}
-	spec := SessionSpec{
-		RunID: c.RunID, Task: c.Task, Arm: c.Arm, Rep: c.Rep, Attempt: c.Attempt, RetryOf: c.RetryOf,
-		Agent: c.Agent, AgentBin: sb.AgentBin(), AgentArgs: c.AgentArgs, AgentVersion: c.AgentVersion,
-		Model: c.Model, Prompt: c.Prompt, Workdir: sb.Workspace(), Timeout: c.Timeout,
-		Sandbox: sb, Env: env, ExtraArgs: c.ExtraArgs, MaxTurns: c.MaxTurns,
-		AllowedTools: c.AllowedTools,
-	}
+	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env}
+	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
 		if err != nil {
@@ -135,13 +119,9 @@ func (c Cell) row(kind, detail string) store.Result {
 		// auto: it resolves it before any cell.
 		backend = sandbox.Strength[0]
 	}
-	return store.Result{
-		RunID: c.RunID, AttemptID: store.NewID("att"), Task: c.Task, Arm: c.Arm,
-		Rep: c.Rep, Attempt: max(c.Attempt, 1), RetryOf: c.RetryOf,
-		Agent: c.Agent, AgentVersion: c.AgentVersion, Model: c.Model, Sandbox: backend,
-		StartedAt: time.Now().UTC(), ErrorKind: kind, ErrorDetail: detail,
-		ProcessState: store.StateNotStarted,
-	}
+	row := c.newRow(backend)
+	row.ErrorKind, row.ErrorDetail = kind, detail
+	return row
 }
 
 // record writes a row. The write outlives a cancelled ctx: a Ctrl-C must

@@ -17,7 +17,7 @@ func cliOutcome(stdout string, code int64, version, named string) store.Result {
 		}
 	}
 	row := store.Result{AgentVersion: named}
-	interpret(&row, SessionSpec{AgentBin: "claude"}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
 	return row
 }
 

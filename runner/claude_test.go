@@ -19,7 +19,7 @@ func outcome(stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{AgentBin: "agent"}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
 	return row
 }
 

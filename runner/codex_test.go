@@ -23,7 +23,7 @@ func codexOutcome(model, stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{AgentBin: "codex"}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -153,7 +153,7 @@ func TestCodexRetriesAreCountedAndWarningsKept(t *testing.T) {
 // provider, retries without bound, or reads the user's own config.
 func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
 	spec := SessionSpec{
-		AgentBin: "/opt/codex", Model: "gpt-5-codex", Prompt: "-p looks like a flag",
+		SessionKey: SessionKey{AgentBin: "/opt/codex", Model: "gpt-5-codex", Prompt: "-p looks like a flag"},
 		Env: map[string]string{
 			"HOME": "/sb/home", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/", "ANTHROPIC_API_KEY": "sk-cell",
 			"CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "3000",
@@ -198,7 +198,7 @@ func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
 // TestCodexRefusesArmSettingsItCannotHonour stops an arm's max turns or
 // tool allow-list from being silently ignored for Codex.
 func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
-	base := SessionSpec{AgentBin: "codex", Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
+	base := SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}, Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
 	cases := []struct {
 		name   string
 		adjust func(*SessionSpec)
@@ -243,7 +243,7 @@ func (f fakeIsolation) Launch(context.Context) (*sandbox.Launch, error) {
 // .git in a workspace a review makes read-only) and its failures leave no
 // trace in the output; the artifact directory is still granted.
 func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
-	spec := SessionSpec{AgentBin: "codex", Sandbox: fakeIsolation{"/sb/artifacts"},
+	spec := SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}, Sandbox: fakeIsolation{"/sb/artifacts"},
 		Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
 	cmd, err := (&codexAdapter{}).command(context.Background(), spec, "p")
 	if err != nil {
@@ -286,7 +286,7 @@ func BenchmarkCodexOutput(b *testing.B) {
 			out.line(l, false)
 		}
 		var row store.Result
-		interpret(&row, SessionSpec{AgentBin: "codex"}, pr, out)
+		interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}}, pr, out)
 		if !row.OK {
 			b.Fatal(row.ErrorDetail)
 		}

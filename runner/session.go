@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -39,33 +40,53 @@ type Isolation interface {
 
 var _ Isolation = (*sandbox.Sandbox)(nil)
 
-// SessionSpec describes one agent session and the row it becomes.
-type SessionSpec struct {
+// SessionKey is what a Cell and the SessionSpec it becomes share: which
+// attempt of which cell the session is (its row's identity), and which
+// agent it runs, how, with what prompt and for how long.
+type SessionKey struct {
 	// Row identity.
 	RunID, Task, Arm string
 	Rep, Attempt     int
 	RetryOf          string
 
 	// The agent.
-	Agent        string   // bench.AgentClaude, AgentCodex or AgentStandIn
+	Agent        string   // bench.AgentStandIn, AgentClaude or AgentCodex
 	AgentBin     string   // the executable
 	AgentArgs    []string // arguments before the adapter's flags ("mock", "agent" for the stand-in run through wfb)
 	AgentVersion string
 	Model        string
-	OutputFormat string // "stream-json" (default) or "json"
-	MaxTurns     int    // 0: the agent's default
-	Permission   string // --permission-mode; empty: the adapter's default
+	MaxTurns     int // 0: the agent's default
 	AllowedTools []string
 	ExtraArgs    []string
 
 	Prompt  string
+	Timeout time.Duration // 0: no timeout
+}
+
+// newRow is the row of the session before anything ran, in the sandbox
+// backend named.
+func (k SessionKey) newRow(backend string) store.Result {
+	return store.Result{
+		RunID: k.RunID, AttemptID: store.NewID("att"), Task: k.Task, Arm: k.Arm,
+		Rep: k.Rep, Attempt: max(k.Attempt, 1), RetryOf: k.RetryOf,
+		Agent: k.Agent, AgentVersion: k.AgentVersion, Model: k.Model, Sandbox: backend,
+		StartedAt: time.Now().UTC(), ProcessState: store.StateNotStarted,
+	}
+}
+
+// SessionSpec describes one agent session and the row it becomes.
+type SessionSpec struct {
+	SessionKey
+
+	OutputFormat string // "stream-json" (default) or "json"
+	Permission   string // --permission-mode; empty: the adapter's default
+
 	Workdir string
 	// Env is the agent's WHOLE environment. Nothing of wfb's own environment
 	// reaches the agent unless it is named here.
 	Env map[string]string
 
-	Timeout time.Duration // 0: no timeout
-	Grace   time.Duration // SIGTERM → SIGKILL; default 5s
+	Grace time.Duration // SIGTERM → SIGKILL; default 5s
 
 	// Sandbox supplies the command prefix and credentials; nil runs the
 	// agent directly as wfb's own user (recorded as "none").
@@ -91,10 +112,10 @@ type ReviewSpec struct {
 // DefaultPath is the PATH an agent gets when the spec names none.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
-// RunSession runs one session, writes its row with rec, and returns the row.
-// Every outcome — success, failure, refusal — is recorded; the error is
+// RecordSession runs one session, writes its row with rec, and returns the
+// row. Every outcome — success, failure, refusal — is recorded; the error is
 // non-nil only when the row itself could not be written.
-func RunSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.Result, error) {
+func RecordSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.Result, error) {
 	row := runSession(ctx, spec)
 	if err := rec.InsertResult(ctx, &row); err != nil {
 		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
@@ -138,94 +159,148 @@ func scrubSecrets(row *store.Result, env map[string]string) {
 	}
 }
 
+// runAgent runs the session and returns its row: the sandbox's launch, the
+// agent's command, the process, and what it printed read strictly.
 func runAgent(ctx context.Context, spec SessionSpec) store.Result {
-	row := store.Result{
-		RunID:        spec.RunID,
-		AttemptID:    store.NewID("att"),
-		Task:         spec.Task,
-		Arm:          spec.Arm,
-		Rep:          spec.Rep,
-		Attempt:      max(spec.Attempt, 1),
-		RetryOf:      spec.RetryOf,
-		Agent:        spec.Agent,
-		AgentVersion: spec.AgentVersion,
-		Model:        spec.Model,
-		Sandbox:      "none",
-		StartedAt:    time.Now().UTC(),
-		ProcessState: store.StateNotStarted,
-	}
-	fail := func(kind, format string, args ...any) store.Result {
-		row.OK, row.ErrorKind = false, kind
-		row.ErrorDetail = fmt.Sprintf(format, args...)
-		return row
-	}
-	launch := &sandbox.Launch{}
-	requirePIDNS := false
+	backend := "none"
 	if spec.Sandbox != nil {
-		row.Sandbox = spec.Sandbox.Backend()
-		requirePIDNS = spec.Sandbox.RequirePIDNamespace()
-		var err error
-		if launch, err = spec.Sandbox.Launch(ctx); err != nil {
-			var refused *sandbox.RefusedError
-			if errors.As(err, &refused) {
-				return fail(store.KindSandboxRefused, "%s; nothing was run", refused.Reason)
-			}
-			return fail(store.KindInfraError, "prepare the sandbox launch: %v", err)
-		}
-		defer launch.Close()
+		backend = spec.Sandbox.Backend()
 	}
-	prefix := launch.Prefix
-
-	if requirePIDNS && len(prefix) == 0 {
-		return fail(store.KindSandboxRefused,
-			"a PID namespace is required but the %s backend runs the agent without a command prefix, so nothing creates one; nothing was run", row.Sandbox)
+	row := spec.newRow(backend)
+	launch, err := launchIn(ctx, spec.Sandbox)
+	if err != nil {
+		return failed(row, err)
 	}
+	defer launch.Close()
 	ad, err := adapterFor(spec.Agent)
 	if err != nil {
-		return fail(store.KindInfraError, "%v", err)
+		return failed(row, stepFailed(store.KindInfraError, "%v", err))
 	}
-
-	env := map[string]string{}
-	for k, v := range spec.Env {
-		env[k] = v
+	ws, err := prepareWorkspace(spec)
+	// Modes come back even if something below panics.
+	defer ws.restoreModes()
+	if err != nil {
+		return failed(row, err)
 	}
-	if _, ok := env["PATH"]; !ok {
-		env["PATH"] = DefaultPath
+	cmd, err := ad.command(ctx, spec, ws.prompt)
+	if err != nil {
+		return failed(row, stepFailed(store.KindInfraError, "build the agent command: %v", err))
 	}
-	prompt := spec.Prompt
-	var digestBefore string
-	var restore func() error
-	defer func() {
-		// Modes come back even if something below panics.
-		if restore != nil {
-			_ = restore()
-		}
-	}()
+	out := ad.output()
+	pr := runProcess(ctx, agentProcess(ctx, spec, launch, cmd, ws.env, out))
+	recordProcess(&row, pr)
+	interpret(&row, spec, pr, out)
+	if err := ws.restoreModes(); err != nil {
+		addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
+	}
 	if spec.Review != nil {
-		env[review.OutputEnv] = spec.Review.ArtifactPath
-		prompt += "\n\nWrite your review as JSON to " + spec.Review.ArtifactPath +
+		checkReview(&row, spec, ws.digestBefore)
+	}
+	return row
+}
+
+// stepFailure is why a session could not get as far as running its agent:
+// the row's error kind and detail.
+type stepFailure struct{ kind, detail string }
+
+func (f *stepFailure) Error() string { return f.kind + ": " + f.detail }
+
+func stepFailed(kind, format string, args ...any) *stepFailure {
+	return &stepFailure{kind: kind, detail: fmt.Sprintf(format, args...)}
+}
+
+// failed marks the row failed with err's kind and detail (infra-error for
+// an error that is not a *stepFailure).
+func failed(row store.Result, err error) store.Result {
+	f := &stepFailure{kind: store.KindInfraError, detail: err.Error()}
+	errors.As(err, &f)
+	row.OK, row.ErrorKind, row.ErrorDetail = false, f.kind, f.detail
+	return row
+}
+
+// launchIn prepares the process start in the sandbox: the command prefix,
+// the credential and the proof to run. Without a sandbox the launch is
+// empty. A sandbox that must prove a PID namespace but has no command
+// prefix to create one is refused here, before anything runs.
+func launchIn(ctx context.Context, sb Isolation) (*sandbox.Launch, error) {
+	if sb == nil {
+		return &sandbox.Launch{}, nil
+	}
+	launch, err := sb.Launch(ctx)
+	var refused *sandbox.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		return nil, stepFailed(store.KindSandboxRefused, "%s; nothing was run", refused.Reason)
+	case err != nil:
+		return nil, stepFailed(store.KindInfraError, "prepare the sandbox launch: %v", err)
+	}
+	if sb.RequirePIDNamespace() && len(launch.Prefix) == 0 {
+		launch.Close()
+		return nil, stepFailed(store.KindSandboxRefused,
+			"a PID namespace is required but the %s backend runs the agent without a command prefix, so nothing creates one; nothing was run", sb.Backend())
+	}
+	return launch, nil
+}
+
+// sessionWorkspace is what a session does to its workspace and
+// environment around the agent: a review's artifact path and digest, and
+// the write boundary to take down after.
+type sessionWorkspace struct {
+	env          map[string]string
+	prompt       string
+	digestBefore string
+	restore      func() error
+}
+
+// prepareWorkspace builds the agent's environment (the spec's, with a
+// default PATH) and prompt; for a review it names the artifact path and
+// takes the workspace's digest, and with a boundary it clears the
+// workspace's write bits.
+func prepareWorkspace(spec SessionSpec) (*sessionWorkspace, error) {
+	ws := &sessionWorkspace{env: maps.Clone(spec.Env), prompt: spec.Prompt}
+	if ws.env == nil {
+		ws.env = map[string]string{}
+	}
+	if _, ok := ws.env["PATH"]; !ok {
+		ws.env["PATH"] = DefaultPath
+	}
+	var err error
+	if spec.Review != nil {
+		ws.env[review.OutputEnv] = spec.Review.ArtifactPath
+		ws.prompt += "\n\nWrite your review as JSON to " + spec.Review.ArtifactPath +
 			" (schema_version 1, verdict, findings). Do not modify the workspace."
 		// Taken before the boundary: modes are part of the digest.
-		if digestBefore, err = sandbox.Digest(spec.Workdir); err != nil {
-			return fail(store.KindInfraError, "digest the workspace before the session: %v", err)
+		if ws.digestBefore, err = sandbox.Digest(spec.Workdir); err != nil {
+			return ws, stepFailed(store.KindInfraError, "digest the workspace before the session: %v", err)
 		}
 	}
 	if spec.Boundary {
-		if restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
-			return fail(store.KindInfraError, "apply the workspace write boundary: %v", err)
+		if ws.restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
+			return ws, stepFailed(store.KindInfraError, "apply the workspace write boundary: %v", err)
 		}
 	}
+	return ws, nil
+}
 
-	cmd, err := ad.command(ctx, spec, prompt)
-	if err != nil {
-		return fail(store.KindInfraError, "build the agent command: %v", err)
+// restoreModes takes the write boundary down, once.
+func (ws *sessionWorkspace) restoreModes() error {
+	if ws == nil || ws.restore == nil {
+		return nil
 	}
+	restore := ws.restore
+	ws.restore = nil
+	return restore()
+}
+
+// agentProcess is the process of the agent's command: behind the
+// sandbox's prefix, in the workspace, with the environment built for it
+// (plus what the adapter adds), its stdout read by the adapter's output.
+func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch, cmd agentCommand, env map[string]string, out agentOutput) processSpec {
 	for k, v := range cmd.env {
 		env[k] = v
 	}
-	out := ad.output()
-	pr := runProcess(ctx, processSpec{
-		Argv:         append(append([]string{}, prefix...), cmd.argv...),
+	return processSpec{
+		Argv:         append(append([]string{}, launch.Prefix...), cmd.argv...),
 		Dir:          spec.Workdir,
 		Env:          envList(env),
 		Stdin:        cmd.stdin,
@@ -236,7 +311,11 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
-	})
+	}
+}
+
+// recordProcess copies how the process ran into the row.
+func recordProcess(row *store.Result, pr processResult) {
 	row.ProcessState = pr.State
 	row.ExitCode = pr.ExitCode
 	row.StdoutTail = pr.StdoutTail
@@ -245,19 +324,6 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 		ms := pr.Duration.Milliseconds()
 		row.DurationMS = &ms
 	}
-	interpret(&row, spec, pr, out)
-
-	if restore != nil {
-		err := restore()
-		restore = nil
-		if err != nil {
-			addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
-		}
-	}
-	if spec.Review != nil {
-		checkReview(&row, spec, digestBefore)
-	}
-	return row
 }
 
 // addFailure marks the row failed. The first kind stands (it is the cause);

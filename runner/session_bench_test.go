@@ -22,7 +22,7 @@ func BenchmarkSessionEndToEnd(b *testing.B) {
 	spec := r.spec(b, p)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		row, err := RunSession(context.Background(), r.db, spec)
+		row, err := RecordSession(context.Background(), r.db, spec)
 		if err != nil || !row.OK {
 			b.Fatalf("session: %v %s %s", err, row.ErrorKind, row.ErrorDetail)
 		}

@@ -90,9 +90,9 @@ func (r *rig) session(t *testing.T, p *provider.Provider, adjust ...func(*Sessio
 	for _, a := range adjust {
 		a(&spec)
 	}
-	row, err := RunSession(context.Background(), r.db, spec)
+	row, err := RecordSession(context.Background(), r.db, spec)
 	if err != nil {
-		t.Fatalf("RunSession: %v", err)
+		t.Fatalf("RecordSession: %v", err)
 	}
 	r.checkStored(t, row)
 	return row
@@ -102,16 +102,18 @@ func (r *rig) session(t *testing.T, p *provider.Provider, adjust ...func(*Sessio
 // through the stand-in agent, against provider p.
 func (r *rig) spec(t testing.TB, p *provider.Provider) SessionSpec {
 	return SessionSpec{
-		RunID:     r.runID,
-		Task:      "seed",
-		Arm:       "stand-in",
-		Agent:     bench.AgentStandIn,
-		AgentBin:  testBinary(t),
-		AgentArgs: []string{"mock", "agent"},
-		Model:     "stand-in",
-		Prompt:    "review the change",
-		Workdir:   r.clone,
-		Timeout:   60 * time.Second,
+		SessionKey: SessionKey{
+			RunID:     r.runID,
+			Task:      "seed",
+			Arm:       "stand-in",
+			Agent:     bench.AgentStandIn,
+			AgentBin:  testBinary(t),
+			AgentArgs: []string{"mock", "agent"},
+			Model:     "stand-in",
+			Prompt:    "review the change",
+			Timeout:   60 * time.Second,
+		},
+		Workdir: r.clone,
 		Env: map[string]string{
 			"ANTHROPIC_BASE_URL": p.URL(),
 			"ANTHROPIC_API_KEY":  "offline",

@@ -756,13 +756,16 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 	t, a := c.task, c.arm
 	ag := s.agents[a.ID]
 	cell := Cell{
-		RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
-		Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version, AgentStaged: ag.staged,
-		Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix,
-		Sandbox: s.backend, Review: t.Review, WorkspaceWritable: !t.Review, Timeout: s.bench.TimeoutFor(t),
+		SessionKey: SessionKey{
+			RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
+			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
+			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
+			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
+		},
+		AgentStaged: ag.staged,
+		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,
-		ExtraArgs:           a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
-		ExtraEnv: map[string]string{},
+		ExtraEnv:            map[string]string{},
 	}
 	if n := len(c.attempts); n > 0 {
 		cell.RetryOf = c.attempts[n-1].AttemptID

@@ -171,10 +171,13 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	}
 
 	row, err := runner.RunCell(ctx, db, runner.Cell{
-		RunID: run.ID, Task: filepath.Base(opts.Workspace), Arm: opts.Agent,
-		Agent: opts.Agent, AgentBin: agentBin, AgentArgs: agentArgs, Model: opts.Model,
-		Prompt: opts.Prompt, Workspace: opts.Workspace, Sandbox: opts.Sandbox,
-		Review: opts.Review, WorkspaceWritable: opts.Edit, ArtifactDir: opts.ArtifactDir, Timeout: opts.Timeout,
+		SessionKey: runner.SessionKey{
+			RunID: run.ID, Task: filepath.Base(opts.Workspace), Arm: opts.Agent,
+			Agent: opts.Agent, AgentBin: agentBin, AgentArgs: agentArgs, Model: opts.Model,
+			Prompt: opts.Prompt, Timeout: opts.Timeout,
+		},
+		Workspace: opts.Workspace, Sandbox: opts.Sandbox,
+		Review: opts.Review, WorkspaceWritable: opts.Edit, ArtifactDir: opts.ArtifactDir,
 		BaseURL: baseURL, APIKey: apiKey,
 	})
 	status := store.RunComplete

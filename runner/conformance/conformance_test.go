@@ -73,9 +73,11 @@ func newRig(t *testing.T, script *provider.Script) *rig {
 // cell is a cell of c against the rig's provider; adjust tweaks it.
 func (r *rig) cell(c cli, adjust ...func(*runner.Cell)) runner.Cell {
 	cell := runner.Cell{
-		RunID: r.runID, Task: "conformance", Arm: c.name, Agent: c.agent, AgentBin: c.bin,
-		Model: c.model, Prompt: "Say hello.", Workspace: r.workspace, Sandbox: "host-unsafe",
-		Timeout: 60 * time.Second, BaseURL: r.p.URL(), APIKey: "wfb-conformance-key",
+		SessionKey: runner.SessionKey{
+			RunID: r.runID, Task: "conformance", Arm: c.name, Agent: c.agent, AgentBin: c.bin,
+			Model: c.model, Prompt: "Say hello.", Timeout: 60 * time.Second,
+		},
+		Workspace: r.workspace, Sandbox: "host-unsafe", BaseURL: r.p.URL(), APIKey: "wfb-conformance-key",
 		ExtraEnv: map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "20000"},
 	}
 	for _, a := range adjust {

@@ -18,7 +18,7 @@ import (
 // Prepare (preflight with live probes, staging the stand-in), the session
 // (one scripted Write turn against the mock provider), the digests, the
 // artifact parse and the row written to SQLite. backend=none is the same
-// session through runner.RunSession with no sandbox at all, the baseline
+// session through runner.RecordSession with no sandbox at all, the baseline
 // the overhead is read against.
 func BenchmarkStandInReviewSession(b *testing.B) {
 	for _, backend := range append([]string{"none"}, sandbox.Strength...) {
@@ -73,18 +73,19 @@ func BenchmarkStandInReviewSession(b *testing.B) {
 					if err := os.Mkdir(artDir, 0o777); err != nil {
 						b.Fatal(err)
 					}
-					row, err = runner.RunSession(ctx, db, runner.SessionSpec{
-						RunID: runID, Task: "seed", Arm: "stand-in", Agent: bench.AgentStandIn, AgentBin: self,
-						AgentArgs: []string{"mock", "agent"}, Model: "stand-in", Prompt: "review the change", Workdir: ws,
-						Timeout: time.Minute, Review: &runner.ReviewSpec{ArtifactPath: artifact},
+					row, err = runner.RecordSession(ctx, db, runner.SessionSpec{
+						SessionKey: runner.SessionKey{RunID: runID, Task: "seed", Arm: "stand-in", Agent: bench.AgentStandIn, AgentBin: self,
+							AgentArgs: []string{"mock", "agent"}, Model: "stand-in", Prompt: "review the change", Timeout: time.Minute},
+						Workdir: ws, Review: &runner.ReviewSpec{ArtifactPath: artifact},
 						Env: map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "ANTHROPIC_API_KEY": "offline", "WFB_TEST_AGENT": "1", "PATH": "/usr/bin:/bin"},
 					})
 				} else {
 					row, err = runner.RunCell(ctx, db, runner.Cell{
-						RunID: runID, Task: "seed", Arm: "stand-in", Rep: i,
-						Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
-						Model: "stand-in", Prompt: "review the change", Workspace: ws, Sandbox: backend,
-						Review: true, ArtifactDir: artDir, Timeout: time.Minute, BaseURL: p.URL(), APIKey: "offline",
+						SessionKey: runner.SessionKey{RunID: runID, Task: "seed", Arm: "stand-in", Rep: i,
+							Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
+							Model: "stand-in", Prompt: "review the change", Timeout: time.Minute},
+						Workspace: ws, Sandbox: backend,
+						Review: true, ArtifactDir: artDir, BaseURL: p.URL(), APIKey: "offline",
 						ExtraEnv: map[string]string{"WFB_TEST_AGENT": "1"},
 					})
 				}

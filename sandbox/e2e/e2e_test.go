@@ -143,15 +143,17 @@ func (r *rig) cell(t *testing.T, backend string, p *provider.Provider) runner.Ce
 		t.Fatal(err)
 	}
 	return runner.Cell{
-		RunID: r.runID, Task: "seed", Arm: "stand-in", Rep: 1,
-		Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
-		Model: "stand-in", Prompt: "review the change",
+		SessionKey: runner.SessionKey{
+			RunID: r.runID, Task: "seed", Arm: "stand-in", Rep: 1,
+			Agent: bench.AgentStandIn, AgentBin: self, AgentArgs: []string{"mock", "agent"},
+			Model: "stand-in", Prompt: "review the change", Timeout: 60 * time.Second,
+			// Two turns: the tool results go back to the model, where the
+			// test reads which attacks failed.
+			MaxTurns: 2,
+		},
 		Workspace: r.ws, Sandbox: backend, Review: true, ArtifactDir: r.artDir,
-		Timeout: 60 * time.Second, BaseURL: p.URL(), APIKey: "offline",
+		BaseURL: p.URL(), APIKey: "offline",
 		ExtraEnv: map[string]string{"WFB_TEST_AGENT": "1"},
-		// Two turns: the tool results go back to the model, where the test
-		// reads which attacks failed.
-		MaxTurns: 2,
 	}
 }
 
