@@ -1,14 +1,11 @@
 package runner
 
 import (
-	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,7 +14,6 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb/runner/bench"
-	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -107,7 +103,7 @@ type Sweep struct {
 	keys    map[string]string            // api key per provider env var
 	envs    map[string]map[string]string // arm → resolved variables
 	agents  map[string]agentCmd          // arm → command
-	pristin map[string]pristine          // task → tree
+	trees   map[string]pristine          // task → its pristine tree
 	lock    *os.File                     // this process's hold on the run (lockRun)
 
 	mu          sync.Mutex
@@ -140,277 +136,6 @@ type cellState struct {
 	mockStop func()
 }
 
-// NewSweep checks everything a sweep needs before anything is recorded:
-// the selection, the environment variables arms and providers name, the
-// agents and their versions, the pinned git refs; with Resume, that the
-// run exists and its fingerprint is unchanged. The user's mistakes come
-// back as *InputError. Close the sweep when done.
-func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
-	b := opts.Bench
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	s := &Sweep{opts: opts, bench: b, keys: map[string]string{}, envs: map[string]map[string]string{},
-		agents: map[string]agentCmd{}, pristin: map[string]pristine{}}
-	var prev *store.Run
-	var prevConfig RunConfig
-	if id := cmp.Or(opts.Resume, opts.RunID); id != "" && bench.ValidID(id) {
-		lock, err := lockRun(opts.DB.Path(), id)
-		if err != nil {
-			return nil, err
-		}
-		s.lock = lock
-		// Released by Close, or here when NewSweep fails.
-		defer func() {
-			if s.lock != nil && retErr != nil {
-				s.lock.Close()
-			}
-		}()
-	}
-	if opts.Resume != "" {
-		r, err := opts.DB.Run(ctx, opts.Resume)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: no such run in %s", opts.Resume, opts.DB.Path())}}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if r.Kind != "run" {
-			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: a %s, not a bench run", r.ID, r.Kind)}}
-		}
-		if err := json.Unmarshal([]byte(r.Config), &prevConfig); err != nil || prevConfig.Command != "run" {
-			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: its recorded configuration cannot be read", r.ID)}}
-		}
-		prev = &r
-		// The cells of a run are the ones it was started with; of a sharded
-		// run, those of the shard this process is.
-		sel := prevConfig.Selection
-		if sel.ShardCount > 0 && opts.Selection.ShardCount != sel.ShardCount {
-			return nil, &InputError{Problems: []string{fmt.Sprintf(
-				"--resume %s: the run is sharded %d ways; name this file's shard again (--shard i/%d, or the batch engine's variables)",
-				r.ID, sel.ShardCount, sel.ShardCount)}}
-		}
-		if sel.ShardCount == 0 && opts.Selection.ShardCount > 0 {
-			return nil, &InputError{Problems: []string{fmt.Sprintf("--resume %s: the run is not sharded; drop the shard", r.ID)}}
-		}
-		sel.Shard = opts.Selection.Shard
-		opts.Selection, s.opts.Selection = sel, sel
-	} else if opts.RunID != "" && !bench.ValidID(opts.RunID) {
-		return nil, &InputError{Problems: []string{fmt.Sprintf("run id %q: use letters, digits, '.', '_' and '-'", opts.RunID)}}
-	}
-	plan, err := b.Plan(opts.Selection)
-	var unknown *bench.SelectionError
-	if errors.As(err, &unknown) {
-		return nil, &InputError{Problems: unknown.Problems}
-	}
-	if err != nil {
-		return nil, err
-	}
-	if s.opts.Workers <= 0 {
-		s.opts.Workers = b.Workers
-	}
-	var problems []string
-	used := map[string]bool{}
-	for _, c := range plan {
-		t, _ := b.Task(c.Task)
-		a, _ := b.Arm(c.Arm)
-		s.cells = append(s.cells, &cellState{Cell: c, task: t, arm: a})
-		used["t/"+t.ID], used["a/"+a.ID] = true, true
-		p := b.ProviderFor(t, a)
-		if !p.IsMock() {
-			if _, done := s.keys[p.APIKeyEnv]; !done {
-				s.keys[p.APIKeyEnv] = opts.Getenv(p.APIKeyEnv)
-				if s.keys[p.APIKeyEnv] == "" {
-					problems = append(problems, fmt.Sprintf("provider %s needs its API key in $%s, which is not set", p.BaseURL, p.APIKeyEnv))
-				}
-			}
-		} else if opts.StartMock == nil {
-			problems = append(problems, "a mock provider is named but this wfb cannot start one")
-		}
-	}
-	for _, a := range b.Arms {
-		if !used["a/"+a.ID] {
-			continue
-		}
-		env := map[string]string{}
-		for _, v := range a.Env {
-			if v.Literal {
-				env[v.Name] = v.Value
-				continue
-			}
-			val, ok := lookup(opts.Getenv, v.FromEnv)
-			if !ok {
-				problems = append(problems, fmt.Sprintf("arm %s: env %s comes from $%s, which is not set", a.ID, v.Name, v.FromEnv))
-			}
-			env[v.Name] = val
-		}
-		s.envs[a.ID] = env
-		s.agents[a.ID] = s.agentFor(ctx, a)
-	}
-	if len(problems) > 0 {
-		return nil, &InputError{Problems: problems}
-	}
-
-	if s.cred, err = sandbox.SessionCredential(os.Geteuid()); err != nil {
-		return nil, &InputError{Problems: []string{err.Error()}}
-	}
-	if s.tmp, err = os.MkdirTemp(opts.TempDir, "wfb-run-"); err != nil {
-		return nil, err
-	}
-	// Sessions of another uid must traverse it to reach their workspace.
-	if err := os.Chmod(s.tmp, 0o755); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := s.stageStandIn(); err != nil {
-		s.Close()
-		return nil, err
-	}
-	for _, t := range b.Tasks {
-		if !used["t/"+t.ID] {
-			continue
-		}
-		p, err := preparePristine(ctx, t, s.tmp)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		s.pristin[t.ID] = p
-	}
-	if len(problems) > 0 {
-		s.Close()
-		return nil, &InputError{Problems: problems}
-	}
-	fp, err := s.fingerprint(used)
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.config = RunConfig{Command: "run", Bench: b.Path, Selection: s.opts.Selection, Fingerprint: fp}
-	if prev != nil {
-		if changes := fp.Changes(prevConfig.Fingerprint); len(changes) > 0 {
-			s.Close()
-			return nil, &InputError{Problems: append([]string{fmt.Sprintf(
-				"--resume %s: refused, the bench is not the one the run started with (resume needs the same fingerprint):", prev.ID)}, changes...)}
-		}
-		s.run = *prev
-		if err := s.loadAttempts(ctx); err != nil {
-			s.Close()
-			return nil, err
-		}
-	} else {
-		id := opts.RunID
-		if id == "" {
-			id = store.NewID("run")
-		} else if _, err := opts.DB.Run(ctx, id); err == nil {
-			s.Close()
-			return nil, &InputError{Problems: []string{fmt.Sprintf("run %s is already recorded in %s; continue it with --resume %s", id, opts.DB.Path(), id)}}
-		}
-		s.run = store.Run{ID: id, Label: opts.Label, Kind: "run", Status: store.RunRunning,
-			Fingerprint: fp.Sum(), Harness: opts.Harness}
-	}
-	// Last: it runs live probes, and a refusal must come before anything
-	// is recorded.
-	if err := s.resolveBackend(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func lookup(getenv func(string) string, name string) (string, bool) {
-	v := getenv(name)
-	return v, v != ""
-}
-
-// fingerprint computes the sweep's fingerprint over the tasks and arms it
-// uses (used holds "t/ID" and "a/ID").
-func (s *Sweep) fingerprint(used map[string]bool) (bench.Fingerprint, error) {
-	b := s.bench
-	f := bench.Fingerprint{BenchSHA256: b.Digest, Workspaces: map[string]string{}, Agents: map[string]string{}, Harness: s.opts.Harness}
-	var err error
-	if f.MockScripts, err = b.MockScriptDigests(); err != nil {
-		return f, fmt.Errorf("fingerprint: %w", err)
-	}
-	for _, t := range b.Tasks {
-		if !used["t/"+t.ID] {
-			continue
-		}
-		p := s.pristin[t.ID]
-		if p.commit != "" {
-			f.Workspaces[t.ID] = "git " + p.commit
-			continue
-		}
-		d, err := sandbox.Digest(p.dir)
-		if err != nil {
-			return f, fmt.Errorf("fingerprint: workspace of task %s: %w", t.ID, err)
-		}
-		if !strings.HasPrefix(d, "sha256:") {
-			d = "sha256:" + d
-		}
-		f.Workspaces[t.ID] = d
-	}
-	for _, a := range b.Arms {
-		if used["a/"+a.ID] {
-			f.Agents[a.ID] = s.agents[a.ID].version
-		}
-	}
-	return f, nil
-}
-
-// agentFor resolves an arm's agent command and version. A binary that
-// cannot be found is not an input error: each cell records the spawn
-// failure, as a row.
-func (s *Sweep) agentFor(ctx context.Context, a bench.Arm) agentCmd {
-	if a.Agent == bench.AgentStandIn && a.AgentBin == "" {
-		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
-	}
-	bin := a.AgentBin
-	if bin == "" {
-		bin = a.Agent // claude, codex: looked up on PATH
-	}
-	if p, err := exec.LookPath(bin); err == nil {
-		bin = p
-	}
-	v := probeVersion(ctx, bin)
-	if v == "" {
-		v = "unknown (" + bin + " --version gave none)"
-	}
-	return agentCmd{bin: bin, version: v}
-}
-
-// stageStandIn copies the stand-in's executable into the run's directory
-// once, before any worker starts, for every arm that runs it. A copy per
-// cell (the sandbox's StageAgent) would be written while other workers
-// fork: a child forked while the copy is open for writing holds it, and
-// the exec of that copy then fails with ETXTBSY ("text file busy"). The
-// copy is wfb's, mode 0755, in a directory only wfb can write, so no
-// session can replace it.
-func (s *Sweep) stageStandIn() error {
-	var staged string
-	for id, ag := range s.agents {
-		if ag.bin != s.opts.StandInBin || ag.bin == "" {
-			continue
-		}
-		if staged == "" {
-			dir := filepath.Join(s.tmp, "bin")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
-			}
-			if err := os.Chmod(dir, 0o755); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
-			}
-			staged = filepath.Join(dir, filepath.Base(ag.bin))
-			if err := copyFile(ag.bin, staged, 0o755); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
-			}
-		}
-		ag.bin, ag.staged = staged, true
-		s.agents[id] = ag
-	}
-	return nil
-}
-
 // RunID is the run the sweep records into.
 func (s *Sweep) RunID() string { return s.run.ID }
 
@@ -420,9 +145,6 @@ func (s *Sweep) RunID() string { return s.run.ID }
 func (s *Sweep) Sandbox() (backend string, passedOver []sandbox.Status) {
 	return s.backend, append([]sandbox.Status(nil), s.passed...)
 }
-
-// Config is the configuration recorded with the run.
-func (s *Sweep) Config() RunConfig { return s.config }
 
 // Close removes the sweep's temporary files.
 func (s *Sweep) Close() error {
@@ -457,35 +179,6 @@ func removeAll(dir string) error {
 		return nil
 	})
 	return os.RemoveAll(dir)
-}
-
-// loadAttempts reads a resumed run's rows into its cells. A row of a cell
-// that is no longer planned is left alone.
-func (s *Sweep) loadAttempts(ctx context.Context) error {
-	rows, err := s.opts.DB.Results(ctx, s.run.ID)
-	if err != nil {
-		return err
-	}
-	byKey := map[bench.Cell]*cellState{}
-	for _, c := range s.cells {
-		byKey[c.Cell] = c
-	}
-	for _, r := range rows {
-		c, ok := byKey[bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
-		if !ok {
-			continue
-		}
-		c.attempts = append(c.attempts, r)
-	}
-	for _, c := range s.cells {
-		slices.SortStableFunc(c.attempts, func(a, b store.Result) int { return a.Attempt - b.Attempt })
-		for i := range c.attempts {
-			if s.isRetry(c, i) {
-				s.retriesUsed++
-			}
-		}
-	}
-	return nil
 }
 
 // isRetry says whether attempt i of a cell was a retry: the attempt before
@@ -557,21 +250,32 @@ func (s *Sweep) complete(c *cellState) bool {
 // cancelled; cells not started get no row and run on --resume). The error
 // is non-nil only when the run could not be recorded.
 func (s *Sweep) Run(ctx context.Context) (Summary, error) {
-	db := s.opts.DB
+	if err := s.recordRun(ctx); err != nil {
+		return Summary{}, err
+	}
+	pending := s.pending()
+	s.work(ctx, pending)
+	return s.finish(ctx, pending)
+}
+
+// recordRun records a new run, or marks a resumed one running again
+// (finish closes it anew).
+func (s *Sweep) recordRun(ctx context.Context) error {
+	if s.opts.Resume != "" {
+		return s.opts.DB.ReopenRun(ctx, s.run.ID)
+	}
 	config, err := json.Marshal(s.config)
 	if err != nil {
-		return Summary{}, err
+		return err
 	}
-	if s.opts.Resume == "" {
-		s.run.StartedAt = time.Now().UTC()
-		s.run.Config = string(config)
-		if err := db.CreateRun(ctx, s.run); err != nil {
-			return Summary{}, err
-		}
-	} else if err := reopenRun(ctx, db, s.run.ID); err != nil {
-		return Summary{}, err
-	}
+	s.run.StartedAt = time.Now().UTC()
+	s.run.Config = string(config)
+	return s.opts.DB.CreateRun(ctx, s.run)
+}
 
+// pending lists the cells still to run, counting the others as skipped,
+// and starts the progress display.
+func (s *Sweep) pending() []*cellState {
 	var pending []*cellState
 	for _, c := range s.cells {
 		if s.complete(c) {
@@ -584,7 +288,13 @@ func (s *Sweep) Run(ctx context.Context) (Summary, error) {
 	if s.opts.Progress != nil {
 		s.opts.Progress.Start(len(s.cells), s.summary.Skipped)
 	}
+	return pending
+}
 
+// work runs the pending cells on the configured workers, feeding them one
+// at a time until all are taken, no further attempt may start, or ctx
+// ends, and waits for the workers.
+func (s *Sweep) work(ctx context.Context, pending []*cellState) {
 	jobs := make(chan *cellState)
 	var wg sync.WaitGroup
 	for range min(s.opts.Workers, max(len(pending), 1)) {
@@ -593,7 +303,7 @@ func (s *Sweep) Run(ctx context.Context) (Summary, error) {
 			defer wg.Done()
 			for c := range jobs {
 				// The breaker may have opened while c waited in the
-				// channel: it then gets a not-run row below.
+				// channel: it then gets a not-run row in finish.
 				if s.stopping(ctx) {
 					continue
 				}
@@ -615,7 +325,12 @@ feed:
 	}
 	close(jobs)
 	wg.Wait()
+}
 
+// finish says how the run ended, gives each cell the breaker kept from
+// starting its not-run row, and records the run's end, even after ctx was
+// cancelled.
+func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, error) {
 	status := store.RunComplete
 	switch {
 	case ctx.Err() != nil:
@@ -634,13 +349,8 @@ feed:
 		s.opts.Progress.Finish()
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
-	ferr := db.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
+	ferr := s.opts.DB.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
 	return s.summary, errors.Join(s.fatal, ferr)
-}
-
-// reopenRun marks a resumed run running again; FinishRun closes it anew.
-func reopenRun(ctx context.Context, db *store.DB, id string) error {
-	return db.ReopenRun(ctx, id)
 }
 
 // stopping says whether no further attempt may start.
@@ -750,160 +460,3 @@ func (s *Sweep) recordNotRun(ctx context.Context, c *cellState) {
 		s.opts.Progress.CellDone(row)
 	}
 }
-
-// cellFor builds the runner's Cell for the next attempt of c.
-func (s *Sweep) cellFor(c *cellState, dir string) Cell {
-	t, a := c.task, c.arm
-	ag := s.agents[a.ID]
-	cell := Cell{
-		SessionKey: SessionKey{
-			RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
-			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
-			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
-			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
-		},
-		AgentStaged: ag.staged,
-		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
-		RequirePIDNamespace: s.bench.RequirePIDNamespace,
-		ExtraEnv:            map[string]string{},
-	}
-	if n := len(c.attempts); n > 0 {
-		cell.RetryOf = c.attempts[n-1].AttemptID
-	}
-	if dir != "" {
-		cell.Workspace = filepath.Join(dir, "workspace")
-		cell.ArtifactDir = filepath.Join(dir, "artifacts")
-	}
-	for k, v := range s.envs[a.ID] {
-		cell.ExtraEnv[k] = v
-	}
-	for k, v := range s.opts.AgentEnv {
-		cell.ExtraEnv[k] = v
-	}
-	return cell
-}
-
-// attempt makes one attempt of a cell in a fresh copy of its workspace and
-// returns its row. The error is non-nil only when the row could not be
-// written.
-func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error) {
-	dir, err := os.MkdirTemp(s.tmp, "cell-")
-	if err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
-	}
-	defer removeAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
-	}
-	cell := s.cellFor(c, dir)
-	t := c.task
-	if err := copyTree(s.pristin[t.ID].dir, cell.Workspace); err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "copy the workspace: "+err.Error())
-	}
-	if t.Setup != "" {
-		// The tree is still the task's own, so setup may run as wfb.
-		res, err := runCommand(ctx, t.Setup, cell.Workspace, s.bench.TimeoutFor(t), nil, nil)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return s.recordFailure(ctx, c, store.KindCancelled, "cancelled during setup")
-		case err != nil:
-			return s.recordFailure(ctx, c, store.KindInfraError, "run setup: "+err.Error())
-		case res.exitCode != 0 || res.timedOut:
-			return s.recordFailure(ctx, c, store.KindInfraError, res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
-		}
-	}
-	if err := shareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "share the workspace with the session's group: "+err.Error())
-	}
-	var gitEnv map[string]string
-	if t.Workspace.Git != "" && s.cred != nil {
-		// The agent and verify run as the session uid in a root-owned clone.
-		real, err := filepath.EvalSymlinks(cell.Workspace)
-		if err != nil {
-			return s.recordFailure(ctx, c, store.KindInfraError, "resolve the workspace: "+err.Error())
-		}
-		gitEnv = gitSafeDirectory(real)
-		for k, v := range gitEnv {
-			cell.ExtraEnv[k] = v
-		}
-	}
-	if t.Verify != "" {
-		timeout := s.bench.TimeoutFor(t)
-		// After the agent, the tree holds what the agent wrote: a test
-		// suite it edited must not run with more rights than the agent
-		// had, so verify runs as the session's identity.
-		cell.Verify = func(ctx context.Context, ws string) (string, error) {
-			res, err := runCommand(ctx, t.Verify, ws, timeout, s.cred, gitEnv)
-			if err != nil {
-				return "", err
-			}
-			if res.exitCode != 0 || res.timedOut {
-				return res.describe("verify", t.Verify, timeout), nil
-			}
-			return "", nil
-		}
-	}
-	p := s.bench.ProviderFor(t, c.arm)
-	if p.IsMock() {
-		if c.mockStop == nil {
-			url, stop, err := s.opts.StartMock(p.Mock)
-			if err != nil {
-				return s.recordFailure(ctx, c, store.KindInfraError, "start the mock provider: "+err.Error())
-			}
-			c.mockURL, c.mockStop = url, stop
-		}
-		cell.BaseURL, cell.APIKey = c.mockURL, "offline"
-	} else {
-		cell.BaseURL, cell.APIKey = p.BaseURL, s.keys[p.APIKeyEnv]
-	}
-	rec := Recorder(s.opts.DB)
-	if t.Review {
-		rec = &reviewRecorder{db: s.opts.DB, artifact: filepath.Join(cell.ArtifactDir, review.ReviewOutput), task: t}
-	}
-	return RunCell(ctx, rec, cell)
-}
-
-// recordFailure writes the row of an attempt that failed before its
-// session could start.
-func (s *Sweep) recordFailure(ctx context.Context, c *cellState, kind, detail string) (store.Result, error) {
-	row := s.cellFor(c, "").row(kind, detail)
-	return record(ctx, s.opts.DB, row)
-}
-
-// reviewRecorder writes a review attempt's row, its artifact (when the
-// session wrote one, whatever the row's outcome, so it can be re-examined
-// and re-scored) and, when the artifact was accepted and the task has
-// ground truth, its score: one transaction, so a crash never leaves a
-// scored attempt without its row or the reverse.
-type reviewRecorder struct {
-	db       *store.DB
-	artifact string
-	task     bench.Task
-}
-
-func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) error {
-	content, readErr := os.ReadFile(r.artifact)
-	return r.db.Tx(ctx, func(tx *sql.Tx) error {
-		if err := r.db.InsertResultTx(ctx, tx, row); err != nil {
-			return err
-		}
-		if readErr != nil {
-			return nil // never written (or unreadable): the row says so
-		}
-		if err := r.db.InsertArtifactTx(ctx, tx, row.AttemptID, review.ReviewOutput, content); err != nil {
-			return err
-		}
-		if row.FindingsCount == nil || (len(r.task.Labels) == 0 && r.task.Verdict == "") {
-			return nil // not accepted, or nothing to score against
-		}
-		rv, err := review.ParseReviewBytes(r.artifact, content)
-		if err != nil {
-			return nil // the row already says artifact-invalid
-		}
-		sc := StoredScore(row.AttemptID, review.ScoreReview(rv, r.task.Labels, r.task.Verdict),
-			review.LabelsDigest(r.task.Labels, r.task.Verdict))
-		return r.db.InsertScoreTx(ctx, tx, &sc)
-	})
-}
-
-var _ Recorder = (*reviewRecorder)(nil)
