@@ -7,13 +7,13 @@ import (
 	"github.com/wfbench/wfb/store"
 )
 
-// StoredScore is the row the store keeps for one scoring of an attempt's
+// storedScore is the row the store keeps for one scoring of an attempt's
 // review: the counts and ratios of sc, its matches as JSON, and the digest
 // of the labels (and verdict) it was scored against (see
 // review.LabelsDigest). ScoreID and ScoredAt are left for the caller or
-// InsertScoreTx to fill in. The sweep, scoring as a cell ends, and wfb
-// rescore both write it, so the two never disagree on a row's shape.
-func StoredScore(attemptID string, sc review.Score, labelsDigest string) store.Score {
+// InsertScoreTx to fill in. The sweep, scoring as a cell ends, and Rescore
+// both write it, so the two never disagree on a row's shape.
+func storedScore(attemptID string, sc review.Score, labelsDigest string) store.Score {
 	matches := sc.Matches
 	if matches == nil {
 		// A scoring without matches recorded none: an empty list, not null,

@@ -31,7 +31,7 @@ func TestStoredScoreRecordsNoMatchesAsAnEmptyList(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, StoredScore("att-1", tc.sc, "d")); diff != "" {
+			if diff := cmp.Diff(tc.want, storedScore("att-1", tc.sc, "d")); diff != "" {
 				t.Errorf("stored score (-want +got):\n%s", diff)
 			}
 		})

@@ -72,13 +72,17 @@ type Summary struct {
 	Breaker string
 }
 
-// RunConfig is what runs.config holds for a `wfb run`: enough to check a
-// resume against and to tell what changed.
+// RunConfig is what runs.config holds. For a `wfb run` (Command "run")
+// it is enough to check a resume against and to tell what changed: the
+// bench file, the selection and the fingerprint. For a session run on its
+// own (Command "session", see RunSession) it is how the session was asked
+// for.
 type RunConfig struct {
-	Command     string            `json:"command"`
-	Bench       string            `json:"bench"`
-	Selection   bench.Selection   `json:"selection"`
-	Fingerprint bench.Fingerprint `json:"fingerprint"`
+	Command     string             `json:"command"`
+	Bench       string             `json:"bench,omitempty"`
+	Selection   *bench.Selection   `json:"selection,omitempty"`
+	Fingerprint *bench.Fingerprint `json:"fingerprint,omitempty"`
+	Session     *SessionConfig     `json:"session,omitempty"`
 }
 
 // NotRunDetail starts the detail of the row a cell gets when the outage

@@ -108,7 +108,10 @@ func (s *Sweep) resumed(ctx context.Context) (*priorRun, error) {
 	}
 	// The cells of a run are the ones it was started with; of a sharded
 	// run, those of the shard this process is.
-	sel := prev.config.Selection
+	var sel bench.Selection
+	if prev.config.Selection != nil {
+		sel = *prev.config.Selection
+	}
 	if sel.ShardCount > 0 && opts.Selection.ShardCount != sel.ShardCount {
 		return nil, &InputError{Problems: []string{fmt.Sprintf(
 			"--resume %s: the run is sharded %d ways; name this file's shard again (--shard i/%d, or the batch engine's variables)",
@@ -300,9 +303,14 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	if err != nil {
 		return err
 	}
-	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: s.opts.Selection, Fingerprint: fp}
+	sel := s.opts.Selection
+	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp}
 	if prev != nil {
-		if changes := fp.Changes(prev.config.Fingerprint); len(changes) > 0 {
+		var was bench.Fingerprint
+		if prev.config.Fingerprint != nil {
+			was = *prev.config.Fingerprint
+		}
+		if changes := fp.Changes(was); len(changes) > 0 {
 			return &InputError{Problems: append([]string{fmt.Sprintf(
 				"--resume %s: refused, the bench is not the one the run started with (resume needs the same fingerprint):", prev.run.ID)}, changes...)}
 		}

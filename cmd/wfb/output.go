@@ -40,15 +40,6 @@ func outputFormat(s *Streams, flag string) (report.Format, error) {
 	return report.Format(f), nil
 }
 
-// nullable is a table cell for a measurement that may be missing: NULL
-// rather than a zero.
-func nullable[T any](p *T) any {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 // printRow prints one result row in the requested format: field/value
 // lines for people, one record (columns = fields) for csv and json.
 func printRow(s *Streams, r store.Result, format string) error {

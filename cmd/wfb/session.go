@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -147,48 +144,15 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 		return err
 	}
 	defer db.Close()
-	config, _ := json.Marshal(map[string]any{
-		"command": "session", "agent": opts.Agent, "model": opts.Model, "sandbox": opts.Sandbox,
-		"review": opts.Review, "edit": opts.Edit, "base_url": opts.BaseURL, "mock_script": opts.MockScript,
-		"timeout": opts.Timeout.String(), "workspace": opts.Workspace,
+	row, status, err := runner.RunSession(ctx, runner.SessionOptions{
+		DB: db, Label: opts.Label, Harness: version, Cell: opts.cell(agentBin, agentArgs, apiKey),
+		MockScript: opts.MockScript, StartMock: serveScript(script),
 	})
-	run := store.Run{
-		ID: store.NewID("run"), Label: opts.Label, Kind: "session", StartedAt: time.Now().UTC(),
-		Status: store.RunRunning, Harness: version, Config: string(config),
-	}
-	if err := db.CreateRun(ctx, run); err != nil {
+	if err != nil {
 		return err
 	}
-
-	baseURL := opts.BaseURL
-	if script != nil {
-		p, err := provider.Start(script)
-		if err != nil {
-			return finishRun(ctx, db, run.ID, store.RunAborted, fmt.Errorf("start the mock provider: %w", err))
-		}
-		defer p.Close()
-		baseURL = p.URL()
-	}
-
-	row, err := runner.RunCell(ctx, db, runner.Cell{
-		SessionKey: runner.SessionKey{
-			RunID: run.ID, Task: filepath.Base(opts.Workspace), Arm: opts.Agent,
-			Agent: opts.Agent, AgentBin: agentBin, AgentArgs: agentArgs, Model: opts.Model,
-			Prompt: opts.Prompt, Timeout: opts.Timeout,
-		},
-		Workspace: opts.Workspace, Sandbox: opts.Sandbox,
-		Review: opts.Review, WorkspaceWritable: opts.Edit, ArtifactDir: opts.ArtifactDir,
-		BaseURL: baseURL, APIKey: apiKey,
-	})
-	status := store.RunComplete
-	if ctx.Err() != nil {
-		status = store.RunInterrupted
-	}
-	if ferr := finishRun(ctx, db, run.ID, status, err); ferr != nil {
-		return ferr
-	}
-	if perr := printRow(s, row, opts.Format); perr != nil {
-		return perr
+	if err := printRow(s, row, opts.Format); err != nil {
+		return err
 	}
 	switch {
 	case status == store.RunInterrupted:
@@ -199,14 +163,30 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	return nil
 }
 
-// finishRun closes the run with status, keeping cause (if any) as the error.
-func finishRun(ctx context.Context, db *store.DB, runID, status string, cause error) error {
-	if cause != nil {
-		status = store.RunAborted
+// cell is the session the flags ask for, run by the agent at bin (after
+// args), with the provider's key.
+func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.Cell {
+	return runner.Cell{
+		SessionKey: runner.SessionKey{
+			Task: filepath.Base(o.Workspace), Arm: o.Agent,
+			Agent: o.Agent, AgentBin: bin, AgentArgs: args, Model: o.Model,
+			Prompt: o.Prompt, Timeout: o.Timeout,
+		},
+		Workspace: o.Workspace, Sandbox: o.Sandbox, Review: o.Review, WorkspaceWritable: o.Edit,
+		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey,
 	}
-	// The run's end is recorded even when ctx was cancelled by Ctrl-C.
-	ferr := db.FinishRun(context.WithoutCancel(ctx), runID, status, time.Now().UTC())
-	return errors.Join(cause, ferr)
+}
+
+// serveScript starts a mock provider serving the script already loaded
+// (and checked) for the session.
+func serveScript(script *provider.Script) func(path string) (string, func(), error) {
+	return func(string) (string, func(), error) {
+		p, err := provider.Start(script)
+		if err != nil {
+			return "", nil, err
+		}
+		return p.URL(), func() { p.Close() }, nil
+	}
 }
 
 // resolveAgentBin finds the agent executable and the arguments before the

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// SessionOptions configure RunSession: one session in a run of its own.
+type SessionOptions struct {
+	DB    *store.DB
+	Label string
+	// Harness is wfb's version, recorded with the run.
+	Harness string
+	// Cell is the session; RunSession gives it the new run's id. Its
+	// WorkspaceWritable is what `wfb session --edit` asks for.
+	Cell Cell
+	// MockScript, when set, is the mock script the session talks to:
+	// StartMock serves it and the cell's BaseURL becomes the provider's.
+	// Without it the cell's BaseURL is a real provider's.
+	MockScript string
+	StartMock  func(path string) (baseURL string, stop func(), err error)
+}
+
+// SessionConfig is how a session run on its own was asked for, as its
+// run's RunConfig records it. BaseURL is a real provider's (the mock's is
+// a port of the moment); no key is ever part of it.
+type SessionConfig struct {
+	Agent      string `json:"agent"`
+	Model      string `json:"model"`
+	Sandbox    string `json:"sandbox"`
+	Review     bool   `json:"review"`
+	Edit       bool   `json:"edit"`
+	BaseURL    string `json:"base_url"`
+	MockScript string `json:"mock_script"`
+	Timeout    string `json:"timeout"`
+	Workspace  string `json:"workspace"`
+}
+
+// RunSession records a run of kind "session", runs the cell in it (its
+// mock provider started first, when it has one) and finishes the run:
+// complete, interrupted when ctx was cancelled, or aborted when the
+// provider could not start or the row could not be written, which is then
+// the error. It returns the session's row and the run's status.
+func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, error) {
+	config, err := json.Marshal(o.config())
+	if err != nil {
+		return store.Result{}, "", err
+	}
+	run := store.Run{
+		ID: store.NewID("run"), Label: o.Label, Kind: "session", StartedAt: time.Now().UTC(),
+		Status: store.RunRunning, Harness: o.Harness, Config: string(config),
+	}
+	if err := o.DB.CreateRun(ctx, run); err != nil {
+		return store.Result{}, "", err
+	}
+	cell := o.Cell
+	cell.RunID = run.ID
+	if o.MockScript != "" {
+		url, stop, err := o.StartMock(o.MockScript)
+		if err != nil {
+			err = finishRun(ctx, o.DB, run.ID, store.RunAborted, fmt.Errorf("start the mock provider: %w", err))
+			return store.Result{}, store.RunAborted, err
+		}
+		defer stop()
+		cell.BaseURL = url
+	}
+	row, err := RunCell(ctx, o.DB, cell)
+	status := store.RunComplete
+	switch {
+	case err != nil:
+		status = store.RunAborted
+	case ctx.Err() != nil:
+		status = store.RunInterrupted
+	}
+	return row, status, finishRun(ctx, o.DB, run.ID, status, err)
+}
+
+// config is the run's configuration.
+func (o SessionOptions) config() RunConfig {
+	c := o.Cell
+	sc := &SessionConfig{
+		Agent: c.Agent, Model: c.Model, Sandbox: c.Sandbox, Review: c.Review, Edit: c.WorkspaceWritable,
+		MockScript: o.MockScript, Timeout: c.Timeout.String(), Workspace: c.Workspace,
+	}
+	if o.MockScript == "" {
+		sc.BaseURL = c.BaseURL
+	}
+	return RunConfig{Command: "session", Session: sc}
+}
+
+// finishRun records the run's end with status, even after ctx was
+// cancelled, keeping cause (if any) as the error.
+func finishRun(ctx context.Context, db *store.DB, runID, status string, cause error) error {
+	ferr := db.FinishRun(context.WithoutCancel(ctx), runID, status, time.Now().UTC())
+	return errors.Join(cause, ferr)
+}
