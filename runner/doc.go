@@ -7,4 +7,28 @@
 // a timeout, parses what it printed strictly, and writes a row whatever
 // happened — success, failure or refusal — with what was measured, what was
 // not (NULL) and why.
+//
+// The bench file itself (its types, strict parse, plan and shards) is
+// runner/bench; the review artifact is runner/review. Here:
+//
+//   - session.go: a SessionSpec (its SessionKey shared with Cell) run to a
+//     row: the sandbox's launch, the workspace boundary, the strict reading
+//     of the process and, for a review, of its artifact.
+//   - adapter.go: what an agent adapter is and which one an agent gets, one
+//     file per adapter: claude.go (Claude Code and the stand-in, which
+//     shares its interface) and codex.go; agentoutput.go holds what they
+//     share in reading JSON Lines and usage counts.
+//   - process.go and cgroup.go: process control — a process group, a cgroup
+//     when wfb has one, SIGTERM then SIGKILL, no descendant left behind.
+//   - cell.go: a Cell run in a sandbox of its own (RunCell); runsession.go:
+//     one cell in a run of its own (RunSession, `wfb session`).
+//   - sweep.go, sweep_new.go, sweep_backend.go, sweep_attempt.go: a bench
+//     run (NewSweep, Sweep.Run) — the checks before anything is recorded,
+//     the sandbox backend resolved once, workers, retries, the outage
+//     breaker, resume; workspace.go makes each cell's private copy and runs
+//     a task's setup and verify; runlock.go keeps two processes off one run.
+//   - rescore.go and score.go: scoring review artifacts into the scores
+//     table, as a cell ends and again later (Rescore, `wfb rescore`).
+//   - prices.go, progress.go, tail.go: the price table for derived cost, the
+//     progress line, bounded output tails.
 package runner
