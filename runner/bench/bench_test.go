@@ -85,9 +85,9 @@ func TestABadBenchReportsEveryProblemWithItsLine(t *testing.T) {
 	for _, name := range []string{"bad", "syntax"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load("testdata/bench/"+name+".yaml", checkScript)
-			var be *BenchError
+			var be *Error
 			if !errors.As(err, &be) {
-				t.Fatalf("Load = %v, want a *BenchError", err)
+				t.Fatalf("Load = %v, want a *Error", err)
 			}
 			checkGolden(t, "bench/"+name+".golden", be.Error()+"\n")
 		})

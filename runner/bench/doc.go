@@ -4,7 +4,7 @@
 //
 // Load parses a bench strictly, walking the YAML syntax tree itself
 // (yaml.go) so that every problem — in the file and in the mock scripts it
-// names — comes back at once in one *BenchError, each with its file, line,
+// names — comes back at once in one *Error, each with its file, line,
 // column and field: one edit fixes them all, and a bench that is half
 // valid never starts. Secrets never come from the file; an arm names the
 // variables they come from.

@@ -11,78 +11,41 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/wfbench/wfb/internal/strictyaml"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
-// BenchProblem is one thing wrong with a bench file, located by line and
-// column (0 when unknown) and by field path, e.g. tasks[1].workspace.
-type BenchProblem struct {
-	File    string
-	Line    int
-	Column  int
-	Field   string
-	Message string
-	// Nested is a problem of a file the bench names (a mock script),
-	// already located in that file; Line and Column are where the bench
-	// names it.
-	Nested string
-}
+// Problem is one thing wrong with a bench file, located by line and column
+// (0 when unknown) and by field path, e.g. tasks[1].workspace; a problem of
+// a mock script the bench names is Nested under the one naming it.
+type Problem = strictyaml.Problem
 
-// String formats the problem as FILE:LINE:COL: FIELD: MESSAGE, or a nested
-// problem indented under the one that names its file.
-func (p BenchProblem) String() string {
-	if p.Nested != "" {
-		return "  " + p.Nested
-	}
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-		if p.Column > 0 {
-			fmt.Fprintf(&b, ":%d", p.Column)
-		}
-	}
-	b.WriteString(": ")
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
-}
+// Error lists every problem of a bench file at once, so that one edit fixes
+// them all.
+type Error = strictyaml.Error
 
-// BenchError lists every problem of a bench file at once, so that one edit
-// fixes them all.
-type BenchError struct {
-	Problems []BenchProblem
-}
-
-// Error prints one problem per line.
-func (e *BenchError) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		lines[i] = p.String()
-	}
-	return strings.Join(lines, "\n")
-}
+// node is a YAML AST node.
+type node = ast.Node
 
 // ScriptChecker validates a mock script's bytes; a non-nil error lists its
 // problems, one per line, each already naming the script's file and line.
-// cmd/wfb passes mock.ParseScript: bench does not import mock.
+// cmd/wfb passes provider.ParseScript: bench does not import the mock.
 type ScriptChecker func(path string, data []byte) error
 
 // Load reads and validates the bench file at path. Every problem, in
 // the bench file and in the mock scripts it names (through check, which may
-// be nil), is reported in one *BenchError; a *BenchError means nothing may
+// be nil), is reported in one *Error; a *Error means nothing may
 // start.
 func Load(path string, check ScriptChecker) (*Bench, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &BenchError{Problems: []BenchProblem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
+		return nil, &Error{Problems: []Problem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -100,30 +63,24 @@ func Parse(name, dir string, data []byte, check ScriptChecker) (*Bench, error) {
 		Runs: 1, Timeout: DefaultTimeout, Sandbox: sandbox.Auto, Workers: 1,
 		RetryBudget: -1, Breaker: DefaultBreaker, Retries: map[string]int{},
 	}
-	w := newYAMLWalker(name)
-	root, ok := w.parse(data)
+	w := &strictyaml.Walker{File: name, SkipTags: true}
+	root, ok := w.Parse(data, "bench file")
+	if ok && root == nil {
+		w.Addf(nil, "", "the bench file is empty (it needs provider, tasks and arms)")
+		ok = false
+	}
 	if ok {
-		bp := &benchParser{yamlWalker: w, b: b, check: check, scripts: map[string]bool{}}
+		bp := &benchParser{Walker: w, b: b, check: check, scripts: map[string]bool{}}
 		bp.bench(root)
 	}
-	if len(w.problems) > 0 {
-		sort.SliceStable(w.problems, func(i, j int) bool {
-			a, c := w.problems[i], w.problems[j]
-			if a.File != c.File {
-				return a.File == name
-			}
-			if a.Line != c.Line {
-				return a.Line < c.Line
-			}
-			return a.Column < c.Column
-		})
-		return nil, &BenchError{Problems: w.problems}
+	if err := w.Err(); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
 
 type benchParser struct {
-	*yamlWalker
+	*strictyaml.Walker
 	b       *Bench
 	check   ScriptChecker
 	scripts map[string]bool // checked already
@@ -153,57 +110,57 @@ var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_AP
 const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, provider, retries, retry_budget, breaker, tasks, arms"
 
 func (p *benchParser) bench(root node) {
-	pairs, ok := p.mapping(root, "")
+	pairs, ok := p.Mapping(root, "")
 	if !ok {
 		return
 	}
 	var tasksAt, armsAt node
 	for _, kv := range pairs {
-		f := kv.key
-		switch kv.key {
+		f := kv.Key
+		switch kv.Key {
 		case "description":
-			p.b.Description, _ = p.str(kv.value, f)
+			p.b.Description, _ = p.Str(kv.Value, f)
 		case "runs":
-			if n, ok := p.intRange(kv.value, f, 1, 10000); ok {
+			if n, ok := p.IntRange(kv.Value, f, 1, 10000); ok {
 				p.b.Runs = n
 			}
 		case "timeout":
-			if d, ok := p.duration(kv.value, f); ok {
+			if d, ok := p.Duration(kv.Value, f); ok {
 				p.b.Timeout = d
 			}
 		case "sandbox":
-			if s, ok := p.str(kv.value, f); ok {
+			if s, ok := p.Str(kv.Value, f); ok {
 				p.b.Sandbox = s
-				p.sandboxName(kv.value, f, s)
+				p.sandboxName(kv.Value, f, s)
 			}
 		case "require_pid_namespace":
-			p.b.RequirePIDNamespace, _ = p.boolean(kv.value, f)
+			p.b.RequirePIDNamespace, _ = p.Bool(kv.Value, f)
 		case "workers":
-			if n, ok := p.intRange(kv.value, f, 1, 256); ok {
+			if n, ok := p.IntRange(kv.Value, f, 1, 256); ok {
 				p.b.Workers = n
 			}
 		case "provider":
-			if pr, ok := p.provider(kv.value, f); ok {
+			if pr, ok := p.provider(kv.Value, f); ok {
 				p.b.Provider = pr
 			}
 		case "retries":
-			p.retries(kv.value, f)
+			p.retries(kv.Value, f)
 		case "retry_budget":
-			if n, ok := p.intRange(kv.value, f, 0, 1_000_000); ok {
+			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
 				p.b.RetryBudget = n
 			}
 		case "breaker":
-			if n, ok := p.intRange(kv.value, f, 0, 1_000_000); ok {
+			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
 				p.b.Breaker = n
 			}
 		case "tasks":
-			tasksAt = kv.keyAt
-			p.tasks(kv.value, f)
+			tasksAt = kv.KeyAt
+			p.tasks(kv.Value, f)
 		case "arms":
-			armsAt = kv.keyAt
-			p.arms(kv.value, f)
+			armsAt = kv.KeyAt
+			p.arms(kv.Value, f)
 		default:
-			p.addf(kv.keyAt, f, "unknown field (a bench has: %s)", benchFields)
+			p.Addf(kv.KeyAt, f, "unknown field (a bench has: %s)", benchFields)
 		}
 	}
 	at := func(n node) node {
@@ -213,29 +170,31 @@ func (p *benchParser) bench(root node) {
 		return root
 	}
 	if !p.has(pairs, "provider") {
-		p.addf(root, "provider", "is required: {mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}")
+		p.Addf(root, "provider", "is required: {mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}")
 	}
 	if len(p.b.Tasks) == 0 && !p.failedUnder("tasks") {
-		p.addf(at(tasksAt), "tasks", "at least one task is required")
+		p.Addf(at(tasksAt), "tasks", "at least one task is required")
 	}
 	if len(p.b.Arms) == 0 && !p.failedUnder("arms") {
-		p.addf(at(armsAt), "arms", "at least one arm is required")
+		p.Addf(at(armsAt), "arms", "at least one arm is required")
 	}
 }
 
-func (p *benchParser) has(pairs []yamlPair, key string) bool { return p.keyOf(pairs, key) != nil }
+func (p *benchParser) has(pairs []strictyaml.Pair, key string) bool {
+	return p.keyOf(pairs, key) != nil
+}
 
-func (p *benchParser) keyOf(pairs []yamlPair, key string) node {
+func (p *benchParser) keyOf(pairs []strictyaml.Pair, key string) node {
 	for _, kv := range pairs {
-		if kv.key == key {
-			return kv.keyAt
+		if kv.Key == key {
+			return kv.KeyAt
 		}
 	}
 	return nil
 }
 
 func (p *benchParser) failedUnder(field string) bool {
-	for _, pr := range p.problems {
+	for _, pr := range p.Problems {
 		if pr.Field == field || strings.HasPrefix(pr.Field, field+"[") || strings.HasPrefix(pr.Field, field+".") {
 			return true
 		}
@@ -247,27 +206,27 @@ func (p *benchParser) sandboxName(at node, field, s string) {
 	// A backend this machine cannot provide parses: each cell records the
 	// sandbox's own refusal as a sandbox-refused row.
 	if s != sandbox.Auto && !slices.Contains(sandbox.Strength, s) {
-		p.addf(at, field, "unknown sandbox %q (want %s, or %s)", s, strings.Join(sandbox.Strength, ", "), sandbox.Auto)
+		p.Addf(at, field, "unknown sandbox %q (want %s, or %s)", s, strings.Join(sandbox.Strength, ", "), sandbox.Auto)
 	}
 }
 
 func (p *benchParser) retries(n node, field string) {
-	pairs, ok := p.mapping(n, field)
+	pairs, ok := p.Mapping(n, field)
 	if !ok {
 		return
 	}
 	for _, kv := range pairs {
-		f := field + "." + kv.key
+		f := field + "." + kv.Key
 		switch {
-		case kv.key == store.KindCancelled:
-			p.addf(kv.keyAt, f, "a cancelled attempt is never retried (it was stopped on purpose; --resume runs it again)")
+		case kv.Key == store.KindCancelled:
+			p.Addf(kv.KeyAt, f, "a cancelled attempt is never retried (it was stopped on purpose; --resume runs it again)")
 			continue
-		case !slices.Contains(store.ErrorKinds, kv.key):
-			p.addf(kv.keyAt, f, "unknown error kind (one of: %s)", strings.Join(store.ErrorKinds, ", "))
+		case !slices.Contains(store.ErrorKinds, kv.Key):
+			p.Addf(kv.KeyAt, f, "unknown error kind (one of: %s)", strings.Join(store.ErrorKinds, ", "))
 			continue
 		}
-		if c, ok := p.intRange(kv.value, f, 0, 100); ok {
-			p.b.Retries[kv.key] = c
+		if c, ok := p.IntRange(kv.Value, f, 0, 100); ok {
+			p.b.Retries[kv.Key] = c
 		}
 	}
 }
@@ -275,66 +234,66 @@ func (p *benchParser) retries(n node, field string) {
 const providerFields = "mock, base_url, api_key_env"
 
 func (p *benchParser) provider(n node, field string) (Provider, bool) {
-	pairs, ok := p.mapping(n, field)
+	pairs, ok := p.Mapping(n, field)
 	if !ok {
 		return Provider{}, false
 	}
-	before := len(p.problems)
+	before := len(p.Problems)
 	var pr Provider
 	var mockAt, urlAt, keyAt node
 	for _, kv := range pairs {
-		f := field + "." + kv.key
-		switch kv.key {
+		f := field + "." + kv.Key
+		switch kv.Key {
 		case "mock":
-			mockAt = kv.value
-			if s, ok := p.nonEmpty(kv.value, f); ok {
+			mockAt = kv.Value
+			if s, ok := p.NonEmpty(kv.Value, f); ok {
 				pr.Mock = p.resolve(s)
-				p.script(kv.value, f, s, pr.Mock)
+				p.script(kv.Value, f, s, pr.Mock)
 			}
 		case "base_url":
-			urlAt = kv.value
-			if s, ok := p.nonEmpty(kv.value, f); ok {
+			urlAt = kv.Value
+			if s, ok := p.NonEmpty(kv.Value, f); ok {
 				u, err := url.Parse(s)
 				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					// Redacted: a malformed URL may still carry a key.
-					p.addf(kv.value, f, "must be an http(s) URL, got %q", store.Redact(s))
+					p.Addf(kv.Value, f, "must be an http(s) URL, got %q", store.Redact(s))
 				} else if u.User != nil {
-					p.addf(kv.value, f, "must not carry credentials; name the key's variable in api_key_env")
+					p.Addf(kv.Value, f, "must not carry credentials; name the key's variable in api_key_env")
 				}
 				pr.BaseURL = strings.TrimSuffix(s, "/")
 			}
 		case "api_key_env":
-			keyAt = kv.value
-			if s, ok := p.nonEmpty(kv.value, f); ok {
+			keyAt = kv.Value
+			if s, ok := p.NonEmpty(kv.Value, f); ok {
 				if !envPattern.MatchString(s) {
 					// Not echoed: what is there instead of a name is likely the key.
-					p.addf(kv.value, f, "must be an environment variable NAME such as ANTHROPIC_API_KEY (the key itself never goes in the file)")
+					p.Addf(kv.Value, f, "must be an environment variable NAME such as ANTHROPIC_API_KEY (the key itself never goes in the file)")
 				}
 				pr.APIKeyEnv = s
 			}
 		default:
-			p.addf(kv.keyAt, f, "unknown field (a provider has: %s)", providerFields)
+			p.Addf(kv.KeyAt, f, "unknown field (a provider has: %s)", providerFields)
 		}
 	}
 	switch {
 	case mockAt != nil && urlAt != nil:
-		p.addf(urlAt, field+".base_url", "mock and base_url are exclusive: a cell talks to one provider")
+		p.Addf(urlAt, field+".base_url", "mock and base_url are exclusive: a cell talks to one provider")
 	case mockAt == nil && urlAt == nil:
-		p.addf(n, field, "needs mock: FILE (a dry run) or base_url: URL")
+		p.Addf(n, field, "needs mock: FILE (a dry run) or base_url: URL")
 	case mockAt != nil && keyAt != nil:
-		p.addf(keyAt, field+".api_key_env", "only with base_url: a mock provider needs no key")
+		p.Addf(keyAt, field+".api_key_env", "only with base_url: a mock provider needs no key")
 	}
 	if pr.BaseURL != "" && pr.APIKeyEnv == "" {
 		pr.APIKeyEnv = DefaultKeyEnv
 	}
-	return pr, len(p.problems) == before
+	return pr, len(p.Problems) == before
 }
 
 // script checks a mock script once, its problems joining the bench's.
 func (p *benchParser) script(at node, field, given, abs string) {
 	data, err := os.ReadFile(abs)
 	if err != nil {
-		p.addf(at, field, "cannot read mock script %s: %s", given, errText(err))
+		p.Addf(at, field, "cannot read mock script %s: %s", given, errText(err))
 		return
 	}
 	if p.check == nil || p.scripts[abs] {
@@ -346,13 +305,13 @@ func (p *benchParser) script(at node, field, given, abs string) {
 	// directory.
 	name := given
 	if !filepath.IsAbs(given) {
-		name = filepath.Join(filepath.Dir(p.file), given)
+		name = filepath.Join(filepath.Dir(p.File), given)
 	}
 	if err := p.check(name, data); err != nil {
-		p.addf(at, field, "mock script %s is invalid:", given)
-		head := p.problems[len(p.problems)-1]
+		p.Addf(at, field, "mock script %s is invalid:", given)
+		head := p.Problems[len(p.Problems)-1]
 		for _, line := range strings.Split(err.Error(), "\n") {
-			p.problems = append(p.problems, BenchProblem{File: p.file, Line: head.Line, Column: head.Column, Field: field, Nested: line})
+			p.Problems = append(p.Problems, Problem{File: p.File, Line: head.Line, Column: head.Column, Field: field, Nested: line})
 		}
 	}
 }
@@ -368,54 +327,54 @@ const taskFields = "id, class, workspace, prompt, setup, verify, review, labels,
 
 func (p *benchParser) tasks(n node, field string) {
 	seen := map[string]bool{}
-	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
+	p.mappings(n, field, func(f string, item node, pairs []strictyaml.Pair) {
 		var t Task
 		var labelsAt node
 		for _, kv := range pairs {
-			kf := f + "." + kv.key
-			switch kv.key {
+			kf := f + "." + kv.Key
+			switch kv.Key {
 			case "id":
-				t.ID = p.id(kv.value, kf, seen, "task")
+				t.ID = p.id(kv.Value, kf, seen, "task")
 			case "class":
-				t.Class, _ = p.str(kv.value, kf)
+				t.Class, _ = p.Str(kv.Value, kf)
 			case "workspace":
-				t.Workspace, _ = p.workspace(kv.value, kf)
+				t.Workspace, _ = p.workspace(kv.Value, kf)
 			case "prompt":
-				t.Prompt, _ = p.nonEmpty(kv.value, kf)
+				t.Prompt, _ = p.NonEmpty(kv.Value, kf)
 			case "setup":
-				t.Setup, _ = p.nonEmpty(kv.value, kf)
+				t.Setup, _ = p.NonEmpty(kv.Value, kf)
 			case "verify":
-				t.Verify, _ = p.nonEmpty(kv.value, kf)
+				t.Verify, _ = p.NonEmpty(kv.Value, kf)
 			case "labels":
-				labelsAt = kv.keyAt
-				t.Labels = p.labels(kv.value, kf)
+				labelsAt = kv.KeyAt
+				t.Labels = p.labels(kv.Value, kf)
 			case "verdict":
-				if v, ok := p.str(kv.value, kf); ok {
+				if v, ok := p.Str(kv.Value, kf); ok {
 					if !slices.Contains(verdicts, v) {
-						p.addf(kv.value, kf, "must be one of %s, got %q", strings.Join(verdicts, ", "), v)
+						p.Addf(kv.Value, kf, "must be one of %s, got %q", strings.Join(verdicts, ", "), v)
 					}
 					t.Verdict = v
 				}
 			case "expensive":
-				t.Expensive, _ = p.boolean(kv.value, kf)
+				t.Expensive, _ = p.Bool(kv.Value, kf)
 			case "review":
-				t.Review, _ = p.boolean(kv.value, kf)
+				t.Review, _ = p.Bool(kv.Value, kf)
 			case "timeout":
-				t.Timeout, _ = p.duration(kv.value, kf)
+				t.Timeout, _ = p.Duration(kv.Value, kf)
 			case "provider":
-				if pr, ok := p.provider(kv.value, kf); ok {
+				if pr, ok := p.provider(kv.Value, kf); ok {
 					t.Provider = &pr
 				}
 			default:
-				p.addf(kv.keyAt, kf, "unknown field (a task has: %s)", taskFields)
+				p.Addf(kv.KeyAt, kf, "unknown field (a task has: %s)", taskFields)
 			}
 		}
 		p.required(item, f, pairs, "id", "workspace", "prompt")
 		if labelsAt != nil && !t.Review {
-			p.addf(labelsAt, f+".labels", "labels are the ground truth of a review; set review: true on this task")
+			p.Addf(labelsAt, f+".labels", "labels are the ground truth of a review; set review: true on this task")
 		}
 		if verdictAt := p.keyOf(pairs, "verdict"); verdictAt != nil && !t.Review {
-			p.addf(verdictAt, f+".verdict", "an expected verdict scores a review; set review: true on this task")
+			p.Addf(verdictAt, f+".verdict", "an expected verdict scores a review; set review: true on this task")
 		}
 		p.b.Tasks = append(p.b.Tasks, t)
 	})
@@ -424,24 +383,24 @@ func (p *benchParser) tasks(n node, field string) {
 // mappings walks a list whose items are mappings (tasks, arms, labels),
 // passing fn each item's field path and pairs; an item that is not a
 // mapping is reported and skipped.
-func (p *benchParser) mappings(n node, field string, fn func(f string, item node, pairs []yamlPair)) {
-	items, ok := p.sequence(n, field)
+func (p *benchParser) mappings(n node, field string, fn func(f string, item node, pairs []strictyaml.Pair)) {
+	items, ok := p.Sequence(n, field)
 	if !ok {
 		return
 	}
 	for i, item := range items {
 		f := fmt.Sprintf("%s[%d]", field, i)
-		if pairs, ok := p.mapping(item, f); ok {
+		if pairs, ok := p.Mapping(item, f); ok {
 			fn(f, item, pairs)
 		}
 	}
 }
 
 // required reports each of keys that item, at field, lacks.
-func (p *benchParser) required(item node, field string, pairs []yamlPair, keys ...string) {
+func (p *benchParser) required(item node, field string, pairs []strictyaml.Pair, keys ...string) {
 	for _, k := range keys {
 		if !p.has(pairs, k) {
-			p.addf(item, field+"."+k, "is required")
+			p.Addf(item, field+"."+k, "is required")
 		}
 	}
 }
@@ -449,67 +408,67 @@ func (p *benchParser) required(item node, field string, pairs []yamlPair, keys .
 // id reads the id of a task, arm or label: not empty, of idPattern's
 // shape, and not one of its siblings' (seen).
 func (p *benchParser) id(n node, field string, seen map[string]bool, what string) string {
-	s, ok := p.nonEmpty(n, field)
+	s, ok := p.NonEmpty(n, field)
 	if !ok {
 		return ""
 	}
 	switch {
 	case !idPattern.MatchString(s):
-		p.addf(n, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
+		p.Addf(n, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
 	case seen[s]:
-		p.addf(n, field, "duplicate %s id %q", what, s)
+		p.Addf(n, field, "duplicate %s id %q", what, s)
 	}
 	seen[s] = true
 	return s
 }
 
 func (p *benchParser) workspace(n node, field string) (Workspace, bool) {
-	if s, isStr := p.scalarString(n); isStr {
+	if s, isStr := p.ScalarString(n); isStr {
 		if s == "" {
-			p.addf(n, field, "must not be empty")
+			p.Addf(n, field, "must not be empty")
 			return Workspace{}, false
 		}
 		abs := p.resolve(s)
 		fi, err := os.Stat(abs)
 		switch {
 		case err != nil:
-			p.addf(n, field, "directory %s: %s (relative paths start at the bench file's directory)", s, errText(err))
+			p.Addf(n, field, "directory %s: %s (relative paths start at the bench file's directory)", s, errText(err))
 			return Workspace{}, false
 		case !fi.IsDir():
-			p.addf(n, field, "%s is not a directory", s)
+			p.Addf(n, field, "%s is not a directory", s)
 			return Workspace{}, false
 		}
 		return Workspace{Dir: abs}, true
 	}
-	pairs, ok := p.mapping(n, field)
+	pairs, ok := p.Mapping(n, field)
 	if !ok {
 		return Workspace{}, false
 	}
 	var w Workspace
 	for _, kv := range pairs {
-		f := field + "." + kv.key
-		switch kv.key {
+		f := field + "." + kv.Key
+		switch kv.Key {
 		case "git":
-			if s, ok := p.nonEmpty(kv.value, f); ok {
+			if s, ok := p.NonEmpty(kv.Value, f); ok {
 				w.Git = s
 				if !looksLikeURL(s) {
 					w.Git = p.resolve(s)
 					if _, err := os.Stat(w.Git); err != nil {
-						p.addf(kv.value, f, "repository %s: %s", s, errText(err))
+						p.Addf(kv.Value, f, "repository %s: %s", s, errText(err))
 					}
 				}
 			}
 		case "ref":
-			w.Ref, _ = p.literal(kv.value, f)
+			w.Ref, _ = p.Literal(kv.Value, f)
 		default:
-			p.addf(kv.keyAt, f, "unknown field (a workspace is a directory, or {git, ref})")
+			p.Addf(kv.KeyAt, f, "unknown field (a workspace is a directory, or {git, ref})")
 		}
 	}
 	if !p.has(pairs, "git") {
-		p.addf(n, field+".git", "is required (a repository URL or path)")
+		p.Addf(n, field+".git", "is required (a repository URL or path)")
 	}
 	if !p.has(pairs, "ref") {
-		p.addf(n, field+".ref", "is required: pin a commit (or a tag) so every cell starts from the same tree")
+		p.Addf(n, field+".ref", "is required: pin a commit (or a tag) so every cell starts from the same tree")
 	}
 	return w, true
 }
@@ -528,45 +487,45 @@ const labelFields = "id, severity, path, line_start, line_end, category"
 func (p *benchParser) labels(n node, field string) []review.Label {
 	seen := map[string]bool{}
 	var out []review.Label
-	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
+	p.mappings(n, field, func(f string, item node, pairs []strictyaml.Pair) {
 		var l review.Label
 		var endAt node
 		for _, kv := range pairs {
-			kf := f + "." + kv.key
-			switch kv.key {
+			kf := f + "." + kv.Key
+			switch kv.Key {
 			case "id":
-				l.ID = p.id(kv.value, kf, seen, "label")
+				l.ID = p.id(kv.Value, kf, seen, "label")
 			case "severity":
-				if s, ok := p.str(kv.value, kf); ok {
+				if s, ok := p.Str(kv.Value, kf); ok {
 					if !slices.Contains(severities, s) {
-						p.addf(kv.value, kf, "must be one of %s, got %q", strings.Join(severities, ", "), s)
+						p.Addf(kv.Value, kf, "must be one of %s, got %q", strings.Join(severities, ", "), s)
 					}
 					l.Severity = s
 				}
 			case "path":
-				if s, ok := p.nonEmpty(kv.value, kf); ok {
+				if s, ok := p.NonEmpty(kv.Value, kf); ok {
 					clean := filepath.ToSlash(filepath.Clean(strings.TrimPrefix(s, "./")))
 					if filepath.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, "../") {
-						p.addf(kv.value, kf, "must be relative to the workspace, got %q", s)
+						p.Addf(kv.Value, kf, "must be relative to the workspace, got %q", s)
 					}
 					l.Path = clean
 				}
 			case "line_start":
-				l.LineStart, _ = p.intRange(kv.value, kf, 1, 1<<30)
+				l.LineStart, _ = p.IntRange(kv.Value, kf, 1, 1<<30)
 			case "line_end":
-				endAt = kv.value
-				l.LineEnd, _ = p.intRange(kv.value, kf, 1, 1<<30)
+				endAt = kv.Value
+				l.LineEnd, _ = p.IntRange(kv.Value, kf, 1, 1<<30)
 			case "category":
-				l.Category, _ = p.nonEmpty(kv.value, kf)
+				l.Category, _ = p.NonEmpty(kv.Value, kf)
 			default:
-				p.addf(kv.keyAt, kf, "unknown field (a label has: %s)", labelFields)
+				p.Addf(kv.KeyAt, kf, "unknown field (a label has: %s)", labelFields)
 			}
 		}
 		p.required(item, f, pairs, "id", "severity", "path", "line_start", "category")
 		if l.LineEnd == 0 {
 			l.LineEnd = l.LineStart
 		} else if endAt != nil && l.LineStart > 0 && l.LineEnd < l.LineStart {
-			p.addf(endAt, f+".line_end", "%d is before line_start %d", l.LineEnd, l.LineStart)
+			p.Addf(endAt, f+".line_end", "%d is before line_start %d", l.LineEnd, l.LineStart)
 		}
 		out = append(out, l)
 	})
@@ -577,59 +536,59 @@ const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suf
 
 func (p *benchParser) arms(n node, field string) {
 	seen := map[string]bool{}
-	p.mappings(n, field, func(f string, item node, pairs []yamlPair) {
+	p.mappings(n, field, func(f string, item node, pairs []strictyaml.Pair) {
 		var a Arm
 		for _, kv := range pairs {
-			kf := f + "." + kv.key
-			switch kv.key {
+			kf := f + "." + kv.Key
+			switch kv.Key {
 			case "id":
-				a.ID = p.id(kv.value, kf, seen, "arm")
+				a.ID = p.id(kv.Value, kf, seen, "arm")
 			case "agent":
-				if s, ok := p.str(kv.value, kf); ok {
+				if s, ok := p.Str(kv.Value, kf); ok {
 					switch s {
 					case AgentStandIn, AgentClaude, AgentCodex:
 					default:
-						p.addf(kv.value, kf, "unknown agent %q (want %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex)
+						p.Addf(kv.Value, kf, "unknown agent %q (want %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex)
 					}
 					a.Agent = s
 				}
 			case "agent_bin":
-				if s, ok := p.nonEmpty(kv.value, kf); ok {
+				if s, ok := p.NonEmpty(kv.Value, kf); ok {
 					a.AgentBin = s
 					if strings.Contains(s, "/") {
 						a.AgentBin = p.resolve(s)
 					}
 				}
 			case "model":
-				a.Model, _ = p.str(kv.value, kf)
+				a.Model, _ = p.Str(kv.Value, kf)
 			case "flags":
-				a.Flags = p.strList(kv.value, kf)
+				a.Flags = p.Strings(kv.Value, kf)
 			case "prompt_prefix":
-				a.PromptPrefix, _ = p.str(kv.value, kf)
+				a.PromptPrefix, _ = p.Str(kv.Value, kf)
 			case "prompt_suffix":
-				a.PromptSuffix, _ = p.str(kv.value, kf)
+				a.PromptSuffix, _ = p.Str(kv.Value, kf)
 			case "allowed_tools":
-				a.AllowedTools = p.strList(kv.value, kf)
+				a.AllowedTools = p.Strings(kv.Value, kf)
 			case "max_turns":
-				a.MaxTurns, _ = p.intRange(kv.value, kf, 1, 10000)
+				a.MaxTurns, _ = p.IntRange(kv.Value, kf, 1, 10000)
 			case "env":
-				a.Env = p.env(kv.value, kf)
+				a.Env = p.env(kv.Value, kf)
 			case "provider":
-				if pr, ok := p.provider(kv.value, kf); ok {
+				if pr, ok := p.provider(kv.Value, kf); ok {
 					a.Provider = &pr
 				}
 			default:
-				p.addf(kv.keyAt, kf, "unknown field (an arm has: %s)", armFields)
+				p.Addf(kv.KeyAt, kf, "unknown field (an arm has: %s)", armFields)
 			}
 		}
 		p.required(item, f, pairs, "id", "agent")
 		if a.Agent == AgentCodex {
 			// Codex exec has neither: refused here, not as a failed row per cell.
 			if at := p.keyOf(pairs, "max_turns"); at != nil {
-				p.addf(at, f+".max_turns", "codex exec has no turn limit; remove it from this arm")
+				p.Addf(at, f+".max_turns", "codex exec has no turn limit; remove it from this arm")
 			}
 			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
-				p.addf(at, f+".allowed_tools", "codex exec has no tool allow-list; remove it from this arm")
+				p.Addf(at, f+".allowed_tools", "codex exec has no tool allow-list; remove it from this arm")
 			}
 		}
 		p.b.Arms = append(p.b.Arms, a)
@@ -644,67 +603,67 @@ func (p *benchParser) env(n node, field string) []EnvVar {
 	name := func(at node, f, s string) bool {
 		switch {
 		case !envPattern.MatchString(s):
-			p.addf(at, f, "%q is not an environment variable name", s)
+			p.Addf(at, f, "%q is not an environment variable name", s)
 		case slices.Contains(reservedEnv, s):
-			p.addf(at, f, "%s is set by wfb for every session and cannot be overridden", s)
+			p.Addf(at, f, "%s is set by wfb for every session and cannot be overridden", s)
 		case seen[s]:
-			p.addf(at, f, "duplicate variable %s", s)
+			p.Addf(at, f, "duplicate variable %s", s)
 		default:
 			seen[s] = true
 			return true
 		}
 		return false
 	}
-	if items, isSeq := p.asSequence(n); isSeq {
+	if items, isSeq := p.AsSequence(n); isSeq {
 		for i, item := range items {
 			f := fmt.Sprintf("%s[%d]", field, i)
-			if s, ok := p.str(item, f); ok && name(item, f, s) {
+			if s, ok := p.Str(item, f); ok && name(item, f, s) {
 				out = append(out, EnvVar{Name: s, FromEnv: s})
 			}
 		}
 		return out
 	}
-	pairs, ok := p.mapping(n, field)
+	pairs, ok := p.Mapping(n, field)
 	if !ok {
 		return nil
 	}
 	for _, kv := range pairs {
-		f := field + "." + kv.key
-		if !name(kv.keyAt, f, kv.key) {
+		f := field + "." + kv.Key
+		if !name(kv.KeyAt, f, kv.Key) {
 			continue
 		}
-		if s, isStr := p.scalarString(kv.value); isStr {
-			p.addf(kv.value, f, "write {from_env: NAME} to pass a variable of wfb's environment, or {value: %q} for a setting that is not a secret", s)
+		if s, isStr := p.ScalarString(kv.Value); isStr {
+			p.Addf(kv.Value, f, "write {from_env: NAME} to pass a variable of wfb's environment, or {value: %q} for a setting that is not a secret", s)
 			continue
 		}
-		vp, ok := p.mapping(kv.value, f)
+		vp, ok := p.Mapping(kv.Value, f)
 		if !ok {
 			continue
 		}
-		v := EnvVar{Name: kv.key}
+		v := EnvVar{Name: kv.Key}
 		for _, x := range vp {
-			xf := f + "." + x.key
-			switch x.key {
+			xf := f + "." + x.Key
+			switch x.Key {
 			case "from_env":
-				if s, ok := p.nonEmpty(x.value, xf); ok {
+				if s, ok := p.NonEmpty(x.Value, xf); ok {
 					if !envPattern.MatchString(s) {
-						p.addf(x.value, xf, "%q is not an environment variable name", s)
+						p.Addf(x.Value, xf, "%q is not an environment variable name", s)
 					}
 					v.FromEnv = s
 				}
 			case "value":
-				if s, ok := p.str(x.value, xf); ok {
-					if secretName.MatchString(kv.key) {
-						p.addf(x.value, xf, "%s looks like a secret; secrets come from the environment (from_env), never the bench file", kv.key)
+				if s, ok := p.Str(x.Value, xf); ok {
+					if secretName.MatchString(kv.Key) {
+						p.Addf(x.Value, xf, "%s looks like a secret; secrets come from the environment (from_env), never the bench file", kv.Key)
 					}
 					v.Value, v.Literal = s, true
 				}
 			default:
-				p.addf(x.keyAt, xf, "unknown field (want from_env or value)")
+				p.Addf(x.KeyAt, xf, "unknown field (want from_env or value)")
 			}
 		}
 		if (v.FromEnv == "") == !v.Literal {
-			p.addf(kv.value, f, "needs exactly one of from_env or value")
+			p.Addf(kv.Value, f, "needs exactly one of from_env or value")
 			continue
 		}
 		out = append(out, v)
