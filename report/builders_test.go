@@ -75,7 +75,7 @@ func TestBuildersGolden(t *testing.T) {
 				if err := RenderAll(&buf, tables, f); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, b.name+"_"+string(f)+".golden", buf.Bytes())
+				checkGolden(t, b.name+"_"+string(f)+".golden", buf.Bytes())
 			})
 		}
 	}

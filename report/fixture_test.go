@@ -2,34 +2,16 @@ package report
 
 import (
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb/internal/golden"
 )
 
-// golden compares got with testdata/name, or rewrites it under -update
-// (the flag is declared in render_test.go).
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name (see internal/golden).
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // N is a NULL metric value: not measured.

@@ -325,7 +325,7 @@ func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
 				}
 				pinned.WriteString("\n")
 			}
-			golden(t, "export_r1_"+string(f)+".golden", []byte(strings.Join(exportPinned, "\t")+"\n"+pinned.String()))
+			checkGolden(t, "export_r1_"+string(f)+".golden", []byte(strings.Join(exportPinned, "\t")+"\n"+pinned.String()))
 		})
 	}
 }

@@ -4,16 +4,11 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 // sample holds the cells renderers get wrong: NULL next to a measured 0, a
 // pipe and a newline in one string, tabs, unicode, bytes, and a float that
@@ -42,19 +37,7 @@ func TestRenderGolden(t *testing.T) {
 			if err := Render(&buf, sample(), f); err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "render_"+string(f)+".golden")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-				t.Errorf("%s output (-want +got):\n%s", f, diff)
-			}
+			checkGolden(t, "render_"+string(f)+".golden", buf.Bytes())
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -14,23 +13,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/mock/agent"
+	"github.com/wfbench/wfb/internal/standin"
 )
 
 // The test binary doubles as the processes the runner drives (the os/exec
 // helper-process pattern): WFB_TEST_AGENT=1 makes it wfb's stand-in agent,
 // WFB_RUNNER_HELPER=<mode> one of the misbehaving processes below.
 func TestMain(m *testing.M) {
-	if os.Getenv("WFB_TEST_AGENT") == "1" {
-		args := os.Args[1:]
-		if len(args) >= 2 && args[0] == "mock" && args[1] == "agent" {
-			args = args[2:]
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		code := agent.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-		stop()
-		os.Exit(code)
-	}
+	standin.MainIfAsked()
 	if mode := os.Getenv("WFB_RUNNER_HELPER"); mode != "" {
 		os.Exit(helperProcess(mode))
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,16 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb/store"
 )
-
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
 
 // reportFixture writes a results file with two nightly runs of one bench
 // (labels base and cand; agent 2.0.0 then 2.0.1): arms baseline and
@@ -128,25 +123,9 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 				t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 			}
 			path := filepath.Join("testdata", "report_cmd_"+tt.golden+".golden")
-			if updateReportGolden() {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if diff := cmp.Diff(string(want), out); diff != "" {
-				t.Errorf("output (-want +got):\n%s", diff)
-			}
+			golden.Check(t, path, []byte(out))
 		})
 	}
-}
-
-func updateReportGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
 }
 
 // TestExportWritesEveryAttemptOfTheRun stops an export that loses rows or

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb/mock/provider"
@@ -328,18 +330,7 @@ arms:
 func checkRunGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // Flags select cells; --resume refuses flags that would change a run's

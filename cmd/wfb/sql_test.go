@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,21 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/internal/golden"
 	"github.com/wfbench/wfb/store"
 )
-
-func init() {
-	// Other test files of this package may declare -update too; register
-	// it only once.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // sqlFixture writes a results file with one run and three attempts: a
 // measured success, a measured zero, and a refused (unmeasured) one.
@@ -95,24 +82,11 @@ func TestSQLPrintsRowsKeepingNullApartFromZero(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			want := tc.want
 			if tc.golden != "" {
-				golden := filepath.Join("testdata", tc.golden)
-				if updateGolden() {
-					if err := os.MkdirAll("testdata", 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				b, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				want = string(b)
+				golden.Check(t, filepath.Join("testdata", tc.golden), []byte(out))
+				return
 			}
-			if diff := cmp.Diff(want, out); diff != "" {
+			if diff := cmp.Diff(tc.want, out); diff != "" {
 				t.Errorf("stdout (-want +got):\n%s", diff)
 			}
 		})

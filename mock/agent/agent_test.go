@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/wfbench/wfb/mock/provider"
 )
@@ -260,20 +262,9 @@ func TestAgentOutputMatchesGolden(t *testing.T) {
 			proc := agentExec(t, agentCmd{dir: dir, env: sessionEnv(p), stdin: "review the change", args: tt.args})
 			got := normalise(proc.stdout, dir)
 			path := filepath.Join("testdata", "agent", tt.golden)
-			if updateGolden() {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s\nstderr:\n%s", path, diff, proc.stderr)
+			golden.Check(t, path, []byte(got))
+			if t.Failed() {
+				t.Logf("stderr:\n%s", proc.stderr)
 			}
 		})
 	}

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/signal"
 	"syscall"
@@ -24,16 +23,5 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	// -update rewrites golden files; registered here unless another test
-	// file of the package already did.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
 	os.Exit(m.Run())
-}
-
-// updateGolden reports whether -update was given.
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
 }

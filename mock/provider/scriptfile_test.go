@@ -4,21 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb/internal/golden"
 )
-
-// scriptUpdateGolden reports whether -update was given (TestMain registers
-// the flag).
-func scriptUpdateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // TestLoadScriptReportsEveryProblemAtOnceWithFileLineAndField stops a script
 // loader that gives up at the first problem (one edit-run cycle per typo) or
@@ -34,19 +26,7 @@ func TestLoadScriptReportsEveryProblemAtOnceWithFileLineAndField(t *testing.T) {
 		t.Fatalf("error is %T, want *ScriptError: %v", err, err)
 	}
 	got := err.Error() + "\n"
-	golden := filepath.Join("testdata", "provider", "bad-script.golden")
-	if scriptUpdateGolden() {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("LoadScript error text (-want +got):\n%s", diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "provider", "bad-script.golden"), []byte(got))
 	for _, p := range serr.Problems {
 		if p.File != path || p.Line == 0 || p.Field == "" {
 			t.Errorf("problem %q does not name the file, line and field", p)

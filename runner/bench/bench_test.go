@@ -2,12 +2,13 @@ package bench
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -16,34 +17,11 @@ import (
 	"github.com/wfbench/wfb/sandbox"
 )
 
-func init() {
-	// Other test files of this package may declare -update too.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files under testdata/")
-	}
-}
-
-func updateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
 // checkGolden compares got with testdata/NAME, or rewrites it with -update.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
-	if updateGolden() {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 func checkScript(path string, data []byte) error {

@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,7 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/mock/agent"
+	"github.com/wfbench/wfb/internal/standin"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -36,16 +35,7 @@ import (
 // sandbox package's init takes `sandbox-exec` before TestMain runs, which
 // matters because the launcher runs with the agent's environment.)
 func TestMain(m *testing.M) {
-	if os.Getenv("WFB_TEST_AGENT") == "1" {
-		args := os.Args[1:]
-		if len(args) >= 2 && args[0] == "mock" && args[1] == "agent" {
-			args = args[2:]
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-		code := agent.Main(ctx, args, os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-		stop()
-		os.Exit(code)
-	}
+	standin.MainIfAsked()
 	os.Exit(m.Run())
 }
 
