@@ -42,5 +42,6 @@ func mergedTables(st store.MergeStats) []mergedTable {
 	return []mergedTable{
 		{"runs", st.Runs}, {"results", st.Results}, {"evidence", st.Evidence},
 		{"artifacts", st.Artifacts}, {"scores", st.Scores}, {"model_usage", st.ModelUsage},
+		{"requests", st.Requests}, {"exchanges", st.Exchanges},
 	}
 }

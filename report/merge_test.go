@@ -14,7 +14,7 @@ import (
 func TestMergeTableSaysWhatEachSourceAdded(t *testing.T) {
 	stats := []store.MergeStats{
 		{Source: "s0.db", Runs: store.TableStats{Added: 1}, Results: store.TableStats{Added: 2}, Scores: store.TableStats{Present: 3}},
-		{Source: "s1.db", Runs: store.TableStats{Present: 1}, Results: store.TableStats{Added: 1}, ModelUsage: store.TableStats{Added: 4}, RunsCombined: 1},
+		{Source: "s1.db", Runs: store.TableStats{Present: 1}, Results: store.TableStats{Added: 1}, ModelUsage: store.TableStats{Added: 4}, Requests: store.TableStats{Added: 5}, Exchanges: store.TableStats{Added: 5}, RunsCombined: 1},
 	}
 	got := MergeTable("all.db", stats)
 	want := &Table{
@@ -24,9 +24,11 @@ func TestMergeTableSaysWhatEachSourceAdded(t *testing.T) {
 			{"s0.db", "runs", int64(1), int64(0)}, {"s0.db", "results", int64(2), int64(0)},
 			{"s0.db", "evidence", int64(0), int64(0)}, {"s0.db", "artifacts", int64(0), int64(0)},
 			{"s0.db", "scores", int64(0), int64(3)}, {"s0.db", "model_usage", int64(0), int64(0)},
+			{"s0.db", "requests", int64(0), int64(0)}, {"s0.db", "exchanges", int64(0), int64(0)},
 			{"s1.db", "runs", int64(0), int64(1)}, {"s1.db", "results", int64(1), int64(0)},
 			{"s1.db", "evidence", int64(0), int64(0)}, {"s1.db", "artifacts", int64(0), int64(0)},
 			{"s1.db", "scores", int64(0), int64(0)}, {"s1.db", "model_usage", int64(4), int64(0)},
+			{"s1.db", "requests", int64(5), int64(0)}, {"s1.db", "exchanges", int64(5), int64(0)},
 		},
 		Footnotes: []string{
 			"present: already in the destination, identical; nothing was changed for it.",

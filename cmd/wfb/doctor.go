@@ -70,13 +70,9 @@ func renderDoctor(s *Streams, statuses []sandbox.Status, format string) error {
 		}
 		return enc.Encode(statuses)
 	}
-	t := &report.Table{Columns: []string{"backend", "usable", "reason"}}
-	for _, st := range statuses {
-		usable := "no"
-		if st.Usable {
-			usable = "yes"
-		}
-		t.Rows = append(t.Rows, []any{st.Backend, usable, st.Reason})
+	rows := make([]report.DoctorRow, len(statuses))
+	for i, st := range statuses {
+		rows[i] = report.DoctorRow{Backend: st.Backend, Usable: st.Usable, Reason: st.Reason}
 	}
-	return report.Render(s.Out, t, report.FormatTable)
+	return report.Render(s.Out, report.DoctorTable(rows), report.FormatTable)
 }

@@ -57,8 +57,8 @@ func TestMergeCommandCombinesShardsIdempotently(t *testing.T) {
 		return "source\ttable\tadded\tpresent\n" + strings.ReplaceAll(strings.Join(rows, "\n"), "DIR", dir) + "\n"
 	}
 	want := table(
-		"DIR/s0.db\truns\t1\t0", "DIR/s0.db\tresults\t2\t0", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0",
-		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t1\t0", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0",
+		"DIR/s0.db\truns\t1\t0", "DIR/s0.db\tresults\t2\t0", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
+		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t1\t0", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
 	)
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("first merge (-want +got):\n%s", diff)
@@ -68,8 +68,8 @@ func TestMergeCommandCombinesShardsIdempotently(t *testing.T) {
 		t.Fatalf("second merge: exit %d, stderr %s", code, errOut)
 	}
 	want = table(
-		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t0\t1", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0",
-		"DIR/s0.db\truns\t0\t1", "DIR/s0.db\tresults\t0\t2", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0",
+		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t0\t1", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
+		"DIR/s0.db\truns\t0\t1", "DIR/s0.db\tresults\t0\t2", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
 	)
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("second merge (-want +got):\n%s", diff)
