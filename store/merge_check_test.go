@@ -135,3 +135,36 @@ func TestMergeRedactsWhatItCopies(t *testing.T) {
 		t.Errorf("second merge added %+v", again[0])
 	}
 }
+
+// TestMergeRefusesASecondRowForOneCellAttempt stops a merge from adding
+// attempt 1 of a cell the destination already holds under another attempt
+// id (two files that each ran the same shard): the duplicate the run lock
+// exists to prevent, refused as an invalid row naming the cell's columns.
+func TestMergeRefusesASecondRowForOneCellAttempt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	writeFile(t, a, baseRun("run-a"), cells()[:1])
+	d, err := Open(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cells()[0]
+	if err := d.CreateRun(ctx, baseRun("run-a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InsertResult(ctx, &Result{RunID: "run-a", AttemptID: "att-again", Task: c.task, Arm: c.arm, Rep: c.rep, Attempt: 1,
+		StartedAt: t0, OK: true, ProcessState: StateExited}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	dst := openDst(t, filepath.Join(dir, "dst.db"))
+	_, err = MergeFiles(ctx, dst, []string{a, b})
+	var invalid *InvalidRowError
+	if !errors.As(err, &invalid) || invalid.Table != "results" || invalid.ID != "att-again" || invalid.Column != "run_id, task, arm, rep, attempt" {
+		t.Fatalf("error %v, want an *InvalidRowError for results att-again naming the cell's columns", err)
+	}
+	if got := queryOne(t, dst, `SELECT count(*) FROM results`); got[0] != int64(0) {
+		t.Errorf("rows in the destination after a refused merge: %v", got[0])
+	}
+}

@@ -22,7 +22,7 @@ type InvalidRowError struct {
 	Table   string
 	Key     string // the key column(s), as in ConflictError
 	ID      string // the row's key values
-	Column  string // the offending column; "" when the schema refused the row as a whole
+	Column  string // the offending column(s), comma-separated; "" when the schema refused the row as a whole
 	Problem string // what is wrong with it
 }
 
@@ -32,7 +32,10 @@ func (e *InvalidRowError) Error() string {
 		key = "(" + e.Key + ")=(" + e.ID + ")"
 	}
 	what := e.Problem
-	if e.Column != "" {
+	switch {
+	case strings.Contains(e.Column, ","):
+		what = "columns " + e.Column + " " + e.Problem
+	case e.Column != "":
 		what = "column " + e.Column + " " + e.Problem
 	}
 	return fmt.Sprintf("merge %s: %s %s: %s; nothing was merged", e.Source, e.Table, key, what)
@@ -119,8 +122,13 @@ func refusedInsert(source string, t mergeTable, id string, err error) error {
 	if sqliteCode(err) != sqlite3.SQLITE_CONSTRAINT {
 		return fmt.Errorf("merge %s: copy %s %s: %w", source, t.name, id, err)
 	}
-	return &InvalidRowError{Source: source, Table: t.name, Key: strings.Join(t.keys, ", "), ID: id,
+	e := &InvalidRowError{Source: source, Table: t.name, Key: strings.Join(t.keys, ", "), ID: id,
 		Problem: "is refused by the destination's schema (SQLite: " + err.Error() + ")"}
+	if t.name == "results" && sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		e.Column = "run_id, task, arm, rep, attempt"
+		e.Problem = "name an attempt of a cell the destination already holds under another attempt id"
+	}
+	return e
 }
 
 // CheckSource reads every row a merge would copy from d (opened read-only)
