@@ -67,9 +67,8 @@ func removeWithSidecars(file string) {
 
 // openReaderOrImmutable opens path read-only, falling back to an immutable
 // open (reported as true) where the ordinary one cannot open the file: in
-// WAL mode a reader needs a -shm beside the file, and on a read-only mount
-// or directory none can be created. SQLite then says only "unable to open
-// database file".
+// WAL mode a reader needs a -shm beside the file, and in a read-only place
+// none can be created or written (see noShm).
 func openReaderOrImmutable(ctx context.Context, path string) (*sql.DB, bool, error) {
 	sdb, err := openReader(path, readerParams)
 	if err != nil {
@@ -77,7 +76,7 @@ func openReaderOrImmutable(ctx context.Context, path string) (*sql.DB, bool, err
 	}
 	var n int
 	err = sdb.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&n)
-	if sqliteCode(err) != sqlite3.SQLITE_CANTOPEN {
+	if !noShm(err) {
 		// Other errors (not SQLite, damaged) are named by schemaVersion.
 		return sdb, false, nil
 	}
@@ -95,6 +94,19 @@ func openReaderOrImmutable(ctx context.Context, path string) (*sql.DB, bool, err
 		return nil, false, err
 	}
 	return sdb, true, nil
+}
+
+// noShm says whether err is SQLite failing to open a WAL-mode file for want
+// of a usable -shm: "unable to open database file" on a read-only mount
+// (EROFS), SQLITE_READONLY_DIRECTORY in a directory the process may not
+// write (EACCES), and SQLITE_READONLY_CANTINIT or _CANTLOCK for a -shm that
+// exists but that it may not write.
+func noShm(err error) bool {
+	switch sqliteExtCode(err) {
+	case sqlite3.SQLITE_READONLY_DIRECTORY, sqlite3.SQLITE_READONLY_CANTINIT, sqlite3.SQLITE_READONLY_CANTLOCK:
+		return true
+	}
+	return sqliteCode(err) == sqlite3.SQLITE_CANTOPEN
 }
 
 // Immutable says the file was opened with SQLite's immutable flag because
