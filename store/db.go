@@ -39,6 +39,12 @@ var (
 	// ErrNotResultsFile says the file is not SQLite, or is SQLite but was not
 	// written by wfb.
 	ErrNotResultsFile = errors.New("not a wfb results file")
+	// ErrCorrupt says the file is a damaged SQLite database (truncated, or
+	// pages overwritten), found at open or by a later query.
+	ErrCorrupt = errors.New("the results file is damaged (truncated or corrupt)")
+	// ErrMigrationRefused says a file could not be upgraded because it holds
+	// rows a newer schema's rules refuse; it was left at its old version.
+	ErrMigrationRefused = errors.New("the results file cannot be upgraded")
 	// ErrReadOnly says the engine refused a write on a read-only handle.
 	ErrReadOnly = errors.New("the results file is opened read-only")
 	// ErrBadQuery says SQLite rejected a query (syntax, unknown table or
@@ -58,9 +64,10 @@ const busyTimeoutMS = 10000
 
 // DB is an open results file.
 type DB struct {
-	db       *sql.DB
-	path     string
-	readOnly bool
+	db        *sql.DB
+	path      string
+	readOnly  bool
+	immutable bool // see Immutable
 }
 
 // migration is one embedded schema step.
@@ -146,7 +153,9 @@ var readerParams = []string{
 // Open opens the results file at path for writing, creating it if absent,
 // and migrates it to the newest schema. A file written by a newer wfb is
 // refused with ErrSchemaTooNew and left byte-for-byte untouched; a file that
-// is not a wfb results file is refused with ErrNotResultsFile.
+// is not a wfb results file is refused with ErrNotResultsFile. A new file
+// appears at path with its whole schema (see create): a reader never finds
+// it half made.
 func Open(ctx context.Context, path string) (*DB, error) {
 	return openWriter(ctx, path, writerParams)
 }
@@ -171,7 +180,9 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 	// Inspect an existing file through a read-only handle first: the writer's
 	// DSN switches the journal mode, which is itself a write that a refused
 	// file must never see.
-	if _, err := os.Stat(path); err == nil {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
 		v, err := probeVersion(ctx, path)
 		if err != nil {
 			return nil, err
@@ -179,25 +190,34 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 		if v > known {
 			return nil, tooNew(path, v, known)
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("open results %s: %w", path, err)
+	case !slices.Contains(params, "mode=rw"):
+		if err := create(ctx, path); err != nil {
+			return nil, err
+		}
 	}
+	return openAndMigrate(ctx, path, path, params)
+}
 
-	dsn, err := fileURI(path, params)
+// openAndMigrate opens file as the writer with the DSN params given and
+// migrates it; errors name the results file as the user gave it, name.
+func openAndMigrate(ctx context.Context, name, file string, params []string) (*DB, error) {
+	dsn, err := fileURI(file, params)
 	if err != nil {
-		return nil, fmt.Errorf("open results %s: %w", path, err)
+		return nil, fmt.Errorf("open results %s: %w", name, err)
 	}
 	sdb, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("open results %s: %w", path, err)
+		return nil, fmt.Errorf("open results %s: %w", name, err)
 	}
 	// One writer connection: SQLite allows one writer at a time anyway, and
 	// queueing in database/sql is cheaper than retrying SQLITE_BUSY.
 	sdb.SetMaxOpenConns(1)
-	d := &DB{db: sdb, path: path}
+	d := &DB{db: sdb, path: name}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
-		return nil, fmt.Errorf("open results %s: %w", path, err)
+		return nil, fmt.Errorf("open results %s: %w", name, d.classify(err))
 	}
 	if err := d.migrate(ctx); err != nil {
 		sdb.Close()
@@ -209,32 +229,46 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 // OpenReadOnly opens an existing results file so that the engine itself
 // refuses every write: the file is opened with mode=ro, the connection is
 // query_only, and an authorizer denies ATTACH (which could otherwise create
-// and write another file) and attempts to switch query_only off. It never
-// creates or migrates the file.
+// and write another file), attempts to switch query_only off, and journal
+// or locking mode switches. It never creates or migrates the file.
+//
+// A file where SQLite cannot make the -shm that WAL mode needs beside it
+// (a read-only mount or directory) is opened immutable instead, and
+// Immutable says so; one whose -wal still holds rows is refused, since an
+// immutable open would not read them.
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if err := mustExist(path); err != nil {
 		return nil, err
 	}
-	sdb, err := openReader(path)
+	sdb, immutable, err := openReaderOrImmutable(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	v, err := schemaVersion(ctx, sdb, path)
-	if err != nil {
+	if err := checkReadable(ctx, sdb, path); err != nil {
 		sdb.Close()
 		return nil, err
+	}
+	return &DB{db: sdb, path: path, readOnly: true, immutable: immutable}, nil
+}
+
+// checkReadable refuses a file whose schema this wfb cannot read as it is.
+func checkReadable(ctx context.Context, sdb *sql.DB, path string) error {
+	v, err := schemaVersion(ctx, sdb, path)
+	if err != nil {
+		return err
 	}
 	known := SchemaVersion()
 	switch {
 	case v > known:
-		sdb.Close()
-		return nil, tooNew(path, v, known)
+		return tooNew(path, v, known)
+	case v == 0:
+		return fmt.Errorf("open results %s: the file has no schema yet: a wfb may be creating it right now (retry in a moment), or it is empty; run any write command (e.g. wfb session) to create the schema in it: %w",
+			path, ErrSchemaTooOld)
 	case v < known:
-		sdb.Close()
-		return nil, fmt.Errorf("open results %s: schema version %d, this wfb reads version %d; run any write command (e.g. wfb session) to upgrade it: %w",
+		return fmt.Errorf("open results %s: schema version %d, this wfb reads version %d; run any write command (e.g. wfb session) to upgrade it: %w",
 			path, v, known, ErrSchemaTooOld)
 	}
-	return &DB{db: sdb, path: path, readOnly: true}, nil
+	return nil
 }
 
 // mustExist refuses a path that is not there with ErrNoSuchFile.
@@ -254,8 +288,8 @@ func tooNew(path string, fileVersion, known int) error {
 		path, fileVersion, known, ErrSchemaTooNew)
 }
 
-func openReader(path string) (*sql.DB, error) {
-	dsn, err := fileURI(path, readerParams)
+func openReader(path string, params []string) (*sql.DB, error) {
+	dsn, err := fileURI(path, params)
 	if err != nil {
 		return nil, fmt.Errorf("open results %s: %w", path, err)
 	}
@@ -271,7 +305,7 @@ func openReader(path string) (*sql.DB, error) {
 // probeVersion reads the schema version of an existing file without writing
 // to it.
 func probeVersion(ctx context.Context, path string) (int, error) {
-	sdb, err := openReader(path)
+	sdb, err := openReader(path, readerParams)
 	if err != nil {
 		return 0, err
 	}
@@ -280,15 +314,19 @@ func probeVersion(ctx context.Context, path string) (int, error) {
 }
 
 // schemaVersion returns the newest migration recorded in the file: 0 for an
-// empty database, ErrNotResultsFile for anything that is not ours.
+// empty database, ErrNotResultsFile for anything that is not ours, and
+// ErrCorrupt for a damaged one.
 func schemaVersion(ctx context.Context, sdb *sql.DB, path string) (int, error) {
 	var objects, hasTable int
 	err := sdb.QueryRowContext(ctx,
 		`SELECT count(*), count(*) FILTER (WHERE type = 'table' AND name = 'schema_migrations') FROM sqlite_schema`).
 		Scan(&objects, &hasTable)
 	if err != nil {
-		if sqliteCode(err) == sqlite3.SQLITE_NOTADB {
+		switch sqliteCode(err) {
+		case sqlite3.SQLITE_NOTADB:
 			return 0, fmt.Errorf("open results %s: the file is not a SQLite database: %w", path, ErrNotResultsFile)
+		case sqlite3.SQLITE_CORRUPT:
+			return 0, fmt.Errorf("open results %s: %w (SQLite: %v)", path, ErrCorrupt, err)
 		}
 		return 0, fmt.Errorf("open results %s: %w", path, err)
 	}
@@ -300,54 +338,65 @@ func schemaVersion(ctx context.Context, sdb *sql.DB, path string) (int, error) {
 	}
 	var v sql.NullInt64
 	if err := sdb.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		if sqliteCode(err) == sqlite3.SQLITE_CORRUPT {
+			return 0, fmt.Errorf("open results %s: %w (SQLite: %v)", path, ErrCorrupt, err)
+		}
 		return 0, fmt.Errorf("open results %s: read schema version: %w", path, err)
 	}
 	return int(v.Int64), nil
 }
 
-// migrate applies each missing migration in its own transaction and records
-// it. The version is re-read inside each transaction, so two processes
-// opening one new file do not both apply a step.
+// migrate applies every missing migration, each recorded in
+// schema_migrations, in ONE transaction: a reader sees the schema before or
+// after, never a part of it, and a migration that fails (a file holding rows
+// a new rule refuses) leaves the file at its old version. The version is
+// read inside the transaction, so two processes opening one new file do not
+// both apply a step.
 func (d *DB) migrate(ctx context.Context) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
 	known := ms[len(ms)-1].version
-	for _, m := range ms {
-		err := d.Tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-				version    INTEGER PRIMARY KEY,
-				name       TEXT NOT NULL,
-				applied_at TEXT NOT NULL
-			)`); err != nil {
-				return err
-			}
-			var cur sql.NullInt64
-			if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&cur); err != nil {
-				return err
-			}
-			if int(cur.Int64) > known {
-				return tooNew(d.path, int(cur.Int64), known)
-			}
-			if int(cur.Int64) >= m.version {
-				return nil
-			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-				return fmt.Errorf("migration %s: %w", m.name, err)
-			}
-			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, formatTime(time.Now()))
+	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT NOT NULL,
+			applied_at TEXT NOT NULL
+		)`); err != nil {
 			return err
-		})
-		if err != nil {
-			if errors.Is(err, ErrSchemaTooNew) {
+		}
+		var cur sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&cur); err != nil {
+			return err
+		}
+		if int(cur.Int64) > known {
+			return tooNew(d.path, int(cur.Int64), known)
+		}
+		for _, m := range ms[cur.Int64:] {
+			if err := applyMigration(ctx, tx, m); err != nil {
 				return err
 			}
-			return fmt.Errorf("open results %s: migrate: %w", d.path, err)
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrSchemaTooNew) {
+		return fmt.Errorf("open results %s: migrate: %w", d.path, err)
 	}
-	return nil
+	return err
+}
+
+func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
+			return fmt.Errorf("migration %s: the file holds rows its rules refuse (%v); the file was not migrated: %w",
+				m.name, err, ErrMigrationRefused)
+		}
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.version, m.name, formatTime(time.Now()))
+	return err
 }
 
 // Close closes the file.
@@ -475,6 +524,8 @@ func (d *DB) classify(err error) error {
 	switch sqliteCode(err) {
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
 		return fmt.Errorf("%w: %v", ErrReadOnly, err)
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	case sqlite3.SQLITE_ERROR:
 		return fmt.Errorf("%w: %v", ErrBadQuery, err)
 	}
@@ -513,14 +564,19 @@ func (c readOnlyConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 // readOnlyAuthorizer denies what mode=ro does not cover. ATTACH can create
 // and write a second file (VACUUM INTO attaches its target the same way),
-// and query_only can be switched off by a PRAGMA; everything else that
-// writes already fails on the read-only file.
+// and query_only can be switched off by a PRAGMA. Setting journal_mode
+// rewrites the file's header (on a read-only handle SQLite answers with a
+// "disk I/O error"), and an exclusive locking_mode would hold other
+// processes' writers off the file: both are refused as writes. Everything
+// else that writes already fails on the read-only file.
 func readOnlyAuthorizer(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
 	switch action {
 	case sqlite.AuthAttach:
 		return sqlite.AuthorizerDeny
 	case sqlite.AuthPragma:
-		if strings.EqualFold(arg1, "query_only") && arg2 != "" {
+		if arg2 != "" && slices.ContainsFunc([]string{"query_only", "journal_mode", "locking_mode"}, func(p string) bool {
+			return strings.EqualFold(arg1, p)
+		}) {
 			return sqlite.AuthorizerDeny
 		}
 	}

@@ -10,13 +10,23 @@
 // Open is the one writer: pragmas (busy_timeout first, WAL, foreign keys,
 // synchronous=NORMAL) are in the DSN so every pooled connection has them,
 // the pool holds one connection, and embedded migrations (migrations/*.sql)
-// run each in its own transaction, recorded in schema_migrations. A file
+// are each recorded in schema_migrations, all pending ones applied in one
+// transaction, so a reader sees a schema whole or not at all. A file
 // written by a newer schema is refused with ErrSchemaTooNew and not touched.
-// Open creates a missing file; OpenExisting is the same writer for a file
+// Open creates a missing file, building its schema under a temporary name
+// and linking it into place; OpenExisting is the same writer for a file
 // that must already be there, and refuses a missing one with ErrNoSuchFile.
 // OpenReadOnly is for queries: the engine refuses writes (mode=ro,
-// query_only, and an authorizer that denies ATTACH and switching query_only
-// off), and it too refuses a missing file with ErrNoSuchFile.
+// query_only, and an authorizer that denies ATTACH, switching query_only
+// off and journal or locking mode switches), it too refuses a missing file
+// with ErrNoSuchFile, and it reads a file in a read-only place with
+// SQLite's immutable open (DB.Immutable). A damaged file is ErrCorrupt.
+//
+// The schema holds the rules the writers follow: one row per attempt of a
+// cell, no negative count or cost (migration 0005). MergeFiles copies other
+// results files in one transaction, redacting every text value and
+// refusing a row that breaks a rule (*InvalidRowError) or conflicts with
+// the destination (*ConflictError).
 //
 // Query returns a query's rows boxed ([]any), for ad hoc SQL and small
 // lookups; Each streams them to a callback that scans typed values, for

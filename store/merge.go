@@ -58,6 +58,10 @@ type MergeStats struct {
 	Runs, Results, Evidence, Artifacts, Scores TableStats
 	ModelUsage                                 TableStats
 	Requests, Exchanges                        TableStats
+	// Redacted counts the values of copied rows that Redact changed: text
+	// holding what looks like a secret, in a source written before a
+	// redaction rule existed, or by hand.
+	Redacted int
 	// RunsCombined counts runs already in the destination (another shard of
 	// the same run) whose status or times changed by combining; they are
 	// also counted in Runs.Present.
@@ -88,8 +92,11 @@ var mergeTables = []mergeTable{
 // every source is merged or (on any error) nothing is.
 //
 // Rows are matched by their primary key (run_id, attempt_id, score_id,
-// request_id; attempt_id and model for model_usage). A row whose key is not in dst is
-// copied as it is (its text was redacted when first written). A row
+// request_id; attempt_id and model for model_usage). Every source row is first passed
+// through Redact (each text value, and an artifact's content) and checked
+// against the rules the store writes by (see checkRow): a row that breaks
+// one is an *InvalidRowError naming the table, the row and the column, and
+// nothing is merged. A row whose key is not in dst is then copied. A row
 // already in dst with the same content is left alone, so merging a file
 // twice adds nothing. A row already in dst with different content is a
 // *ConflictError naming the table, the key and the columns.
@@ -165,10 +172,15 @@ func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {
 	return nil
 }
 
+// querier is what tableColumns reads through: a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // tableColumns lists a table's columns in schema order. Source and
 // destination have the same schema version, so they have the same columns.
-func tableColumns(ctx context.Context, tx *sql.Tx, table string) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
+func tableColumns(ctx context.Context, q querier, table string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 	if err != nil {
 		return nil, fmt.Errorf("columns of %s: %w", table, err)
 	}
@@ -190,51 +202,71 @@ func tableColumns(ctx context.Context, tx *sql.Tx, table string) ([]string, erro
 	return cols, nil
 }
 
-// copyTable merges one table of src into the destination, row by row in
-// key order.
-func copyTable(ctx context.Context, tx *sql.Tx, src *DB, t mergeTable, cols []string, ts *TableStats, st *MergeStats) error {
-	table := t.name
-	key := strings.Join(t.keys, ", ")
-	list := strings.Join(cols, ", ")
-	var keyAt []int
+// eachSourceRow reads table t of src, in key order, and calls fn with each
+// row's values (in the order of cols).
+func eachSourceRow(ctx context.Context, src *DB, t mergeTable, cols []string, fn func(row []any) error) error {
 	for _, k := range t.keys {
-		i := slices.Index(cols, k)
-		if i < 0 {
-			return fmt.Errorf("merge %s: table %s has no key column %s", src.path, table, k)
+		if !slices.Contains(cols, k) {
+			return fmt.Errorf("merge %s: table %s has no key column %s", src.path, t.name, k)
 		}
-		keyAt = append(keyAt, i)
 	}
-	rows, err := src.db.QueryContext(ctx, `SELECT `+list+` FROM `+table+` ORDER BY `+key)
+	rows, err := src.db.QueryContext(ctx, `SELECT `+strings.Join(cols, ", ")+` FROM `+t.name+` ORDER BY `+strings.Join(t.keys, ", "))
 	if err != nil {
-		return fmt.Errorf("merge %s: read %s: %w", src.path, table, err)
+		return fmt.Errorf("merge %s: read %s: %w", src.path, t.name, src.classify(err))
 	}
 	defer rows.Close()
-	insert := `INSERT INTO ` + table + ` (` + list + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
-	lookup := `SELECT ` + list + ` FROM ` + table + ` WHERE ` + strings.Join(t.keys, " = ? AND ") + ` = ?`
 	for rows.Next() {
-		srcRow, err := scanValues(rows, len(cols))
+		row, err := scanValues(rows, len(cols))
 		if err != nil {
-			return fmt.Errorf("merge %s: read %s: %w", src.path, table, err)
+			return fmt.Errorf("merge %s: read %s: %w", src.path, t.name, src.classify(err))
 		}
-		keyVals := make([]any, len(keyAt))
-		idParts := make([]string, len(keyAt))
-		for i, at := range keyAt {
-			keyVals[i] = srcRow[at]
-			idParts[i] = fmt.Sprint(srcRow[at])
+		if err := fn(row); err != nil {
+			return err
 		}
-		id := strings.Join(idParts, ", ")
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("merge %s: read %s: %w", src.path, t.name, src.classify(err))
+	}
+	return nil
+}
+
+// rowKey returns the values of t's key columns in row, and the id they
+// make in messages (joined like the key's columns).
+func rowKey(t mergeTable, cols []string, row []any) ([]any, string) {
+	vals := make([]any, len(t.keys))
+	parts := make([]string, len(t.keys))
+	for i, k := range t.keys {
+		vals[i] = row[slices.Index(cols, k)]
+		parts[i] = fmt.Sprint(vals[i])
+	}
+	return vals, strings.Join(parts, ", ")
+}
+
+// copyTable merges one table of src into the destination, row by row in
+// key order. Each row is redacted, then checked (see checkRow), before it
+// is compared or copied.
+func copyTable(ctx context.Context, tx *sql.Tx, src *DB, t mergeTable, cols []string, ts *TableStats, st *MergeStats) error {
+	list := strings.Join(cols, ", ")
+	insert := `INSERT INTO ` + t.name + ` (` + list + `) VALUES (?` + strings.Repeat(", ?", len(cols)-1) + `)`
+	lookup := `SELECT ` + list + ` FROM ` + t.name + ` WHERE ` + strings.Join(t.keys, " = ? AND ") + ` = ?`
+	return eachSourceRow(ctx, src, t, cols, func(srcRow []any) error {
+		redacted := redactRow(t.name, cols, srcRow)
+		keyVals, id := rowKey(t, cols, srcRow)
+		if err := checkRow(src.path, t, cols, id, srcRow); err != nil {
+			return err
+		}
 		dstRow, found, err := readRow(ctx, tx, lookup, len(cols), keyVals)
 		if err != nil {
-			return fmt.Errorf("merge %s: %s %s: %w", src.path, table, id, err)
+			return fmt.Errorf("merge %s: %s %s: %w", src.path, t.name, id, err)
 		}
-		if !found {
+		switch {
+		case !found:
 			if _, err := tx.ExecContext(ctx, insert, srcRow...); err != nil {
-				return fmt.Errorf("merge %s: copy %s %s: %w", src.path, table, id, err)
+				return refusedInsert(src.path, t, id, err)
 			}
 			ts.Added++
-			continue
-		}
-		if table == "runs" {
+			st.Redacted += redacted
+		case t.name == "runs":
 			changed, err := combineRun(ctx, tx, src.path, cols, id, dstRow, srcRow)
 			if err != nil {
 				return err
@@ -243,17 +275,14 @@ func copyTable(ctx context.Context, tx *sql.Tx, src *DB, t mergeTable, cols []st
 				st.RunsCombined++
 			}
 			ts.Present++
-			continue
+		default:
+			if c := differing(cols, dstRow, srcRow, nil); len(c) > 0 {
+				return conflict(src.path, t.name, strings.Join(t.keys, ", "), id, cols, c, dstRow, srcRow)
+			}
+			ts.Present++
 		}
-		if c := differing(cols, dstRow, srcRow, nil); len(c) > 0 {
-			return conflict(src.path, table, key, id, cols, c, dstRow, srcRow)
-		}
-		ts.Present++
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("merge %s: read %s: %w", src.path, table, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 func scanValues(rows *sql.Rows, n int) ([]any, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -248,6 +249,9 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return fmt.Errorf("insert result %s: %w (results are append-only)", r.AttemptID, ErrDuplicateAttempt)
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			return fmt.Errorf("insert result %s: attempt %d of %s/%s/%d in run %s is already recorded under another attempt id: %w",
+				r.AttemptID, r.Attempt, r.Task, r.Arm, r.Rep, r.RunID, ErrDuplicateAttempt)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 			return fmt.Errorf("insert result %s: run %q is not recorded", r.AttemptID, r.RunID)
 		}
@@ -295,6 +299,30 @@ func validateResult(r *Result) error {
 		return fmt.Errorf("%s: ok is false but error_kind is empty (a failure must say why)", where)
 	case !r.OK && !slices.Contains(ErrorKinds, r.ErrorKind):
 		return fmt.Errorf("%s: error_kind %q is not one of %s", where, r.ErrorKind, strings.Join(ErrorKinds, ", "))
+	}
+	return validateMeasures(where, r)
+}
+
+// validateMeasures refuses a negative count or duration and a cost that is
+// negative or not finite: a measurement is never below zero, and a cost
+// that cannot be measured is NULL.
+func validateMeasures(where string, r *Result) error {
+	for _, c := range []struct {
+		col string
+		v   *int64
+	}{
+		{"duration_ms", r.DurationMS}, {"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens},
+		{"cache_read_input_tokens", r.CacheReadInputTokens}, {"cache_creation_input_tokens", r.CacheCreationInputTokens},
+		{"num_turns", r.NumTurns}, {"findings_count", r.FindingsCount},
+		{"reported_input_tokens", r.ReportedInputTokens}, {"reported_cached_input_tokens", r.ReportedCachedInputTokens},
+		{"reasoning_output_tokens", r.ReasoningOutputTokens}, {"api_retries", r.APIRetries}, {"permission_denials", r.PermissionDenials},
+	} {
+		if c.v != nil && *c.v < 0 {
+			return fmt.Errorf("%s: %s %d is negative", where, c.col, *c.v)
+		}
+	}
+	if c := r.CostUSD; c != nil && (*c < 0 || math.IsInf(*c, 0) || math.IsNaN(*c)) {
+		return fmt.Errorf("%s: cost_usd %v is not a finite, non-negative number (an unmeasured cost is NULL)", where, *c)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,9 +38,14 @@ func newDB(t testing.TB) (*DB, string) {
 	return d, path
 }
 
+// okResult is an ok attempt of run-1 with the given id, in a cell of its
+// own: its rep is derived from the id, since one attempt of a cell is
+// recorded once (see TestACellAttemptIsRecordedOnce).
 func okResult(id string) *Result {
+	h := fnv.New32a()
+	h.Write([]byte(id))
 	return &Result{
-		RunID: "run-1", AttemptID: id, Task: "t1", Arm: "a", Rep: 0, Attempt: 1,
+		RunID: "run-1", AttemptID: id, Task: "t1", Arm: "a", Rep: int(h.Sum32() % 1_000_000), Attempt: 1,
 		Agent: "stand-in", Model: "m", Sandbox: "host-unsafe", StartedAt: t0,
 		OK: true, ProcessState: StateExited,
 	}
@@ -753,7 +759,7 @@ func TestConcurrentWritersLoseNothing(t *testing.T) {
 			}
 			for i := 0; i < each; i++ {
 				r := okResult(fmt.Sprintf("att-%d-%d", w, i))
-				r.Rep = i
+				r.Arm, r.Rep = fmt.Sprintf("a%d", w), i
 				if err := db.InsertResult(ctx, r); err != nil {
 					errs <- err
 				}

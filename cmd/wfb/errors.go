@@ -4,13 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
 )
 
 // Exit codes, mapped from errors in exitCode and nowhere else.
 const (
 	exitOK          = 0
 	exitFailed      = 1 // measured but failed, aborted, or an internal error
-	exitBadInput    = 2 // bad flags, bench file, script, query
+	exitBadInput    = 2 // bad flags, bench file, script, query, results file
 	exitInterrupted = 130
 )
 
@@ -20,12 +27,15 @@ type badInputError struct{ err error }
 func (e *badInputError) Error() string { return e.err.Error() }
 func (e *badInputError) Unwrap() error { return e.err }
 
-// badInput formats a message as a bad-input error: exit 2.
+// badInput formats a message as a bad-input error: exit 2. It is for what
+// cmd itself validates (flags and arguments); errors from the packages are
+// classified by exitRules.
 func badInput(format string, args ...any) error {
 	return &badInputError{err: fmt.Errorf(format, args...)}
 }
 
-// asBadInput marks an existing error as bad input, keeping its chain.
+// asBadInput marks an existing error as bad input, keeping its chain. It is
+// for errors no package types (a flag value a parser refused).
 func asBadInput(err error) error {
 	if err == nil {
 		return nil
@@ -41,20 +51,74 @@ var errNotOK = errors.New("recorded, not ok")
 // errInterrupted says the user interrupted the command.
 var errInterrupted = errors.New("interrupted")
 
-// exitCode maps an error from a command to the process exit code.
+// exitRule maps the errors match accepts to an exit code.
+type exitRule struct {
+	match func(error) bool
+	code  int
+}
+
+// is matches an error whose chain holds target (errors.Is).
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+// as matches an error whose chain holds a T (errors.As).
+func as[T error]() func(error) bool {
+	return func(err error) bool {
+		var t T
+		return errors.As(err, &t)
+	}
+}
+
+// exitRules is the one table from what went wrong to the exit status, the
+// first match deciding, as gh maps error kinds in one place. The packages
+// say what went wrong with typed and sentinel errors; only here does that
+// become a number. Bad input (2) is what the user gave wfb and can fix: a
+// flag, a bench file, a mock script, a results file (missing, not wfb's,
+// damaged, another schema, read-only, a merge that would corrupt it), a
+// query, a selection that names nothing, a sandbox the machine cannot
+// provide. An error matching no rule is a failure (1).
+var exitRules = []exitRule{
+	{is(errInterrupted), exitInterrupted},
+	{is(context.Canceled), exitInterrupted},
+	{as[*badInputError](), exitBadInput},
+
+	{is(store.ErrNoSuchFile), exitBadInput},
+	{is(store.ErrNotResultsFile), exitBadInput},
+	{is(store.ErrCorrupt), exitBadInput},
+	{is(store.ErrSchemaTooNew), exitBadInput},
+	{is(store.ErrSchemaTooOld), exitBadInput},
+	{is(store.ErrMigrationRefused), exitBadInput},
+	{is(store.ErrReadOnly), exitBadInput},
+	{is(store.ErrBadQuery), exitBadInput},
+	{is(store.ErrMergeConflict), exitBadInput},
+	{is(store.ErrMergeSelf), exitBadInput},
+	{is(store.ErrInvalidRow), exitBadInput},
+
+	{is(report.ErrSelection), exitBadInput},
+	{as[*runner.InputError](), exitBadInput},
+	{as[*bench.Error](), exitBadInput},
+	{as[*bench.SelectionError](), exitBadInput},
+	{as[*sandbox.RefusedError](), exitBadInput},
+	{as[*provider.ScriptError](), exitBadInput},
+	{is(provider.ErrNotLoopback), exitBadInput},
+}
+
+// exitCode maps an error from a command to the process exit code: an
+// *exitCodeError (the stand-in agent's own status) carries its code, and
+// every other error goes through exitRules.
 func exitCode(err error) int {
-	var bad *badInputError
 	var code *exitCodeError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &code):
 		return code.code
-	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
-		return exitInterrupted
-	case errors.As(err, &bad):
-		return exitBadInput
-	default:
-		return exitFailed
 	}
+	for _, r := range exitRules {
+		if r.match(err) {
+			return r.code
+		}
+	}
+	return exitFailed
 }

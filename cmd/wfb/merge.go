@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -35,8 +35,14 @@ into one run: its status is the worst of the shards' (interrupted, aborted,
 running, complete), its start the earliest, its finish the latest (none while
 a shard is still running).
 
-Sources are opened read-only. Exit status 2 for a conflict, a missing file,
-or a file written by a newer wfb.`,
+Every text value copied is redacted (a key in an error detail becomes
+[REDACTED]; stderr says how many), and every row is checked before anything
+is written: a negative count or cost, an error kind outside the vocabulary,
+or a row the schema refuses rejects the source, naming the table, the id and
+the column, and DST is not even created.
+
+Sources are opened read-only. Exit status 2 for a conflict, an invalid row,
+a missing or damaged file, or a file written by a newer wfb.`,
 		Example: `  wfb merge --into all.db shard-0.db shard-1.db shard-2.db`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -62,31 +68,37 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 	if opts.Into == "" {
 		return badInput("merge: --into DST is required")
 	}
-	// Check every source before DST is created or touched.
+	// Check every row of every source before DST is created or touched.
 	for _, p := range opts.Sources {
-		src, err := store.OpenReadOnly(ctx, p)
-		if err != nil {
-			return mergeError(err)
+		if err := checkSource(ctx, s, p); err != nil {
+			return err
 		}
-		src.Close()
 	}
 	dst, err := store.Open(ctx, opts.Into)
 	if err != nil {
-		return mergeError(err)
+		return err
 	}
 	defer dst.Close()
 	stats, err := store.MergeFiles(ctx, dst, opts.Sources)
 	if err != nil {
-		return mergeError(err)
+		return err
+	}
+	for _, st := range stats {
+		if st.Redacted > 0 {
+			fmt.Fprintf(s.ErrOut, "wfb merge: %s: %d values of the rows copied looked like secrets and were redacted\n", st.Source, st.Redacted)
+		}
 	}
 	return report.Render(s.Out, report.MergeTable(opts.Into, stats), format)
 }
 
-// mergeError classifies what the user can fix (conflicts, and the files
-// themselves: see resultsFileError) as bad input.
-func mergeError(err error) error {
-	if errors.Is(err, store.ErrMergeConflict) || errors.Is(err, store.ErrMergeSelf) {
-		return asBadInput(err)
+// checkSource opens a merge source read-only and checks every row a merge
+// would copy (store.DB.CheckSource).
+func checkSource(ctx context.Context, s *Streams, path string) error {
+	src, err := store.OpenReadOnly(ctx, path)
+	if err != nil {
+		return err
 	}
-	return resultsFileError(err)
+	defer src.Close()
+	sayImmutable(s, src)
+	return src.CheckSource(ctx)
 }

@@ -32,7 +32,8 @@ func shardFile(t *testing.T, path string, k int, attempts ...string) {
 	}
 	for i, id := range attempts {
 		cost := 0.5
-		r := &store.Result{RunID: "run-m", AttemptID: id, Task: "t", Arm: "a", Rep: i, Attempt: 1,
+		// Shard k's cells are reps 10k, 10k+1, ...: shards never share a cell.
+		r := &store.Result{RunID: "run-m", AttemptID: id, Task: "t", Arm: "a", Rep: 10*k + i, Attempt: 1,
 			StartedAt: start, OK: true, ProcessState: store.StateExited, CostUSD: &cost}
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)

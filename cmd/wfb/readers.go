@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 
@@ -17,19 +18,31 @@ func dbFlag(cmd *cobra.Command, p *string) {
 	cmd.Flags().StringVar(p, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 }
 
-// openResults opens the results file read-only, classifying the user's
-// mistakes as bad input (see resultsFileError).
+// openResults opens the results file read-only (exitRules classifies what
+// the user can fix about it) and says when it had to be read immutable.
 func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error) {
 	db, err := store.OpenReadOnly(ctx, dbPath(flag, s))
 	if err != nil {
-		return nil, resultsFileError(err)
+		return nil, err
 	}
+	sayImmutable(s, db)
 	return db, nil
+}
+
+// sayImmutable tells, in one line on stderr, that a results file was read
+// with SQLite's immutable open (see store.DB.Immutable): its numbers are
+// right, but a writer changing the file meanwhile would go unseen.
+func sayImmutable(s *Streams, db *store.DB) {
+	if db.Immutable() {
+		fmt.Fprintf(s.ErrOut, "wfb: %s is in a read-only place (no -shm can be made beside it); reading it as immutable, so a writer changing it meanwhile would go unseen\n", db.Path())
+	}
 }
 
 // resultsFileError marks an error opening a results file as bad input when
 // it is the user's to fix: no such file, not a results file, or a schema
 // this wfb cannot read (newer, or older than a read-only open accepts).
+// exitRules classifies all of these already; it remains for the callers in
+// rescore.go until they drop it.
 func resultsFileError(err error) error {
 	switch {
 	case errors.Is(err, store.ErrNoSuchFile), errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
@@ -72,23 +85,14 @@ func openReader(ctx context.Context, s *Streams, flag string) (*resultsReader, e
 func (r *resultsReader) Close() error { return r.db.Close() }
 
 // resolve turns one argument (a run id, a label or a filter) into a
-// selection; one the file cannot satisfy is bad input.
+// selection; one the file cannot satisfy is report.ErrSelection.
 func (r *resultsReader) resolve(ctx context.Context, spec string) (report.Selection, error) {
-	sel, err := report.ResolveSelection(ctx, r.db, r.cols, r.runs, spec)
-	return sel, selectionError(err)
+	return report.ResolveSelection(ctx, r.db, r.cols, r.runs, spec)
 }
 
 // rows streams the selected attempts to fn.
 func (r *resultsReader) rows(ctx context.Context, sel report.Selection, fn func(*report.Row)) error {
 	return report.LoadRows(ctx, r.db, r.cols, sel, fn)
-}
-
-// selectionError marks a selection the file cannot satisfy as bad input.
-func selectionError(err error) error {
-	if errors.Is(err, report.ErrSelection) {
-		return asBadInput(err)
-	}
-	return err
 }
 
 // parseBy reads --by: "arm" or "task,arm" (in either order). It reports

@@ -74,8 +74,7 @@ attempt's measured cost; with * some attempts' cost was not measured.
 // the latest run, the union of named runs, or a single filter.
 func selectReport(ctx context.Context, r *resultsReader, args []string) (report.Selection, error) {
 	if len(args) == 0 {
-		sel, err := report.LatestRun(r.runs)
-		return sel, selectionError(err)
+		return report.LatestRun(r.runs)
 	}
 	var union report.Selection
 	for _, a := range args {

@@ -86,6 +86,9 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Bench = args[0]
+			if err := checkCounts(cmd, opts); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), s, opts)
 		},
 	}
@@ -103,6 +106,22 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
 	return cmd
+}
+
+// checkCounts refuses --runs and --workers outside the ranges a bench file
+// accepts for runs and workers (runner's bench parser: 1 to 10000, 1 to
+// 256). Given as 0, each is refused rather than read as "the bench's",
+// which is what leaving it out means.
+func checkCounts(cmd *cobra.Command, o *runOptions) error {
+	for _, c := range []struct {
+		flag     string
+		val, max int
+	}{{"runs", o.Runs, 10000}, {"workers", o.Workers, 256}} {
+		if cmd.Flags().Changed(c.flag) && (c.val < 1 || c.val > c.max) {
+			return badInput("--%s %d: want 1 to %d (leave it out for the bench's)", c.flag, c.val, c.max)
+		}
+	}
+	return nil
 }
 
 // selection turns the flags into the run's selection. With --resume the

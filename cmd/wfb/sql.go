@@ -34,7 +34,9 @@ null in json); 0 is a measured zero. --format auto draws a table on a
 terminal and writes TSV when piped. Given several statements separated by
 ';', SQLite runs each and only the last one's rows are printed.
 
-Exit status 2 for a query SQLite rejects, a write, or a missing file.`,
+Exit status 2 for a query SQLite rejects, a write (a journal or locking
+mode switch included), or a missing, damaged or foreign file. A file in a
+read-only place is read with SQLite's immutable open, said on stderr.`,
 		Example: `  wfb sql "SELECT arm, ok, cost_usd FROM results_v WHERE label = 'baseline'"
   wfb sql --format markdown "SELECT * FROM arm_summary_v" >> "$GITHUB_STEP_SUMMARY"`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -74,8 +76,6 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 		// SQLite's own words say which write it refused.
 		detail := strings.TrimPrefix(err.Error(), store.ErrReadOnly.Error()+": ")
 		return badInput("the results file is opened read-only; wfb sql cannot write (SQLite: %s)", detail)
-	case errors.Is(err, store.ErrBadQuery):
-		return asBadInput(err)
 	case err != nil:
 		return err
 	}

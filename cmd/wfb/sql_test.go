@@ -35,7 +35,7 @@ func sqlFixture(t *testing.T) string {
 	f64 := func(v float64) *float64 { return &v }
 	for _, r := range []store.Result{
 		{AttemptID: "att-1", Arm: "a", OK: true, InputTokens: i64(2000), OutputTokens: i64(300), CostUSD: f64(0.42)},
-		{AttemptID: "att-2", Arm: "a", OK: true, InputTokens: i64(0), OutputTokens: i64(0), CostUSD: f64(0)},
+		{AttemptID: "att-2", Arm: "a", Rep: 1, OK: true, InputTokens: i64(0), OutputTokens: i64(0), CostUSD: f64(0)},
 		{AttemptID: "att-3", Arm: "b|c", OK: false, ErrorKind: store.KindSessionError,
 			ErrorDetail: "usage field cache_read_input_tokens missing\nrefused"},
 	} {
