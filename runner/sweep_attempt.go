@@ -11,13 +11,24 @@ import (
 	"github.com/wfbench/wfb/store"
 )
 
+// nextAttempt numbers the cell's next attempt one past the highest so far,
+// not by counting them: a file with a gap in a cell's attempts then gets a
+// new number rather than one the unique (cell, attempt) index refuses.
+func (c *cellState) nextAttempt() int {
+	n := 0
+	for _, a := range c.attempts {
+		n = max(n, a.Attempt)
+	}
+	return n + 1
+}
+
 // cellFor builds the runner's Cell for the next attempt of c.
 func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 	t, a := c.task, c.arm
 	ag := s.agents[a.ID]
 	cell := Cell{
 		SessionKey: SessionKey{
-			RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: len(c.attempts) + 1,
+			RunID: s.run.ID, Task: t.ID, Arm: a.ID, Rep: c.Rep, Attempt: c.nextAttempt(),
 			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
 			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
 			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,

@@ -116,7 +116,7 @@ func checkCounts(cmd *cobra.Command, o *runOptions) error {
 	for _, c := range []struct {
 		flag     string
 		val, max int
-	}{{"runs", o.Runs, 10000}, {"workers", o.Workers, 256}} {
+	}{{"runs", o.Runs, bench.MaxRuns}, {"workers", o.Workers, bench.MaxWorkers}} {
 		if cmd.Flags().Changed(c.flag) && (c.val < 1 || c.val > c.max) {
 			return badInput("--%s %d: want 1 to %d (leave it out for the bench's)", c.flag, c.val, c.max)
 		}

@@ -8,6 +8,13 @@ import (
 	"github.com/wfbench/wfb/runner/review"
 )
 
+// MaxRuns and MaxWorkers bound a bench's (and a run's flags') repetitions
+// and parallel cells.
+const (
+	MaxRuns    = 10000
+	MaxWorkers = 256
+)
+
 // Bench is an experiment: tasks × arms × repetitions, with the defaults
 // every cell shares. Load reads one from a YAML file; examples/bench.yaml
 // documents every field.

@@ -121,7 +121,7 @@ func (p *benchParser) bench(root node) {
 		case "description":
 			p.b.Description, _ = p.Str(kv.Value, f)
 		case "runs":
-			if n, ok := p.IntRange(kv.Value, f, 1, 10000); ok {
+			if n, ok := p.IntRange(kv.Value, f, 1, MaxRuns); ok {
 				p.b.Runs = n
 			}
 		case "timeout":
@@ -136,7 +136,7 @@ func (p *benchParser) bench(root node) {
 		case "require_pid_namespace":
 			p.b.RequirePIDNamespace, _ = p.Bool(kv.Value, f)
 		case "workers":
-			if n, ok := p.IntRange(kv.Value, f, 1, 256); ok {
+			if n, ok := p.IntRange(kv.Value, f, 1, MaxWorkers); ok {
 				p.b.Workers = n
 			}
 		case "provider":
