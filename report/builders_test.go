@@ -334,3 +334,29 @@ func TestDiffMarksInsignificantChangesWithTilde(t *testing.T) {
 		}
 	}
 }
+
+// Result lets each group's samples go as it compares them, so a Differ
+// gives one Result: a second one, or an Add after it, would silently compare
+// nothing, and panics instead.
+func TestADifferGivesOneResult(t *testing.T) {
+	row := Row{RunID: "r1", Task: "t", Arm: "x", Rep: 0, Attempt: 1, OK: true, Values: Unmeasured()}
+	for name, after := range map[string]func(d *Differ){
+		"Result": func(d *Differ) { d.Result(nil) },
+		"Add":    func(d *Differ) { d.Add(SideA, &row) },
+	} {
+		d := NewDiffer(DiffOptions{Alpha: 0.05})
+		d.Add(SideA, &row)
+		d.Add(SideB, &row)
+		if n := len(d.Result(nil).Lines); n == 0 {
+			t.Fatalf("first Result has no lines")
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s after Result did not panic", name)
+				}
+			}()
+			after(d)
+		}()
+	}
+}

@@ -48,6 +48,7 @@ type Differ struct {
 	names []string
 	ids   map[string]int32
 	sides [2]*sideAcc
+	spent bool // Result has run: the samples are gone
 }
 
 type cellKey struct{ run, task, arm, rep int32 }
@@ -103,6 +104,9 @@ func (d *Differ) id(s string) int32 {
 
 // Add counts one attempt on side (SideA or SideB). r is not retained.
 func (d *Differ) Add(side int, r *Row) {
+	if d.spent {
+		panic("report: Differ.Add after Result")
+	}
 	s := d.sides[side]
 	run, task, arm := d.id(r.RunID), d.id(r.Task), d.id(r.Arm)
 	s.runs[run] = true
@@ -169,8 +173,12 @@ type groupKey struct{ task, arm int32 }
 type pairKey struct{ run, task, arm, rep int32 }
 
 // Result compares the sides. runs describes the runs in the file, for the
-// fingerprint warning; runs a side did not touch are ignored.
+// fingerprint warning; runs a side did not touch are ignored. It lets each
+// group's samples go once compared, so that a diff of a million attempts
+// holds at most one group twice: a Differ gives one Result, and Add or
+// Result after it panics.
 func (d *Differ) Result(runs []RunInfo) *Diff {
+	d.spend()
 	out := &Diff{Options: d.opts}
 	out.Options.Metrics = scoredOnly(d.opts.Metrics, d.measured)
 	sh, notes := d.shape()
@@ -184,6 +192,13 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 	notes = append(notes, d.sideWarnings(runs)...)
 	out.Footnotes = append([]string{diffNote(d.opts.Alpha)}, notes...)
 	return out
+}
+
+func (d *Differ) spend() {
+	if d.spent {
+		panic("report: Differ.Result called twice; it consumes the samples")
+	}
+	d.spent = true
 }
 
 // measured reports whether either side has a value for m.
@@ -336,6 +351,11 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 		for _, m := range sh.d.opts.Metrics {
 			a.values[i][m] = concatValues(fines, m)
 		}
+		// Each fine belongs to one group, so its cells and values are
+		// not needed again: let them go before the next group is built.
+		for _, fo := range fines {
+			fo.f.cells, fo.f.values = nil, [NumMetrics][]float64{}
+		}
 	}
 	return a
 }
@@ -449,7 +469,7 @@ func countOnes(xs []float64) int {
 // a task and rep, and then only the counts are usable.
 type pairSlot struct {
 	first                    cellOut
-	n, pass, cleanN, cleanOK int
+	n, pass, cleanN, cleanOK int32
 }
 
 func (s *pairSlot) add(o cellOut) {
@@ -500,10 +520,10 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clea
 	var pass, n, cpass, cn [2]int
 	for i := range 2 {
 		for _, s := range cells[i] {
-			n[i] += s.n
-			pass[i] += s.pass
-			cn[i] += s.cleanN
-			cpass[i] += s.cleanOK
+			n[i] += int(s.n)
+			pass[i] += int(s.pass)
+			cn[i] += int(s.cleanN)
+			cpass[i] += int(s.cleanOK)
 		}
 	}
 	switch {

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Names of the tests a Comparison can come from, as they appear in
@@ -49,9 +50,16 @@ type Comparison struct {
 // needed per side. alpha must be in (0, 1); otherwise nothing is called
 // significant and a warning says why.
 func CompareContinuous(a, b []float64, alpha float64) Comparison {
+	// One sorted copy of each side's finite values serves the summary and
+	// the test alike: the summary's median sorts them anyway, and the test
+	// ranks them by a merge of the two sorted sides instead of pooling.
+	af, wa := finiteValues(a)
+	bf, wb := finiteValues(b)
+	slices.Sort(af)
+	slices.Sort(bf)
 	c := Comparison{
-		A:     Summarize(a, confidenceFor(alpha)),
-		B:     Summarize(b, confidenceFor(alpha)),
+		A:     summarizeFinite(af, wa, confidenceFor(alpha)),
+		B:     summarizeFinite(bf, wb, confidenceFor(alpha)),
 		Alpha: alpha,
 		Test:  TestMannWhitneyU,
 		P:     math.NaN(),
@@ -61,9 +69,7 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("nothing to compare: A has %d values, B has %d", c.A.N, c.B.N))
 		return c.judge()
 	}
-	af, _ := finiteValues(a)
-	bf, _ := finiteValues(b)
-	c.P, c.Warnings = uTest(af, bf)
+	c.P, c.Warnings = uTestSorted(af, bf)
 	if c.P > alpha && validAlpha(alpha) {
 		if minP := uTestMinP(len(af), len(bf)); minP > alpha {
 			c.Warnings = append(c.Warnings, tooFew(len(af), len(bf), minP, alpha, uTestNeedPerSide(alpha), "values"))

@@ -35,6 +35,12 @@ type Summary struct {
 // ranked: they are skipped and a warning says how many. xs is not modified.
 func Summarize(xs []float64, confidence float64) Summary {
 	finite, warnings := finiteValues(xs)
+	return summarizeFinite(finite, warnings, confidence)
+}
+
+// summarizeFinite is Summarize over finite, a copy of the values without NaN
+// and ±Inf that it may sort in place, with warnings about what was skipped.
+func summarizeFinite(finite []float64, warnings []string, confidence float64) Summary {
 	if !(confidence >= 0 && confidence <= 1) {
 		return Summary{N: len(finite), Center: median(finite), Lo: math.NaN(), Hi: math.NaN(), Confidence: confidence,
 			Warnings: append(warnings, fmt.Sprintf("confidence %v is outside [0, 1]; no interval computed", confidence))}

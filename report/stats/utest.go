@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -37,8 +36,22 @@ const errSamplesEqual = "all samples are equal"
 // sum computed here, and large samples the normal approximation computed
 // here, whose tail does not round to 0.
 func uTest(a, b []float64) (float64, []string) {
-	groups, ties := tieGroups(a, b)
-	if len(groups) == 1 {
+	as, bs := slices.Clone(a), slices.Clone(b)
+	slices.Sort(as)
+	slices.Sort(bs)
+	return uTestSorted(as, bs)
+}
+
+// uTestSorted is uTest on a and b sorted ascending. It ranks them by merging
+// the two sides, never pooling them, and holds the tie groups in memory only
+// for the exact tied path, whose samples are small.
+func uTestSorted(a, b []float64) (float64, []string) {
+	distinct, ties := 0, false
+	eachTieGroup(a, b, func(g tieGroup) {
+		distinct++
+		ties = ties || g.size > 1
+	})
+	if distinct == 1 {
 		return 1, []string{errSamplesEqual}
 	}
 	n1, n2 := len(a), len(b)
@@ -46,9 +59,9 @@ func uTest(a, b []float64) (float64, []string) {
 	case !ties && n1 <= exactLimit && n2 <= exactLimit:
 		return benchmathUTest(a, b)
 	case ties && n1 <= exactTiesLimit && n2 <= exactTiesLimit:
-		return exactTiedP(groups, n1, n2), nil
+		return exactTiedP(tieGroups(a, b), n1, n2), nil
 	default:
-		return normalP(groups, n1, n2), nil
+		return normalP(a, b), nil
 	}
 }
 
@@ -79,39 +92,38 @@ type tieGroup struct {
 	twoRank int // twice their mid-rank, an integer even for an even run
 }
 
-// tieGroups pools a and b, sorts them, and returns the runs of equal values
-// in order, and whether any run has more than one value.
-func tieGroups(a, b []float64) ([]tieGroup, bool) {
-	type labelled struct {
-		v     float64
-		fromA bool
-	}
-	pool := make([]labelled, 0, len(a)+len(b))
-	for _, v := range a {
-		pool = append(pool, labelled{v, true})
-	}
-	for _, v := range b {
-		pool = append(pool, labelled{v, false})
-	}
-	slices.SortFunc(pool, func(x, y labelled) int { return cmp.Compare(x.v, y.v) })
-	var groups []tieGroup
-	ties := false
-	for i := 0; i < len(pool); {
-		g := tieGroup{}
-		j := i
-		for ; j < len(pool) && pool[j].v == pool[i].v; j++ {
-			if pool[j].fromA {
-				g.fromA++
-			}
+// eachTieGroup calls f with each run of equal values of a and b (both sorted
+// ascending) pooled, in order: a merge of the two sides.
+func eachTieGroup(a, b []float64, f func(tieGroup)) {
+	i, j, start := 0, 0, 0
+	for i < len(a) || j < len(b) {
+		v := 0.0
+		if i < len(a) && (j == len(b) || a[i] <= b[j]) {
+			v = a[i]
+		} else {
+			v = b[j]
 		}
-		g.size = j - i
-		// Ranks i+1 … j have mean (i+1+j)/2.
-		g.twoRank = i + 1 + j
-		ties = ties || g.size > 1
-		groups = append(groups, g)
-		i = j
+		g := tieGroup{}
+		for ; i < len(a) && a[i] == v; i++ {
+			g.fromA++
+		}
+		for ; j < len(b) && b[j] == v; j++ {
+			g.size++
+		}
+		g.size += g.fromA
+		// Ranks start+1 … start+size have mean (2·start+size+1)/2.
+		g.twoRank = 2*start + g.size + 1
+		f(g)
+		start += g.size
 	}
-	return groups, ties
+}
+
+// tieGroups returns the runs of equal values of a and b (both sorted
+// ascending) pooled, in order.
+func tieGroups(a, b []float64) []tieGroup {
+	var groups []tieGroup
+	eachTieGroup(a, b, func(g tieGroup) { groups = append(groups, g) })
+	return groups
 }
 
 // exactTiedP returns the exact two-sided p-value of the rank-sum test given
@@ -213,13 +225,18 @@ func absInt(x int) int {
 // rounds to 0 once z passes about 8.3; when even erfc underflows (z above
 // about 38) it returns the smallest positive float64, because a p-value of
 // 0 is impossible for finite samples.
-func normalP(groups []tieGroup, n1, n2 int) float64 {
+func normalP(a, b []float64) float64 {
 	twoW, tieSum := 0, 0.0
-	for _, g := range groups {
+	eachTieGroup(a, b, func(g tieGroup) {
 		twoW += g.fromA * g.twoRank
 		t := float64(g.size)
 		tieSum += t*t*t - t
-	}
+	})
+	return normalTail(twoW, tieSum, len(a), len(b))
+}
+
+// normalTail is normalP given twice A's rank sum and the tie term Σ(t³−t).
+func normalTail(twoW int, tieSum float64, n1, n2 int) float64 {
 	nf1, nf2, n := float64(n1), float64(n2), float64(n1+n2)
 	u := float64(twoW)/2 - nf1*(nf1+1)/2
 	sigma := math.Sqrt(nf1 * nf2 / 12 * ((n + 1) - tieSum/(n*(n-1))))
@@ -237,6 +254,11 @@ func normalP(groups []tieGroup, n1, n2 int) float64 {
 // asks the same function that computes real p-values, so the bound matches
 // the test (exact below the limits, normal approximation above).
 func uTestMinP(n1, n2 int) float64 {
+	if n1 > exactLimit || n2 > exactLimit {
+		// Past the exact limits two samples without ties take the normal
+		// approximation, whatever their values; A's ranks are 1 … n1.
+		return normalTail(n1*(n1+1), 0, n1, n2)
+	}
 	key := [2]int{n1, n2}
 	if p, ok := uMinPCache.Load(key); ok {
 		return p.(float64)

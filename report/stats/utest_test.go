@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -314,5 +315,93 @@ func BenchmarkUTestExactWithTies(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// pooledTieGroups is the definition the merge walk must match: pool both
+// samples, sort the pool, and cut it into runs of equal values.
+func pooledTieGroups(a, b []float64) []tieGroup {
+	type labelled struct {
+		v     float64
+		fromA bool
+	}
+	var pool []labelled
+	for _, v := range a {
+		pool = append(pool, labelled{v, true})
+	}
+	for _, v := range b {
+		pool = append(pool, labelled{v, false})
+	}
+	slices.SortStableFunc(pool, func(x, y labelled) int {
+		switch {
+		case x.v < y.v:
+			return -1
+		case x.v > y.v:
+			return 1
+		}
+		return 0
+	})
+	var groups []tieGroup
+	for i := 0; i < len(pool); {
+		g := tieGroup{}
+		j := i
+		for ; j < len(pool) && pool[j].v == pool[i].v; j++ {
+			if pool[j].fromA {
+				g.fromA++
+			}
+		}
+		g.size, g.twoRank = j-i, i+1+j
+		groups = append(groups, g)
+		i = j
+	}
+	return groups
+}
+
+// The merge of two sorted sides finds the same runs, sizes and mid-ranks as
+// pooling and sorting them, with ties within and across sides, signed
+// zeros, and an empty side.
+func TestMergedTieGroupsMatchThePooledDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	cases := [][2][]float64{
+		{{0, 0, 1}, {1, 2, 2}},
+		{{math.Copysign(0, -1), 3}, {0, 3, 3}},
+		{{}, {1, 1, 2}},
+		{{5}, {}},
+	}
+	for range 200 {
+		a, b := make([]float64, rng.IntN(30)), make([]float64, rng.IntN(30))
+		levels := 1 + rng.IntN(12)
+		for i := range a {
+			a[i] = float64(rng.IntN(levels))
+		}
+		for i := range b {
+			b[i] = float64(rng.IntN(levels))
+		}
+		cases = append(cases, [2][]float64{a, b})
+	}
+	for _, c := range cases {
+		a, b := slices.Sorted(slices.Values(c[0])), slices.Sorted(slices.Values(c[1]))
+		if got, want := tieGroups(a, b), pooledTieGroups(c[0], c[1]); !slices.Equal(got, want) {
+			t.Fatalf("%v vs %v: merged groups %v, pooled %v", c[0], c[1], got, want)
+		}
+	}
+}
+
+// Past the exact limits the smallest reachable p is computed without
+// building the samples; it must be what the test gives two samples that do
+// not overlap.
+func TestTheClosedFormSmallestPIsTheTestsOwn(t *testing.T) {
+	for _, n := range [][2]int{{51, 3}, {3, 51}, {60, 60}, {1, 400}, {1000, 999}} {
+		a, b := make([]float64, n[0]), make([]float64, n[1])
+		for i := range a {
+			a[i] = float64(i)
+		}
+		for i := range b {
+			b[i] = float64(n[0] + i)
+		}
+		want, _ := uTest(a, b)
+		if got := uTestMinP(n[0], n[1]); got != want {
+			t.Errorf("%d vs %d: uTestMinP %v, uTest of non-overlapping samples %v", n[0], n[1], got, want)
+		}
 	}
 }
