@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -70,12 +72,26 @@ type taskArm struct{ task, arm int32 }
 type fineAcc struct {
 	attempts int
 	kinds    map[int32]int
-	values   [NumMetrics][]float64
-	cells    map[runRep]cellOut
+	// cells has an entry per attempt, in the order added; a cell's outcome
+	// is its final attempt's (see finalCells).
+	cells []cellAttempt
 }
 
+// cellAttempt is one attempt's outcome, with the cell it belongs to.
+type cellAttempt struct {
+	cell runRep
+	out  cellOut
+}
+
+// samples are one side's measured values of each metric.
+type samples [NumMetrics][]float64
+
 type sideAcc struct {
-	fine     map[taskArm]*fineAcc
+	fine map[taskArm]*fineAcc
+	// values are kept by the group they will most likely be compared in,
+	// the arm (and the task with ByTask), so that comparing by arm takes
+	// each sample as it is, without a copy; see groupValues.
+	values   map[taskArm]*samples
 	versions map[int32]bool
 	runs     map[int32]bool
 	retries  int
@@ -86,7 +102,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d := &Differ{opts: opts, ids: map[string]int32{}}
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
-		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{},
+		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{}, values: map[taskArm]*samples{},
 			versions: map[int32]bool{}, runs: map[int32]bool{}}
 	}
 	return d
@@ -127,20 +143,26 @@ func (d *Differ) Add(side int, r *Row) {
 	ta := taskArm{task, arm}
 	f := s.fine[ta]
 	if f == nil {
-		f = &fineAcc{kinds: map[int32]int{}, cells: map[runRep]cellOut{}}
+		f = &fineAcc{kinds: map[int32]int{}}
 		s.fine[ta] = f
 	}
-	ck := runRep{run, int32(r.Rep)}
-	if prev, seen := f.cells[ck]; isFinal(r, prev, seen) {
-		f.cells[ck] = outcomeOf(r)
-	}
+	f.cells = append(f.cells, cellAttempt{runRep{run, int32(r.Rep)}, outcomeOf(r)})
 	f.attempts++
 	if !r.OK {
 		f.kinds[kind]++
 	}
+	vk := taskArm{task: -1, arm: arm}
+	if d.opts.ByTask {
+		vk.task = task
+	}
+	vs := s.values[vk]
+	if vs == nil {
+		vs = &samples{}
+		s.values[vk] = vs
+	}
 	for _, m := range d.opts.Metrics {
 		if v := r.Values[m]; !math.IsNaN(v) {
-			f.values[m] = append(f.values[m], v)
+			vs[m] = append(vs[m], v)
 		}
 	}
 }
@@ -185,7 +207,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 	out.ByArm = sh.byArm
 	members := sh.members()
 	for _, gk := range d.sortedGroups(members) {
-		lines, groupNotes := d.compareGroup(gk, sh.group(members[gk]), sh, out.Options.Metrics)
+		lines, groupNotes := d.compareGroup(gk, sh.group(gk, members[gk]), sh, out.Options.Metrics)
 		notes = append(notes, groupNotes...)
 		out.Lines = append(out.Lines, lines...)
 	}
@@ -204,8 +226,8 @@ func (d *Differ) spend() {
 // measured reports whether either side has a value for m.
 func (d *Differ) measured(m Metric) bool {
 	for _, s := range d.sides {
-		for _, f := range s.fine {
-			if len(f.values[m]) > 0 {
+		for _, vs := range s.values {
+			if len(vs[m]) > 0 {
 				return true
 			}
 		}
@@ -328,11 +350,11 @@ type groupAcc struct {
 	cells    [2]map[pairKey]pairSlot
 	attempts [2]int
 	kinds    [2]map[int32]int
-	values   [2][NumMetrics][]float64
+	values   [2]samples
 }
 
 // group gathers a group's members into its cells, counts and values.
-func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
+func (sh *diffShape) group(gk groupKey, members *[2][]fineOf) *groupAcc {
 	a := &groupAcc{}
 	for i, fines := range members {
 		n := 0
@@ -348,13 +370,11 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 				a.kinds[i][k] += c
 			}
 		}
-		for _, m := range sh.d.opts.Metrics {
-			a.values[i][m] = concatValues(fines, m)
-		}
-		// Each fine belongs to one group, so its cells and values are
-		// not needed again: let them go before the next group is built.
+		a.values[i] = sh.groupValues(sh.d.sides[i], gk)
+		// Each fine belongs to one group, so its cells are not needed
+		// again: let them go before the next group is built.
 		for _, fo := range fines {
-			fo.f.cells, fo.f.values = nil, [NumMetrics][]float64{}
+			fo.f.cells = nil
 		}
 	}
 	return a
@@ -362,7 +382,7 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 
 // addCells adds fo's cells to their pair slots.
 func (sh *diffShape) addCells(cells map[pairKey]pairSlot, fo fineOf) {
-	for rr, o := range fo.f.cells {
+	for rr, o := range finalCells(fo.f.cells) {
 		p := sh.pairKey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
 		slot, seen := cells[p]
 		if !seen {
@@ -373,17 +393,52 @@ func (sh *diffShape) addCells(cells map[pairKey]pairSlot, fo fineOf) {
 	}
 }
 
-// concatValues joins the fines' measured values of m into one sample.
-func concatValues(fines []fineOf, m Metric) []float64 {
-	n := 0
-	for _, fo := range fines {
-		n += len(fo.f.values[m])
+// finalCells yields each cell of attempts with its final attempt's
+// outcome: the highest attempt number, and of equal numbers the one added
+// last (as isFinal decides for a map of cells). It sorts attempts in place.
+func finalCells(attempts []cellAttempt) iter.Seq2[runRep, cellOut] {
+	slices.SortStableFunc(attempts, func(x, y cellAttempt) int {
+		return cmp.Or(cmp.Compare(x.cell.run, y.cell.run), cmp.Compare(x.cell.rep, y.cell.rep),
+			cmp.Compare(x.out.attempt, y.out.attempt))
+	})
+	return func(yield func(runRep, cellOut) bool) {
+		for i, a := range attempts {
+			if i+1 < len(attempts) && attempts[i+1].cell == a.cell {
+				continue
+			}
+			if !yield(a.cell, a.out) {
+				return
+			}
+		}
 	}
-	vs := make([]float64, 0, n)
-	for _, fo := range fines {
-		vs = append(vs, fo.f.values[m]...)
+}
+
+// groupValues takes the side's samples of group gk out of the side: as
+// they are when they were kept under gk (comparing by arm), joined when
+// several arms make up the group (comparing the sides as a whole).
+func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) samples {
+	var parts []*samples
+	for vk, vs := range s.values {
+		if g, ok := sh.groupKey(vk.task, vk.arm); ok && g == gk {
+			parts = append(parts, vs)
+			delete(s.values, vk)
+		}
 	}
-	return vs
+	if len(parts) == 1 {
+		return *parts[0]
+	}
+	var out samples
+	for _, m := range sh.d.opts.Metrics {
+		n := 0
+		for _, p := range parts {
+			n += len(p[m])
+		}
+		out[m] = make([]float64, 0, n)
+		for _, p := range parts {
+			out[m] = append(out[m], p[m]...)
+		}
+	}
+	return out
 }
 
 // name is the name of id; "" for -1, a group that spans every task or arm.
