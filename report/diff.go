@@ -83,9 +83,6 @@ type cellAttempt struct {
 	out  cellOut
 }
 
-// samples are one side's measured values of each metric.
-type samples [NumMetrics][]float64
-
 type sideAcc struct {
 	fine map[taskArm]*fineAcc
 	// values are kept by the group they will most likely be compared in,
@@ -162,7 +159,7 @@ func (d *Differ) Add(side int, r *Row) {
 	}
 	for _, m := range d.opts.Metrics {
 		if v := r.Values[m]; !math.IsNaN(v) {
-			vs[m] = append(vs[m], v)
+			vs[m].add(v)
 		}
 	}
 }
@@ -227,7 +224,7 @@ func (d *Differ) spend() {
 func (d *Differ) measured(m Metric) bool {
 	for _, s := range d.sides {
 		for _, vs := range s.values {
-			if len(vs[m]) > 0 {
+			if vs[m].len() > 0 {
 				return true
 			}
 		}
@@ -350,7 +347,7 @@ type groupAcc struct {
 	cells    [2]map[pairKey]pairSlot
 	attempts [2]int
 	kinds    [2]map[int32]int
-	values   [2]samples
+	values   [2][]*samples // the parts of each side's samples; see values
 }
 
 // group gathers a group's members into its cells, counts and values.
@@ -413,10 +410,10 @@ func finalCells(attempts []cellAttempt) iter.Seq2[runRep, cellOut] {
 	}
 }
 
-// groupValues takes the side's samples of group gk out of the side: as
-// they are when they were kept under gk (comparing by arm), joined when
+// groupValues takes the side's samples of group gk out of the side: one
+// part when they were kept under gk (comparing by arm), several when
 // several arms make up the group (comparing the sides as a whole).
-func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) samples {
+func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) []*samples {
 	var parts []*samples
 	for vk, vs := range s.values {
 		if g, ok := sh.groupKey(vk.task, vk.arm); ok && g == gk {
@@ -424,21 +421,7 @@ func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) samples {
 			delete(s.values, vk)
 		}
 	}
-	if len(parts) == 1 {
-		return *parts[0]
-	}
-	var out samples
-	for _, m := range sh.d.opts.Metrics {
-		n := 0
-		for _, p := range parts {
-			n += len(p[m])
-		}
-		out[m] = make([]float64, 0, n)
-		for _, p := range parts {
-			out[m] = append(out[m], p[m]...)
-		}
-	}
-	return out
+	return parts
 }
 
 // name is the name of id; "" for -1, a group that spans every task or arm.
@@ -487,7 +470,7 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
 	for _, m := range metrics {
-		va, vb := a.values[SideA][m], a.values[SideB][m]
+		va, vb := values(a.values[SideA], m), values(a.values[SideB], m)
 		if m.Kind() == Proportion {
 			line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
 			continue
