@@ -213,7 +213,7 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 	pr := runProcess(ctx, ps)
 	recordProcess(&row, pr)
 	if pr.State != store.StateSpawnFailure {
-		row.Transcript = transcript.finish()
+		row.Transcript = transcript.finish(ws.prompt)
 	}
 	interpret(&row, spec, pr, out)
 	if err := ws.restoreModes(); err != nil {

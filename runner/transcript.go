@@ -116,14 +116,19 @@ func (c *transcriptCapture) keep(b []byte) {
 	c.kept += int64(len(s))
 }
 
-// finish keeps the last unterminated line and returns the transcript.
-func (c *transcriptCapture) finish() *store.Transcript {
+// finish keeps the last unterminated line and returns the transcript,
+// with the prompt the agent was given, scrubbed.
+func (c *transcriptCapture) finish(prompt string) *store.Transcript {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.keep(c.line)
 	c.line = nil
 	c.enc.Close()
+	if c.secrets != nil {
+		prompt = c.secrets.Replace(prompt)
+	}
 	return &store.Transcript{
+		Prompt:    store.Redact(prompt),
 		Codec:     TranscriptCodec,
 		Data:      bytes.Clone(c.out.Bytes()),
 		RawSize:   c.raw,

@@ -50,6 +50,9 @@ func TestTheWholeAgentOutputIsKeptRedactedAndDigestBound(t *testing.T) {
 		t.Errorf("transcript raw %d kept %d truncated %v, want the whole output (> %d bytes)", tr.RawSize, tr.KeptSize, tr.Truncated, len(long))
 	}
 	text := decodeTranscript(t, &tr)
+	if tr.Prompt != "review the change" {
+		t.Errorf("transcript prompt %q, want the session's", tr.Prompt)
+	}
 	first, _, _ := strings.Cut(text, "\n")
 	if !strings.Contains(row.StdoutTail, "earlier bytes dropped") || strings.Contains(row.StdoutTail, first) {
 		t.Errorf("the stdout tail was expected to lose the first line %q", clip(first, 100))
@@ -82,7 +85,7 @@ func TestAnOverlongTranscriptIsCutAtTheBoundAndSaysSo(t *testing.T) {
 	for range 50 {
 		c.Write([]byte(line))
 	}
-	tr := c.finish()
+	tr := c.finish("")
 	if !tr.Truncated || tr.KeptSize != 1000 || tr.RawSize != 5000 {
 		t.Fatalf("raw %d kept %d truncated %v, want 5000, 1000, true", tr.RawSize, tr.KeptSize, tr.Truncated)
 	}
@@ -104,7 +107,7 @@ func TestASecretSplitAcrossReadsOrInALongLineIsScrubbed(t *testing.T) {
 		c.Write([]byte(filler + `"` + key + `",`))
 	}
 	c.Write([]byte("\n"))
-	text := decodeTranscript(t, c.finish())
+	text := decodeTranscript(t, c.finish(""))
 	if strings.Contains(text, key) || strings.Contains(text, "sk-ant-api03") {
 		t.Errorf("a secret survived in the transcript")
 	}

@@ -17,6 +17,7 @@ type Transcript struct {
 	KeptSize  int64  // bytes kept, uncompressed
 	Truncated bool   // the agent printed more than the bound kept
 	SHA256    string // hex digest of the kept bytes, uncompressed
+	Prompt    string // the prompt the agent was given; "" is NULL
 }
 
 // insertTranscript records r's transcript, when it has one.
@@ -36,8 +37,8 @@ func insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
 		data = []byte{}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO transcripts
-		(attempt_id, codec, data, raw_size, kept_size, truncated, sha256) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256)
+		(attempt_id, codec, data, raw_size, kept_size, truncated, sha256, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(Redact(t.Prompt)))
 	return err
 }
 
@@ -46,15 +47,16 @@ func insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
 func (d *DB) Transcript(ctx context.Context, attemptID string) (Transcript, error) {
 	var t Transcript
 	var trunc int64
-	err := d.db.QueryRowContext(ctx, `SELECT codec, data, raw_size, kept_size, truncated, sha256
+	var prompt sql.NullString
+	err := d.db.QueryRowContext(ctx, `SELECT codec, data, raw_size, kept_size, truncated, sha256, prompt
 		FROM transcripts WHERE attempt_id = ?`, attemptID).
-		Scan(&t.Codec, &t.Data, &t.RawSize, &t.KeptSize, &trunc, &t.SHA256)
+		Scan(&t.Codec, &t.Data, &t.RawSize, &t.KeptSize, &trunc, &t.SHA256, &prompt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, fmt.Errorf("transcript of attempt %s: %w", attemptID, ErrNotFound)
 	}
 	if err != nil {
 		return t, fmt.Errorf("transcript of attempt %s: %w", attemptID, d.classify(err))
 	}
-	t.Truncated = trunc == 1
+	t.Truncated, t.Prompt = trunc == 1, prompt.String
 	return t, nil
 }

@@ -10,7 +10,9 @@
 -- sha256 their digest, so a decompressed transcript can be checked (a redaction
 -- can make kept_size larger than raw_size). At most
 -- a bound is kept (64 MiB uncompressed by default): truncated = 1 says the
--- agent printed more and only the first kept_size bytes were kept.
+-- agent printed more and only the first kept_size bytes were kept. prompt is
+-- the prompt the agent was given (on its command line or stdin, which its
+-- output does not repeat), redacted the same way; NULL: not recorded.
 CREATE TABLE transcripts (
     attempt_id TEXT PRIMARY KEY REFERENCES results (attempt_id),
     codec      TEXT NOT NULL CHECK (codec IN ('zstd')),
@@ -18,7 +20,8 @@ CREATE TABLE transcripts (
     raw_size   INTEGER NOT NULL CHECK (raw_size >= 0),
     kept_size  INTEGER NOT NULL CHECK (kept_size >= 0),
     truncated  INTEGER NOT NULL CHECK (truncated IN (0, 1)),
-    sha256     TEXT NOT NULL CHECK (length(sha256) = 64)
+    sha256     TEXT NOT NULL CHECK (length(sha256) = 64),
+    prompt     TEXT
 ) STRICT;
 
 CREATE TRIGGER transcripts_no_update BEFORE UPDATE ON transcripts
