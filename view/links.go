@@ -29,11 +29,11 @@ func (l links) Runs() string {
 }
 
 // Run is a run's page.
-func (l links) Run(id string) string { return l.root + "run/" + url.PathEscape(id) + l.ext() }
+func (l links) Run(id string) string { return l.root + "run/" + l.name(id) + l.ext() }
 
 // Attempt is an attempt's page.
 func (l links) Attempt(id string) string {
-	return l.root + "attempt/" + url.PathEscape(id) + l.ext()
+	return l.root + "attempt/" + l.name(id) + l.ext()
 }
 
 // Static is an embedded asset.
@@ -53,3 +53,11 @@ func (l links) Export() bool { return l.export }
 
 // Root is the way up to the top of the site from this page.
 func (l links) Root() string { return l.root }
+
+// name is an id in a link: its file name in an export.
+func (l links) name(id string) string {
+	if l.export {
+		return fileName(id)
+	}
+	return url.PathEscape(id)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -65,6 +66,15 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 	srv, err := view.New(ctx, db, view.Options{Token: opts.Token})
 	if err != nil {
 		return err
+	}
+	if opts.Export != "" {
+		st, err := srv.Export(ctx, opts.Export)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))
+		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs and %d attempts to %s\n", st.Runs, st.Attempts, opts.Export)
+		return nil
 	}
 	return srv.Serve(ctx, opts.Addr, func(url string) {
 		fmt.Fprintln(s.Out, url)
