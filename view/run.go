@@ -3,7 +3,10 @@ package view
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
@@ -85,14 +88,7 @@ func (s *Server) runData(ctx context.Context, l links, id string, byTask bool) (
 		return nil, fmt.Errorf("run %s: %v", id, err)
 	}
 	d.Kind, d.Harness, d.Config = str(meta[0][0]), str(meta[0][1]), str(meta[0][2])
-	if d.Agents, err = s.table(ctx, "agents", `SELECT agent, agent_version, model, count(*) AS attempts
-		FROM results WHERE run_id = ? GROUP BY agent, agent_version, model`, id); err != nil {
-		return nil, err
-	}
-	if d.Tables, err = s.reportTables(ctx, id, byTask); err != nil {
-		return nil, err
-	}
-	if d.Grid, err = s.grid(ctx, id); err != nil {
+	if err := s.runPass(ctx, d, id, byTask); err != nil {
 		return nil, err
 	}
 	_, first, err := s.db.Query(ctx, `SELECT attempt_id FROM results WHERE run_id = ? AND ok = 0
@@ -106,19 +102,106 @@ func (s *Server) runData(ctx context.Context, l links, id string, byTask bool) (
 	return d, nil
 }
 
-// reportTables are `wfb report`'s tables for the run, by the same
-// builders.
-func (s *Server) reportTables(ctx context.Context, id string, byTask bool) ([]*report.Table, error) {
+// runPass reads the run's attempts once: into `wfb report`'s tables (the
+// same builders), the grid's final attempt per cell, and the agent
+// versions per arm.
+func (s *Server) runPass(ctx context.Context, d *runData, id string, byTask bool) error {
 	tab := report.NewTabulator(report.TabulateOptions{ByTask: byTask, Metrics: s.cols.Metrics()})
+	acc := newGridAcc()
 	sel := report.Selection{Spec: id, RunIDs: []string{id}}
-	if err := report.LoadRows(ctx, s.db, s.cols, sel, tab.Add); err != nil {
-		return nil, err
+	err := report.LoadRows(ctx, s.db, s.cols, sel, func(r *report.Row) {
+		tab.Add(r)
+		acc.add(r)
+	})
+	if err != nil {
+		return err
 	}
-	res := tab.Result()
-	if len(res.Groups) == 0 {
-		return nil, nil
+	if res := tab.Result(); len(res.Groups) > 0 {
+		d.Tables = res.Tables("run "+id, report.FormatTable)
 	}
-	return res.Tables("run "+id, report.FormatTable), nil
+	if d.Agents, err = s.agents(ctx, id, acc); err != nil {
+		return err
+	}
+	d.Grid, err = s.grid(ctx, id, acc)
+	return err
+}
+
+// agents names each arm's agent and model (from its first attempt) and
+// the agent versions its attempts reported, with counts.
+func (s *Server) agents(ctx context.Context, id string, acc *gridAcc) (*report.Table, error) {
+	t := &report.Table{Title: "agents", Columns: []string{"arm", "agent", "model", "agent versions (attempts)"}}
+	for _, arm := range acc.arms {
+		_, rows, err := s.db.Query(ctx, `SELECT agent, model FROM results WHERE run_id = ? AND arm = ? LIMIT 1`, id, arm)
+		if err != nil {
+			return nil, err
+		}
+		var versions []string
+		for _, v := range slices.Sorted(maps.Keys(acc.versions[arm])) {
+			name := v
+			if name == "" {
+				name = "NULL"
+			}
+			versions = append(versions, fmt.Sprintf("%s (%d)", name, acc.versions[arm][v]))
+		}
+		t.Rows = append(t.Rows, []any{arm, rows[0][0], rows[0][1], strings.Join(versions, ", ")})
+	}
+	return t, nil
+}
+
+// gridAcc counts each task × arm's attempts, and the agent versions of
+// each arm, as the rows stream by.
+type gridAcc struct {
+	counts   map[taskArm]*gridCell
+	arms     []string
+	versions map[string]map[string]int // arm -> agent version -> attempts
+}
+
+type taskArm struct{ task, arm string }
+
+func newGridAcc() *gridAcc {
+	return &gridAcc{counts: map[taskArm]*gridCell{}, versions: map[string]map[string]int{}}
+}
+
+func (g *gridAcc) add(r *report.Row) {
+	k := taskArm{r.Task, r.Arm}
+	c := g.counts[k]
+	if c == nil {
+		c = &gridCell{}
+		g.counts[k] = c
+	}
+	c.Cells++
+	if r.OK {
+		c.OK++
+	}
+	v := g.versions[r.Arm]
+	if v == nil {
+		v = map[string]int{}
+		g.versions[r.Arm] = v
+		g.arms = append(g.arms, r.Arm)
+	}
+	v[r.AgentVersion]++
+}
+
+// superseded takes away the attempts a later attempt of the same cell
+// superseded, so that each cell counts once, by its final attempt: they
+// are found from the run's attempts numbered above 1 (a walk of the cell
+// index), where a pass over every row would have to remember every cell.
+func (s *Server) superseded(ctx context.Context, id string, acc *gridAcc) error {
+	_, rows, err := s.db.Query(ctx, `WITH multi AS (SELECT task, arm, rep, max(attempt) AS m
+			FROM results WHERE run_id = ?1 AND attempt > 1 GROUP BY task, arm, rep)
+		SELECT r.task, r.arm, count(*), total(r.ok) FROM multi CROSS JOIN results r
+			ON r.run_id = ?1 AND r.task = multi.task AND r.arm = multi.arm AND r.rep = multi.rep AND r.attempt < multi.m
+		GROUP BY r.task, r.arm`, id)
+	if err != nil {
+		return fmt.Errorf("retried cells of run %s: %w", id, err)
+	}
+	for _, v := range rows {
+		if c := acc.counts[taskArm{str(v[0]), str(v[1])}]; c != nil {
+			c.Cells -= int(num(v[2]))
+			c.OK -= int(num(v[3]))
+		}
+	}
+	return nil
 }
 
 // table runs a query into a table titled title.
@@ -130,42 +213,36 @@ func (s *Server) table(ctx context.Context, title, q string, args ...any) (*repo
 	return &report.Table{Title: title, Columns: cols, Rows: rows}, nil
 }
 
-// grid counts each task × arm's cells by their final attempt, and links the
-// first maxGridReps of them.
-func (s *Server) grid(ctx context.Context, id string) (grid, error) {
-	var g grid
-	_, rows, err := s.db.Query(ctx, `SELECT task, arm, count(*), total(ok)
-		FROM (SELECT task, arm, ok, max(attempt) FROM results WHERE run_id = ? GROUP BY task, arm, rep)
-		GROUP BY task, arm ORDER BY task, arm`, id)
-	if err != nil {
-		return g, fmt.Errorf("grid of run %s: %w", id, err)
+// grid lays out each task × arm's cells, counted by their final attempt,
+// and links the first maxGridReps of them.
+func (s *Server) grid(ctx context.Context, id string, acc *gridAcc) (grid, error) {
+	g := grid{Arms: slices.Sorted(slices.Values(acc.arms))}
+	if err := s.superseded(ctx, id, acc); err != nil {
+		return g, err
 	}
-	armIndex := map[string]int{}
-	for _, v := range rows {
-		if a := str(v[1]); armIndex[a] == 0 {
-			g.Arms = append(g.Arms, a)
-			armIndex[a] = len(g.Arms)
+	tasks := map[string]bool{}
+	for k := range acc.counts {
+		tasks[k.task] = true
+	}
+	for _, task := range slices.Sorted(maps.Keys(tasks)) {
+		if len(g.Rows) == maxGridRows {
+			g.MoreTasks++
+			continue
 		}
-	}
-	byTask := map[string]*gridRow{}
-	for _, v := range rows {
-		task := str(v[0])
-		row := byTask[task]
-		if row == nil {
-			if len(g.Rows) == maxGridRows {
-				g.MoreTasks++
+		row := gridRow{Task: task, Cells: make([]*gridCell, len(g.Arms))}
+		for i, arm := range g.Arms {
+			c := acc.counts[taskArm{task, arm}]
+			if c == nil {
 				continue
 			}
-			g.Rows = append(g.Rows, gridRow{Task: task, Cells: make([]*gridCell, len(g.Arms))})
-			row = &g.Rows[len(g.Rows)-1]
-			byTask[task] = row
+			var err error
+			if c.Reps, err = s.reps(ctx, id, task, arm); err != nil {
+				return g, err
+			}
+			c.More = c.Cells - len(c.Reps)
+			row.Cells[i] = c
 		}
-		c := &gridCell{Cells: int(num(v[2])), OK: int(num(v[3]))}
-		if c.Reps, err = s.reps(ctx, id, task, str(v[1])); err != nil {
-			return g, err
-		}
-		c.More = c.Cells - len(c.Reps)
-		row.Cells[armIndex[str(v[1])]-1] = c
+		g.Rows = append(g.Rows, row)
 	}
 	return g, nil
 }

@@ -63,49 +63,58 @@ func (s *Server) runsData(ctx context.Context, l links, label, day string) (*run
 	return d, nil
 }
 
-// runCounts fills in each run's cells, attempts, rates and cost in one
-// pass over the cells: a cell's outcome is its final attempt's, as in
-// `wfb report`. Only the runs named are read when narrow is set.
+// runCounts fills in each run's cells, attempts, rates and cost. A cell's
+// outcome is its final attempt's, as in `wfb report`: the counts over every
+// attempt (one scan in rowid order) less those over the attempts a later
+// attempt of the same cell superseded (found from the attempts numbered
+// above 1, through the cell index). Only the runs named are read when
+// narrow is set.
 func (s *Server) runCounts(ctx context.Context, runs []runRow, narrow bool) error {
 	if len(runs) == 0 {
 		return nil
 	}
 	excluded := report.ErrorKindsExcluded()
-	var args []any
+	var kinds, ids []any
 	for _, k := range excluded {
-		args = append(args, k)
+		kinds = append(kinds, k)
 	}
-	where := ""
+	where := "1"
 	if narrow {
-		var ph []string
+		where = "run_id IN (" + marks(len(runs)) + ")"
 		for _, r := range runs {
-			ph = append(ph, "?")
-			args = append(args, r.ID)
+			ids = append(ids, r.ID)
 		}
-		where = " WHERE run_id IN (" + strings.Join(ph, ", ") + ")"
 	}
-	// SQLite takes a bare column of an aggregate query with max() from the
-	// row that holds the max: here, the cell's final attempt.
-	q := `SELECT run_id, count(*), total(ok), total(error_kind IN (` + marks(len(excluded)) + `)),
-			total(n), total(cn), total(cs)
-		FROM (SELECT run_id, ok, error_kind, max(attempt), count(*) AS n, count(cost_usd) AS cn, total(cost_usd) AS cs
-			FROM results` + where + ` GROUP BY run_id, task, arm, rep)
-		GROUP BY run_id`
-	_, rows, err := s.db.Query(ctx, q, args...)
+	errored := `total(r.error_kind IN (` + marks(len(excluded)) + `))`
+	_, all, err := s.db.Query(ctx, `SELECT r.run_id, count(*), total(r.ok), `+errored+`, count(r.cost_usd), total(r.cost_usd)
+		FROM results r NOT INDEXED WHERE `+where+` GROUP BY r.run_id`, append(kinds, ids...)...)
 	if err != nil {
-		return fmt.Errorf("count the runs' cells: %w", err)
+		return fmt.Errorf("count the runs' attempts: %w", err)
+	}
+	_, superseded, err := s.db.Query(ctx, `WITH multi AS (SELECT run_id, task, arm, rep, max(attempt) AS m
+			FROM results NOT INDEXED WHERE attempt > 1 AND `+where+` GROUP BY run_id, task, arm, rep)
+		SELECT r.run_id, count(*), total(r.ok), `+errored+` FROM multi CROSS JOIN results r
+			ON r.run_id = multi.run_id AND r.task = multi.task AND r.arm = multi.arm AND r.rep = multi.rep AND r.attempt < multi.m
+		GROUP BY r.run_id`, append(ids, kinds...)...)
+	if err != nil {
+		return fmt.Errorf("count the runs' retried attempts: %w", err)
 	}
 	byID := map[string]*runRow{}
 	for i := range runs {
 		byID[runs[i].ID] = &runs[i]
 	}
-	for _, v := range rows {
-		r := byID[str(v[0])]
-		if r == nil {
-			continue
+	for _, v := range all {
+		if r := byID[str(v[0])]; r != nil {
+			r.Attempts, r.Cells, r.OK, r.Errored = int(num(v[1])), int(num(v[1])), int(num(v[2])), int(num(v[3]))
+			r.CostN, r.CostSum = int(num(v[4])), num(v[5])
 		}
-		r.Cells, r.OK, r.Errored = int(num(v[1])), int(num(v[2])), int(num(v[3]))
-		r.Attempts, r.CostN, r.CostSum = int(num(v[4])), int(num(v[5])), num(v[6])
+	}
+	for _, v := range superseded {
+		if r := byID[str(v[0])]; r != nil {
+			r.Cells, r.OK, r.Errored = r.Cells-int(num(v[1])), r.OK-int(num(v[2])), r.Errored-int(num(v[3]))
+		}
+	}
+	for _, r := range byID {
 		r.Strict, r.Clean = rate(r.OK, r.Cells), rate(r.OK, r.Cells-r.Errored)
 		r.Cost = cost(r.CostSum, r.CostN, r.Attempts)
 	}
