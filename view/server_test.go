@@ -154,3 +154,27 @@ func TestListeningBeyondLoopbackNeedsAToken(t *testing.T) {
 		}
 	}
 }
+
+// Serve listens, gives its URL before answering, serves it, and stops
+// cleanly when its context ends.
+func TestServePrintsItsURLAndStopsWithItsContext(t *testing.T) {
+	s, err := New(context.Background(), newFixture(t).open(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, "127.0.0.1:0", func(u string) { urls <- u }) }()
+	u := <-urls
+	if !strings.HasPrefix(u, "http://127.0.0.1:") {
+		t.Fatalf("url %q", u)
+	}
+	if resp, body := get(t, http.DefaultClient, u); resp.StatusCode != 200 || !strings.Contains(body, "run-a") {
+		t.Errorf("GET %s: %d", u, resp.StatusCode)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after cancel: %v", err)
+	}
+}
