@@ -41,6 +41,7 @@ type mergedTable struct {
 func mergedTables(st store.MergeStats) []mergedTable {
 	return []mergedTable{
 		{"runs", st.Runs}, {"results", st.Results}, {"evidence", st.Evidence},
+		{"transcripts", st.Transcripts},
 		{"artifacts", st.Artifacts}, {"scores", st.Scores}, {"model_usage", st.ModelUsage},
 		{"requests", st.Requests}, {"exchanges", st.Exchanges},
 	}

@@ -36,6 +36,8 @@ type processSpec struct {
 	// OnStdoutLine sees every stdout line (without the newline), truncated
 	// to maxLine bytes; the runner parses events from it.
 	OnStdoutLine func(line []byte, truncated bool)
+	// Transcript, when set, sees stdout as it is read (transcript.go).
+	Transcript io.Writer
 }
 
 // processResult is what happened to the process.
@@ -109,7 +111,11 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		res.Duration = time.Since(start)
 		return res
 	}
-	readersDone := pipes.read(ps, stdoutTail, stderrTail, &res)
+	var stdoutSink io.Writer = stdoutTail
+	if ps.Transcript != nil {
+		stdoutSink = io.MultiWriter(stdoutTail, ps.Transcript)
+	}
+	readersDone := pipes.read(ps, stdoutSink, stderrTail, &res)
 	pid := cmd.Process.Pid
 	exited := leaderExited(pid)
 	superviseProcess(ctx, ps, pid, exited, &res)

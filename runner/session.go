@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,6 +97,10 @@ type SessionSpec struct {
 	// change, and the artifact is parsed and scored.
 	Review *ReviewSpec
 
+	// MaxTranscriptBytes bounds the agent output kept in transcripts,
+	// uncompressed; 0 is DefaultMaxTranscriptBytes.
+	MaxTranscriptBytes int64
+
 	// Boundary clears the workspace's write bits for the session and
 	// restores their exact modes after: the host-unsafe way to keep a
 	// workspace read-only (kernel backends bind it read-only instead).
@@ -136,27 +141,42 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 // keys that look like keys; this catches a key of any shape that the agent
 // echoed (a proxy key, a token without a NAME= in front of it).
 func scrubSecrets(row *store.Result, env map[string]string) {
+	r := secretReplacer(secretValues(env))
+	if r == nil {
+		return
+	}
+	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
+		*f = r.Replace(*f)
+	}
+}
+
+// secretValues lists the values of env's secrets, as the bench file judges
+// names. Short values would scrub ordinary words; the mock's "offline" is
+// not a secret.
+func secretValues(env map[string]string) []string {
 	var secrets []string
 	for k, v := range env {
-		// Names as the bench file judges them. Short values would scrub
-		// ordinary words; the mock's "offline" is not a secret.
 		if bench.IsSecretName(k) && len(v) >= 8 {
 			secrets = append(secrets, v)
 		}
 	}
+	return secrets
+}
+
+// secretReplacer replaces each secret value with store.Redacted; nil when
+// there is none.
+func secretReplacer(secrets []string) *strings.Replacer {
 	if len(secrets) == 0 {
-		return
+		return nil
 	}
 	// Longest first, so a secret that contains another goes whole.
+	secrets = slices.Clone(secrets)
 	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, v := range secrets {
 		pairs = append(pairs, v, store.Redacted)
 	}
-	r := strings.NewReplacer(pairs...)
-	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
-		*f = r.Replace(*f)
-	}
+	return strings.NewReplacer(pairs...)
 }
 
 // runAgent runs the session and returns its row: the sandbox's launch, the
@@ -187,8 +207,14 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 		return failed(row, stepFailed(store.KindInfraError, "build the agent command: %v", err))
 	}
 	out := ad.output()
-	pr := runProcess(ctx, agentProcess(ctx, spec, launch, cmd, ws.env, out))
+	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
+	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, secretValues(spec.Env))
+	ps.Transcript = transcript
+	pr := runProcess(ctx, ps)
 	recordProcess(&row, pr)
+	if pr.State != store.StateSpawnFailure {
+		row.Transcript = transcript.finish(ws.prompt)
+	}
 	interpret(&row, spec, pr, out)
 	if err := ws.restoreModes(); err != nil {
 		addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))

@@ -58,6 +58,7 @@ type MergeStats struct {
 	Runs, Results, Evidence, Artifacts, Scores TableStats
 	ModelUsage                                 TableStats
 	Requests, Exchanges                        TableStats
+	Transcripts                                TableStats
 	// Redacted counts the values of copied rows that Redact changed: text
 	// holding what looks like a secret, in a source written before a
 	// redaction rule existed, or by hand.
@@ -81,6 +82,7 @@ var mergeTables = []mergeTable{
 	{"runs", []string{"run_id"}},
 	{"results", []string{"attempt_id"}},
 	{"evidence", []string{"attempt_id"}},
+	{"transcripts", []string{"attempt_id"}},
 	{"artifacts", []string{"attempt_id"}},
 	{"scores", []string{"score_id"}},
 	{"model_usage", []string{"attempt_id", "model"}},
@@ -159,6 +161,7 @@ func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {
 		"runs": &st.Runs, "results": &st.Results, "evidence": &st.Evidence,
 		"artifacts": &st.Artifacts, "scores": &st.Scores, "model_usage": &st.ModelUsage,
 		"requests": &st.Requests, "exchanges": &st.Exchanges,
+		"transcripts": &st.Transcripts,
 	}
 	for _, t := range mergeTables {
 		cols, err := tableColumns(ctx, tx, t.name)

@@ -260,6 +260,9 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if err := insertModelUsage(ctx, tx, r.AttemptID, r.ModelUsage); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
+	if err := insertTranscript(ctx, tx, r); err != nil {
+		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
+	}
 	event := headBounded(Redact(r.ResultEvent), MaxEvidenceBytes)
 	stdout := tailBounded(Redact(r.StdoutTail), MaxEvidenceBytes)
 	stderr := tailBounded(Redact(r.StderrTail), MaxEvidenceBytes)

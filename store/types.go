@@ -94,6 +94,10 @@ type Result struct {
 	ResultEvent string // the agent's final result event, raw JSON
 	StdoutTail  string
 	StderrTail  string
+
+	// Transcript, when set, is the agent's whole output, stored in
+	// transcripts; nil: no process ran, nothing was captured.
+	Transcript *Transcript
 }
 
 // Usage semantics recorded in results.usage_semantics.

@@ -35,6 +35,9 @@ func shardFile(t *testing.T, path string, k int, attempts ...string) {
 		// Shard k's cells are reps 10k, 10k+1, ...: shards never share a cell.
 		r := &store.Result{RunID: "run-m", AttemptID: id, Task: "t", Arm: "a", Rep: 10*k + i, Attempt: 1,
 			StartedAt: start, OK: true, ProcessState: store.StateExited, CostUSD: &cost}
+		if id == "att-1" { // a transcript travels with its attempt
+			r.Transcript = &store.Transcript{Codec: "zstd", Data: []byte{1}, RawSize: 1, KeptSize: 1, SHA256: strings.Repeat("0", 64)}
+		}
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +61,8 @@ func TestMergeCommandCombinesShardsIdempotently(t *testing.T) {
 		return "source\ttable\tadded\tpresent\n" + strings.ReplaceAll(strings.Join(rows, "\n"), "DIR", dir) + "\n"
 	}
 	want := table(
-		"DIR/s0.db\truns\t1\t0", "DIR/s0.db\tresults\t2\t0", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
-		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t1\t0", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
+		"DIR/s0.db\truns\t1\t0", "DIR/s0.db\tresults\t2\t0", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\ttranscripts\t1\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
+		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t1\t0", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\ttranscripts\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
 	)
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("first merge (-want +got):\n%s", diff)
@@ -69,8 +72,8 @@ func TestMergeCommandCombinesShardsIdempotently(t *testing.T) {
 		t.Fatalf("second merge: exit %d, stderr %s", code, errOut)
 	}
 	want = table(
-		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t0\t1", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
-		"DIR/s0.db\truns\t0\t1", "DIR/s0.db\tresults\t0\t2", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
+		"DIR/s1.db\truns\t0\t1", "DIR/s1.db\tresults\t0\t1", "DIR/s1.db\tevidence\t0\t0", "DIR/s1.db\ttranscripts\t0\t0", "DIR/s1.db\tartifacts\t0\t0", "DIR/s1.db\tscores\t0\t0", "DIR/s1.db\tmodel_usage\t0\t0", "DIR/s1.db\trequests\t0\t0", "DIR/s1.db\texchanges\t0\t0",
+		"DIR/s0.db\truns\t0\t1", "DIR/s0.db\tresults\t0\t2", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\ttranscripts\t0\t1", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",
 	)
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("second merge (-want +got):\n%s", diff)

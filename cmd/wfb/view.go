@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/view"
+)
+
+// viewOptions are the flags of `wfb view`.
+type viewOptions struct {
+	DB     string
+	Addr   string
+	Token  string
+	Export string
+}
+
+func newViewCmd(s *Streams) *cobra.Command {
+	opts := &viewOptions{}
+	cmd := &cobra.Command{
+		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--export DIR]",
+		Short: "Browse the results file in a local, read-only web viewer",
+		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
+task × arm grid, each attempt down to its transcript, and a comparison of two
+runs, labels or filters as wfb diff.
+
+The first line of stdout is the viewer's URL; it serves until interrupted.
+The file is opened read-only (the engine refuses writes), so a wfb run may
+write it meanwhile: a reload shows the cells that landed. It listens on
+loopback only, unless --addr names another interface AND --token is given
+(then the URL carries ?token=, and a cookie keeps it). Pages use no CDN and
+fetch nothing from elsewhere: it works offline.
+
+--export DIR writes the same pages as a static site (index.html, run/,
+attempt/, static/) instead of serving them.`,
+		Example: `  wfb view
+  wfb view --db results/wfb.db --addr 127.0.0.1:8080
+  wfb view --export site/`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Export == "" {
+				if err := view.CheckAddr(opts.Addr, opts.Token); err != nil {
+					return asBadInput(err)
+				}
+			}
+			return viewRun(cmd.Context(), s, opts)
+		},
+	}
+	f := cmd.Flags()
+	dbFlag(cmd, &opts.DB)
+	f.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "host:port to listen on (port 0: any free port); beyond loopback it needs --token")
+	f.StringVar(&opts.Token, "token", "", "a secret every request must present (required beyond loopback)")
+	f.StringVar(&opts.Export, "export", "", "write the pages as a static site into this directory instead of serving")
+	return cmd
+}
+
+func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
+	db, err := openResults(ctx, s, opts.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	srv, err := view.New(ctx, db, view.Options{Token: opts.Token})
+	if err != nil {
+		return err
+	}
+	if opts.Export != "" {
+		st, err := srv.Export(ctx, opts.Export)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))
+		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs and %d attempts to %s\n", st.Runs, st.Attempts, opts.Export)
+		return nil
+	}
+	return srv.Serve(ctx, opts.Addr, func(url string) {
+		fmt.Fprintln(s.Out, url)
+		fmt.Fprintf(s.ErrOut, "wfb view: serving %s read-only at %s; interrupt to stop\n", db.Path(), url)
+	})
+}

@@ -1,0 +1,62 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Transcript is an attempt's whole agent output as kept in transcripts
+// (migration 0007): redacted and scrubbed of the session's secrets by the
+// runner BEFORE it was compressed, so store keeps the bytes as they are.
+type Transcript struct {
+	Codec     string // "zstd"
+	Data      []byte // compressed
+	RawSize   int64  // bytes the agent printed
+	KeptSize  int64  // bytes kept, uncompressed
+	Truncated bool   // the agent printed more than the bound kept
+	SHA256    string // hex digest of the kept bytes, uncompressed
+	Prompt    string // the prompt the agent was given; "" is NULL
+}
+
+// insertTranscript records r's transcript, when it has one.
+func insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
+	t := r.Transcript
+	if t == nil {
+		return nil
+	}
+	switch {
+	case t.Codec == "":
+		return fmt.Errorf("insert transcript %s: codec is empty", r.AttemptID)
+	case t.RawSize < 0 || t.KeptSize < 0:
+		return fmt.Errorf("insert transcript %s: negative size (raw %d, kept %d)", r.AttemptID, t.RawSize, t.KeptSize)
+	}
+	data := t.Data
+	if data == nil {
+		data = []byte{}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO transcripts
+		(attempt_id, codec, data, raw_size, kept_size, truncated, sha256, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(Redact(t.Prompt)))
+	return err
+}
+
+// Transcript returns the transcript of an attempt; ErrNotFound when none
+// was kept (the attempt never ran its agent, or predates migration 0007).
+func (d *DB) Transcript(ctx context.Context, attemptID string) (Transcript, error) {
+	var t Transcript
+	var trunc int64
+	var prompt sql.NullString
+	err := d.db.QueryRowContext(ctx, `SELECT codec, data, raw_size, kept_size, truncated, sha256, prompt
+		FROM transcripts WHERE attempt_id = ?`, attemptID).
+		Scan(&t.Codec, &t.Data, &t.RawSize, &t.KeptSize, &trunc, &t.SHA256, &prompt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, fmt.Errorf("transcript of attempt %s: %w", attemptID, ErrNotFound)
+	}
+	if err != nil {
+		return t, fmt.Errorf("transcript of attempt %s: %w", attemptID, d.classify(err))
+	}
+	t.Truncated, t.Prompt = trunc == 1, prompt.String
+	return t, nil
+}

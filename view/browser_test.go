@@ -1,0 +1,174 @@
+package view
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumBin finds Chromium, as the report's render test does: a skip
+// locally, a failure under WFB_REQUIRE_CHROMIUM=1 (CI).
+func chromiumBin(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {
+			t.Fatalf("chromium not found on PATH and WFB_REQUIRE_CHROMIUM=1: install the Debian package chromium")
+		}
+		t.Skip("chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
+	}
+	return bin
+}
+
+// browser is a headless Chromium tab that records console errors,
+// exceptions and every URL the page requests.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	errors   []string
+	requests []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumBin(t)), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	b := &browser{ctx: ctx}
+	// chromedp enables the runtime, log and network domains on a new tab;
+	// Listen sees their events in order, from the first page on.
+	err := chromedp.Listen(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				b.errors = append(b.errors, "console."+string(ev.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			b.errors = append(b.errors, "exception: "+ev.ExceptionDetails.Text)
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.EntryLevelError || ev.Entry.Level == cdplog.EntryLevelWarning {
+				b.errors = append(b.errors, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
+			}
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, ev.Request.URL)
+		}
+	})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// value runs one action that returns a value.
+func result[T any](t *testing.T, b *browser, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// check fails on any console error, exception or CSP report, and on any
+// request that left origin.
+func (b *browser) check(t *testing.T, origin string) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		t.Errorf("browser reported: %s", e)
+	}
+	if len(b.requests) == 0 {
+		t.Error("the browser recorded no requests at all")
+	}
+	for _, u := range b.requests {
+		if !strings.HasPrefix(u, origin+"/") {
+			t.Errorf("a request left the origin: %s", u)
+		}
+	}
+}
+
+// TestABrowserWalksRunsToRunToAttemptToTranscript drives a real Chromium:
+// runs → run (its grid and report) → the first failed attempt by keyboard
+// (j) → its transcript as a conversation, then the attempt with the
+// artifact; the injected script in a transcript, an artifact, a prompt and
+// an error detail never runs (it would set the title), nothing logs an
+// error and nothing is fetched off the origin.
+func TestABrowserWalksRunsToRunToAttemptToTranscript(t *testing.T) {
+	f := newFixture(t)
+	ts := newTestServer(t, f, Options{})
+	b := newBrowser(t)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	b.do(t, "runs page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(css("table.runs")))
+	b.do(t, "open run A", chromedp.Click(css(`a[href="run/`+f.runA+`"]`)), chromedp.WaitVisible(css("table.grid")))
+	b.do(t, "j to the first failed attempt", chromedp.KeyEvent("j"), chromedp.WaitVisible(css("section.transcript")))
+	location := result(t, b, "location", chromedp.Location())
+	if !strings.HasSuffix(location, "/attempt/"+f.failed) {
+		t.Fatalf("j went to %s, want the failed attempt %s", location, f.failed)
+	}
+	title := result(t, b, "title", chromedp.Title())
+	injected := result(t, b, "injected elements", chromedp.Evaluate[int](`document.querySelectorAll("main script, main img, main [onerror]").length`))
+	if title != "Attempt "+f.failed+" · wfb view" || injected != 0 {
+		t.Errorf("injected markup ran or rendered: title %q, %d injected elements", title, injected)
+	}
+	transcript := result(t, b, "transcript", chromedp.Text(css("section.transcript")))
+	for _, want := range []string{"prompt", "Fix sum.js <script>", "tool call: Bash", `"command": "ls -la"`, "tool result: Bash", "README.md", "input 12 · output 5", "result success"} {
+		if !strings.Contains(transcript, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, transcript)
+		}
+	}
+	if detail := result(t, b, "detail", chromedp.Text(css("pre.detail"))); !strings.Contains(detail, `<script>document.title="pwned"</script>`) {
+		t.Errorf("the error detail is not shown as text: %q", detail)
+	}
+	b.do(t, "the retry, linked from the failed attempt", chromedp.Click(css(`ol.cell-attempts a[href="../attempt/`+f.retry+`"]`)),
+		chromedp.WaitVisible(css("p.outcome.ok")))
+	if location := result(t, b, "location", chromedp.Location()); !strings.HasSuffix(location, "/attempt/"+f.retry) {
+		t.Errorf("the retry link went to %s", location)
+	}
+	b.do(t, "the attempt with the artifact", chromedp.Navigate(ts.URL+"/attempt/"+f.ok), chromedp.WaitVisible(css("section.artifact")))
+	artifact := result(t, b, "artifact", chromedp.Text(css("section.artifact pre")))
+	if title := result(t, b, "title", chromedp.Title()); !strings.Contains(artifact, "<script>") || strings.Contains(title, "pwned") {
+		t.Errorf("artifact: text %q, title %q", artifact, title)
+	}
+	b.check(t, ts.URL)
+}
+
+// TestABrowserComparesTwoRuns fills the compare form and reads wfb diff's
+// table.
+func TestABrowserComparesTwoRuns(t *testing.T) {
+	f := newFixture(t)
+	ts := newTestServer(t, f, Options{})
+	b := newBrowser(t)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	b.do(t, "compare", chromedp.Navigate(ts.URL+"/compare"), chromedp.WaitVisible(css("form.filter")),
+		chromedp.SendKeys(css(`input[name="a"]`), f.runA), chromedp.SendKeys(css(`input[name="b"]`), f.runB),
+		chromedp.Click(css(`form.filter button`)), chromedp.WaitVisible(css("section.table")))
+	tables := result(t, b, "compare tables", chromedp.Text(css("main")))
+	for _, want := range []string{"Compare " + f.runA + " with " + f.runB, "strict", "cost"} {
+		if !strings.Contains(tables, want) {
+			t.Errorf("compare page lacks %q:\n%s", want, tables)
+		}
+	}
+	b.check(t, ts.URL)
+}

@@ -1,0 +1,76 @@
+package view
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/wfbench/wfb/report"
+)
+
+type compareData struct {
+	Title  string
+	L      links
+	A, B   string
+	ByTask bool
+	Alpha  string
+	Names  []string // run ids and labels, for the form's suggestions
+	Tables []*report.Table
+}
+
+func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
+	q := r.URL.Query()
+	d := &compareData{Title: "Compare", L: l, A: q.Get("a"), B: q.Get("b"), ByTask: q.Get("by") == "task,arm", Alpha: q.Get("alpha")}
+	alpha := 0.05
+	if d.Alpha != "" {
+		a, err := strconv.ParseFloat(d.Alpha, 64)
+		if err != nil || !(a > 0 && a < 1) {
+			return "", nil, fmt.Errorf("alpha %q: want a number between 0 and 1: %w", d.Alpha, errBadRequest)
+		}
+		alpha = a
+	}
+	runs, err := report.LoadRuns(r.Context(), s.db)
+	if err != nil {
+		return "", nil, err
+	}
+	seen := map[string]bool{}
+	for _, ri := range runs {
+		for _, n := range []string{ri.ID, ri.Label} {
+			if n != "" && !seen[n] {
+				seen[n] = true
+				d.Names = append(d.Names, n)
+			}
+		}
+	}
+	if d.A == "" || d.B == "" {
+		return "compare", d, nil
+	}
+	d.Title = "Compare " + d.A + " with " + d.B
+	d.Tables, err = s.diffTables(r.Context(), runs, d.A, d.B, d.ByTask, alpha)
+	return "compare", d, err
+}
+
+// diffTables are `wfb diff`'s tables for sides a and b, by the same
+// builders.
+func (s *Server) diffTables(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) ([]*report.Table, error) {
+	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: alpha, Metrics: s.cols.Metrics()})
+	for side, spec := range [2]string{a, b} {
+		sel, err := report.ResolveSelection(ctx, s.db, s.cols, runs, spec)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		err = report.LoadRows(ctx, s.db, s.cols, sel, func(row *report.Row) {
+			n++
+			d.Add(side, row)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("side %s (%s) selects no attempts: %w", [2]string{"A", "B"}[side], spec, errBadRequest)
+		}
+	}
+	return d.Result(runs).Tables(a, b, report.FormatTable), nil
+}

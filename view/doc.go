@@ -1,0 +1,16 @@
+// Package view is wfb's local results viewer: a read-only web app over a
+// results file (net/http and html/template, every asset embedded, nothing
+// fetched from elsewhere) and the same pages written as a static site.
+//
+// Pages: Runs (every run with its cells, strict and clean rates and cost,
+// filtered by label and day), Run (the report tables `wfb report` builds, a
+// task × arm grid of cells coloured by outcome, the run's metadata), Attempt
+// (every column, evidence, retries, the review artifact and its scores, the
+// transcript as a conversation, the metered wire requests) and Compare (two
+// runs, labels or filters, as `wfb diff`).
+//
+// Everything shown is agent-controlled text at some remove, so the pages
+// are built with html/template (which escapes by context), are served with
+// a Content-Security-Policy that allows script only from the viewer's own
+// origin, and the server has no endpoint that writes.
+package view

@@ -1,0 +1,111 @@
+package view
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// ExportStats says what Export wrote.
+type ExportStats struct {
+	Runs, Attempts int
+}
+
+// Export writes the viewer's pages into dir as a static site: index.html
+// (the runs), run/ID.html, attempt/ID.html and static/. Links between them
+// are relative, so the directory can be moved, zipped or served as it is.
+// Compare needs a query, so a static site has none.
+func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
+	var st ExportStats
+	for _, sub := range []string{"run", "attempt", "static"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return st, fmt.Errorf("export: %w", err)
+		}
+	}
+	if err := copyStatic(filepath.Join(dir, "static")); err != nil {
+		return st, err
+	}
+	top, sub := links{export: true}, links{root: "../", export: true}
+	runs, err := s.runsData(ctx, top, "", "")
+	if err != nil {
+		return st, err
+	}
+	if err := s.writePage(filepath.Join(dir, "index.html"), "runs", runs); err != nil {
+		return st, err
+	}
+	for _, r := range runs.Runs {
+		d, err := s.runData(ctx, sub, r.ID, false)
+		if err != nil {
+			return st, err
+		}
+		if err := s.writePage(filepath.Join(dir, "run", fileName(r.ID)+".html"), "run", d); err != nil {
+			return st, err
+		}
+		st.Runs++
+	}
+	var ids []string
+	err = s.db.Each(ctx, `SELECT attempt_id FROM results ORDER BY rowid`, nil, func(sc store.Scanner) error {
+		var id string
+		err := sc.Scan(&id)
+		ids = append(ids, id)
+		return err
+	})
+	if err != nil {
+		return st, fmt.Errorf("export: list attempts: %w", err)
+	}
+	for _, id := range ids {
+		d, err := s.attemptData(ctx, sub, id)
+		if err != nil {
+			return st, err
+		}
+		if err := s.writePage(filepath.Join(dir, "attempt", fileName(id)+".html"), "attempt", d); err != nil {
+			return st, err
+		}
+		st.Attempts++
+	}
+	return st, nil
+}
+
+func (s *Server) writePage(path, name string, data any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := s.pages[name].ExecuteTemplate(f, "layout", data); err != nil {
+		f.Close()
+		return fmt.Errorf("export %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func copyStatic(dir string) error {
+	return fs.WalkDir(staticFS, "static", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := staticFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+	})
+}
+
+var plainName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
+
+// fileName is an id as a file name: itself when it is plain, else a digest
+// of it (an id from a merged or hand-written file may hold anything).
+func fileName(id string) string {
+	if plainName.MatchString(id) && len(id) <= 200 {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "id-" + hex.EncodeToString(sum[:12])
+}

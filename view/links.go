@@ -1,0 +1,63 @@
+package view
+
+import "net/url"
+
+// links builds the URLs between pages, relative to the page they are on,
+// so the same templates serve the server (/run/ID) and the static export
+// (run/ID.html) alike.
+type links struct {
+	root   string // "../" per level below the top
+	export bool   // a static site: pages end in .html, no query pages
+}
+
+func (l links) ext() string {
+	if l.export {
+		return ".html"
+	}
+	return ""
+}
+
+// Runs is the runs page.
+func (l links) Runs() string {
+	switch {
+	case l.export:
+		return l.root + "index.html"
+	case l.root == "":
+		return "./"
+	}
+	return l.root
+}
+
+// Run is a run's page.
+func (l links) Run(id string) string { return l.root + "run/" + l.name(id) + l.ext() }
+
+// Attempt is an attempt's page.
+func (l links) Attempt(id string) string {
+	return l.root + "attempt/" + l.name(id) + l.ext()
+}
+
+// Static is an embedded asset.
+func (l links) Static(name string) string { return l.root + "static/" + name }
+
+// Compare compares a with b; "" in a static export, which has no query
+// pages.
+func (l links) Compare(a, b string) string {
+	if l.export {
+		return ""
+	}
+	return l.root + "compare?" + url.Values{"a": {a}, "b": {b}}.Encode()
+}
+
+// Export says the page is part of a static export.
+func (l links) Export() bool { return l.export }
+
+// Root is the way up to the top of the site from this page.
+func (l links) Root() string { return l.root }
+
+// name is an id in a link: its file name in an export.
+func (l links) name(id string) string {
+	if l.export {
+		return fileName(id)
+	}
+	return url.PathEscape(id)
+}

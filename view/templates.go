@@ -1,0 +1,44 @@
+package view
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+)
+
+// pageNames are the templates, each parsed with the layout.
+var pageNames = []string{"runs", "run", "attempt", "compare"}
+
+func parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{"value": value, "null": func(v any) bool { return v == nil }, "numeric": numeric}
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("view: parse %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// value shows a cell: NULL for nil (not measured), numbers as they are.
+func value(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case float64:
+		return strconv.FormatFloat(x, 'g', 8, 64)
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func numeric(v any) bool {
+	switch v.(type) {
+	case int, int64, float64:
+		return true
+	}
+	return false
+}
