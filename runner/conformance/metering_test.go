@@ -235,3 +235,34 @@ func TestAnUnreachableUpstreamIsAProviderErrorWithAReason(t *testing.T) {
 		})
 	}
 }
+
+// TestANonStreamingFallbackIsMarkedAndBilledOnce stops Claude Code's
+// fallback — a stream that breaks, re-sent without streaming — from being
+// counted twice or lost: the broken stream is unbilled, the re-send is
+// marked as its fallback and billed, and the row's usage is the wire's.
+// (Codex streams only: the Responses protocol has no such fallback.)
+// Observed with 2.1.332: the CLI itself counts the broken stream's input
+// too, and the check says so.
+func TestANonStreamingFallbackIsMarkedAndBilledOnce(t *testing.T) {
+	c := require(t, clis[0])
+	ok := provider.Reply{Text: "hello", Usage: provider.FullUsage(900, 12, 0, 0)}
+	broken := provider.Reply{Text: "broken", CutAfterEvents: 2, Usage: provider.FullUsage(900, 12, 0, 0)}
+	r := newRig(t, &provider.Script{Replies: []provider.Reply{broken, ok}})
+	// Without retries left, Claude Code falls back instead of re-streaming.
+	row := r.run(t, r.cell(c, metered(t, r), func(cell *runner.Cell) { cell.ExtraEnv["CLAUDE_CODE_MAX_RETRIES"] = "0" }))
+	requireOK(t, row)
+	m := modelRequests(r.requests(t, row.AttemptID))
+	if len(m) != 2 || !m[0].Streamed || m[0].Billed || m[0].ProxyError != meter.ErrUpstreamCut ||
+		m[1].Streamed || !m[1].Billed || m[1].FallbackOf == nil || *m[1].FallbackOf != 1 {
+		t.Fatalf("model requests %+v, want a broken stream then its billed non-streaming fallback", m)
+	}
+	if want := wantMetered(c, served(t, ok)); !sameCounts(want, meteredCols(row)) || row.UsageSource != store.UsageMetered {
+		t.Errorf("metered %s source %q, want %s metered", show(meteredCols(row)), row.UsageSource, show(want))
+	}
+	if row.UsageCheck != "agree" && !strings.Contains(row.UsageCheck, "wire 900") {
+		t.Errorf("check %q does not name the wire's figure", row.UsageCheck)
+	}
+	if !strings.Contains(row.ErrorDetail, meter.ErrUpstreamCut) {
+		t.Errorf("detail %q does not say the stream broke", row.ErrorDetail)
+	}
+}
