@@ -71,7 +71,6 @@ func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
 	}
 	noteProxyErrors(row, log.Records)
 	crossCheck(row, log.Summary)
-	priceWire(row)
 }
 
 // meterDown makes a failed session that never reached the metering proxy
@@ -219,11 +218,6 @@ func reported(row *store.Result) meter.Reported {
 	return meter.Reported{Input: row.InputTokens, Output: row.OutputTokens,
 		CacheRead: row.CacheReadInputTokens, CacheCreation: row.CacheCreationInputTokens}
 }
-
-// priceWire prices the wire's usage with wfb's price table, beside the
-// agent's cost; placeholder until the price table carries Anthropic
-// models (see metered cost).
-func priceWire(row *store.Result) {}
 
 // secretValues are the values of the environment's secret-named variables
 // long enough to be told from ordinary words, longest first (so a secret
