@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -44,6 +45,8 @@ type Cell struct {
 	// A non-empty failure marks the row verify-failed with that detail; an
 	// error marks it infra-error.
 	Verify func(ctx context.Context, workspace string) (failure string, err error)
+	// Meter, when set, meters the session (see SessionSpec.Meter).
+	Meter *meter.Proxy
 }
 
 // RunCell prepares the cell's sandbox, runs its session and writes its row.
@@ -74,7 +77,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	for k, v := range c.ExtraEnv {
 		env[k] = v
 	}
-	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env}
+	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)

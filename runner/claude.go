@@ -126,7 +126,10 @@ type claudeResult struct {
 	Usage         map[string]json.RawMessage `json:"usage"`
 	APIErrorState json.RawMessage            `json:"api_error_status"`
 	Errors        []json.RawMessage          `json:"errors"`
-	Denials       []json.RawMessage          `json:"permission_denials"`
+	// Error is an agent's explanation of a failure as one value (a string,
+	// or an object), as Claude-shaped agents other than Claude Code print.
+	Error   json.RawMessage   `json:"error"`
+	Denials []json.RawMessage `json:"permission_denials"`
 	// ModelUsage is keyed by the model name the agent requested.
 	ModelUsage map[string]map[string]json.RawMessage `json:"modelUsage"`
 }
@@ -213,13 +216,41 @@ func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
 // API_TIMEOUT_MS ("Request timed out ...", which carries no status).
 var apiErrorText = regexp.MustCompile(`(?i)^\s*(API Error|Request timed out)`)
 
+// providerErrorText recognises a provider's failure named in a result's
+// error field: overloaded, rate-limited, a 429 or 5xx status.
+var providerErrorText = regexp.MustCompile(`(?i)overloaded|rate.?limit|\b(429|5[0-9]{2})\b|API Error`)
+
 // providerFailure says whether a failed result came from the model provider
 // (an upstream 4xx/5xx the agent surfaced) rather than the agent itself.
 func (r *claudeResult) providerFailure() bool {
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		return true
 	}
+	if e := r.errorField(); e != "" && providerErrorText.MatchString(e) {
+		return true
+	}
 	return r.Result != nil && apiErrorText.MatchString(*r.Result)
+}
+
+// errorField is the result's error value as text: a string as it is, any
+// other value as its JSON; "" when there is none.
+func (r *claudeResult) errorField() string {
+	s := strings.TrimSpace(string(r.Error))
+	if s == "" || s == "null" {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(r.Error, &text) == nil {
+		return text
+	}
+	return s
+}
+
+// inventedZeros says whether usage of all zeros came with a provider's
+// failure: no request was answered, so the zeros are the agent's filler,
+// not a measurement (Claude Code prints them for a 529).
+func (r *claudeResult) inventedZeros(vals [4]int64) bool {
+	return r.IsError != nil && *r.IsError && r.providerFailure() && vals == [4]int64{}
 }
 
 // claudeCLIOutput is the real Claude Code's output: the strict parse of
@@ -293,12 +324,13 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 
 	// Measurements: all four usage fields valid, or none recorded.
 	vals, problems := parseUsage(res.Usage)
-	if len(problems) == 0 {
+	invented := len(problems) == 0 && res.inventedZeros(vals)
+	if len(problems) == 0 && !invented {
 		row.InputTokens, row.OutputTokens = &vals[0], &vals[1]
 		row.CacheReadInputTokens, row.CacheCreationInputTokens = &vals[2], &vals[3]
 	}
 	cost, costOK, costWhy := parseCost(res.TotalCostUSD)
-	if len(problems) == 0 && costOK {
+	if len(problems) == 0 && costOK && !invented {
 		row.CostUSD, row.CostSource = &cost, "reported"
 	}
 
@@ -329,6 +361,9 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 		// refused a tool call; the row says so instead of passing silently.
 		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
 	}
+	if invented {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "usage of all zeros with a provider's failure is not recorded: no request was answered, so it is not a measurement")
+	}
 	if costWhy != "" {
 		// Not a failure: cost is simply not measured.
 		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+costWhy)
@@ -343,6 +378,9 @@ func (r *claudeResult) errorText() string {
 	}
 	for _, e := range r.Errors {
 		parts = append(parts, clip(string(e), 200))
+	}
+	if e := r.errorField(); e != "" {
+		parts = append(parts, clip(e, 500))
 	}
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		parts = append(parts, "api_error_status "+s)

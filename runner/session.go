@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -105,6 +104,11 @@ type SessionSpec struct {
 	// restores their exact modes after: the host-unsafe way to keep a
 	// workspace read-only (kernel backends bind it read-only instead).
 	Boundary bool
+
+	// Meter, when set, meters the session: the agent reaches its provider
+	// through an attempt of this proxy (see beginMeter), and the row gets
+	// the wire's requests and its cross-check. nil: not metered.
+	Meter *meter.Proxy
 }
 
 // ReviewSpec configures a review session.
@@ -132,6 +136,10 @@ func RecordSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.R
 // the session was given scrubbed from it.
 func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	row := runAgent(ctx, spec)
+	if row.UsageSource == "" && row.InputTokens != nil {
+		// Unmetered, or the wire saw no model request: the agent's word.
+		row.UsageSource = store.UsageReported
+	}
 	scrubSecrets(&row, spec.Env)
 	return row
 }
@@ -145,33 +153,18 @@ func scrubSecrets(row *store.Result, env map[string]string) {
 	if r == nil {
 		return
 	}
-	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
+	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail, &row.UsageCheck} {
 		*f = r.Replace(*f)
 	}
 }
 
-// secretValues lists the values of env's secrets, as the bench file judges
-// names. Short values would scrub ordinary words; the mock's "offline" is
-// not a secret.
-func secretValues(env map[string]string) []string {
-	var secrets []string
-	for k, v := range env {
-		if bench.IsSecretName(k) && len(v) >= 8 {
-			secrets = append(secrets, v)
-		}
-	}
-	return secrets
-}
-
 // secretReplacer replaces each secret value with store.Redacted; nil when
-// there is none.
+// there is none. secrets come longest first (secretValues), so a secret
+// that contains another goes whole.
 func secretReplacer(secrets []string) *strings.Replacer {
 	if len(secrets) == 0 {
 		return nil
 	}
-	// Longest first, so a secret that contains another goes whole.
-	secrets = slices.Clone(secrets)
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, v := range secrets {
 		pairs = append(pairs, v, store.Redacted)
@@ -181,17 +174,28 @@ func secretReplacer(secrets []string) *strings.Replacer {
 
 // runAgent runs the session and returns its row: the sandbox's launch, the
 // agent's command, the process, and what it printed read strictly.
-func runAgent(ctx context.Context, spec SessionSpec) store.Result {
+func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	backend := "none"
 	if spec.Sandbox != nil {
 		backend = spec.Sandbox.Backend()
 	}
-	row := spec.newRow(backend)
+	row = spec.newRow(backend)
 	launch, err := launchIn(ctx, spec.Sandbox)
 	if err != nil {
 		return failed(row, err)
 	}
 	defer launch.Close()
+	if spec.Meter != nil {
+		m, err := beginMeter(&spec, row.AttemptID)
+		if err != nil {
+			return failed(row, err)
+		}
+		if m != nil {
+			// Deferred (row is the named result): the requests are filed
+			// whatever happens below.
+			defer endMeter(ctx, m, &row)
+		}
+	}
 	ad, err := adapterFor(spec.Agent)
 	if err != nil {
 		return failed(row, stepFailed(store.KindInfraError, "%v", err))

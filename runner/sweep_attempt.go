@@ -37,6 +37,7 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,
 		ExtraEnv:            map[string]string{},
+		Meter:               s.meter,
 	}
 	if n := len(c.attempts); n > 0 {
 		cell.RetryOf = c.attempts[n-1].AttemptID

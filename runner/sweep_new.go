@@ -57,7 +57,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	if err := s.resolveBackend(ctx); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return s, s.startMeter()
 }
 
 // holdRun takes this process's hold on the run it resumes or records under
@@ -304,7 +304,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 		return err
 	}
 	sel := s.opts.Selection
-	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp}
+	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter)}
 	if prev != nil {
 		var was bench.Fingerprint
 		if prev.config.Fingerprint != nil {

@@ -305,3 +305,14 @@ func (d *DB) Exchange(ctx context.Context, requestID string) (Exchange, error) {
 	}
 	return x, nil
 }
+
+// insertAttemptRequests records the result row's metered requests inside
+// its transaction: each must belong to the row's attempt.
+func (d *DB) insertAttemptRequests(ctx context.Context, tx *sql.Tx, r *Result) error {
+	for i := range r.Requests {
+		if got := r.Requests[i].AttemptID; got != r.AttemptID {
+			return fmt.Errorf("metered request %d belongs to attempt %q, not this row's", i+1, got)
+		}
+	}
+	return d.InsertRequestsTx(ctx, tx, r.Requests)
+}

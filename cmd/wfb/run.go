@@ -31,14 +31,11 @@ type runOptions struct {
 	Shard            string
 	RunID            string
 	Format           string
+	Meter            string
 }
 
-func newRunCmd(s *Streams) *cobra.Command {
-	opts := &runOptions{}
-	cmd := &cobra.Command{
-		Use:   "run BENCH",
-		Short: "Run a bench: every task × arm × repetition, one row per attempt",
-		Long: `Run every cell of a bench file (task × arm × repetition) and record one row per
+// runLong is `wfb run --help`.
+const runLong = `Run every cell of a bench file (task × arm × repetition) and record one row per
 attempt in the results file, whatever happened, as each attempt ends: a crash,
 even SIGKILL, loses at most the cells in flight.
 
@@ -73,8 +70,21 @@ records into the same run id (--run-id or $WFB_RUN_ID, required with a shard),
 each in its own results file; wfb merge combines the files into one run. A
 sharded run is resumed shard by shard, each naming its shard again.
 
+Every session is metered (--meter=off disables it): the agent reaches its
+provider through a loopback proxy of this process, under a base URL of its
+attempt's own, and the provider's usage on the wire is cross-checked against
+what the agent reported (results.usage_check; the requests table keeps every
+request and exchange).
+
 Exit status: 0 when the run completed (failed cells are measurements: see
-wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
+wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`
+
+func newRunCmd(s *Streams) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run BENCH",
+		Short: "Run a bench: every task × arm × repetition, one row per attempt",
+		Long:  runLong,
 		Example: `  wfb run bench.yaml
   wfb run bench.yaml --label nightly --workers 4 --arms baseline,candidate
   wfb run bench.yaml --resume run-20260101T000000Z-1a2b3c4d`,
@@ -105,7 +115,19 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
+	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
 	return cmd
+}
+
+// meterOff reads --meter: on (the default) or off.
+func meterOff(v string) (bool, error) {
+	switch v {
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	}
+	return false, badInput("--meter %q: want on or off", v)
 }
 
 // checkCounts refuses --runs and --workers outside the ranges a bench file
@@ -219,6 +241,10 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
+	noMeter, err := meterOff(opts.Meter)
+	if err != nil {
+		return err
+	}
 	sel, err := opts.selection(s)
 	if err != nil {
 		return err
@@ -229,6 +255,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
+		NoMeter: noMeter,
 	})
 	return err
 }

@@ -34,6 +34,7 @@ type sessionOptions struct {
 	DB          string
 	Label       string
 	Format      string
+	Meter       string
 }
 
 func newSessionCmd(s *Streams) *cobra.Command {
@@ -46,6 +47,10 @@ func newSessionCmd(s *Streams) *cobra.Command {
 With --mock-script, wfb starts its scripted provider itself and the session runs
 offline. With --base-url, the API key is read from ANTHROPIC_API_KEY, passed to
 the agent, and never stored.
+
+The session is metered (--meter=off disables it): its provider traffic goes
+through a loopback proxy, its requests are recorded, and the provider's usage
+is cross-checked against the agent's report (see wfb run --help).
 
 Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 2 on bad input.`,
@@ -70,6 +75,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	f.StringVar(&opts.Meter, "meter", "on", "meter the session's provider traffic (on) or not (off); recorded in the run's config")
 	return cmd
 }
 
@@ -114,7 +120,8 @@ func (o *sessionOptions) validate() error {
 	if _, err := parseOutputFormat(o.Format); err != nil {
 		return asBadInput(err)
 	}
-	return nil
+	_, err = meterOff(o.Meter)
+	return err
 }
 
 func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
@@ -146,7 +153,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	defer db.Close()
 	row, status, err := runner.RunSession(ctx, runner.SessionOptions{
 		DB: db, Label: opts.Label, Harness: version, Cell: opts.cell(agentBin, agentArgs, apiKey),
-		MockScript: opts.MockScript, StartMock: serveScript(script),
+		MockScript: opts.MockScript, StartMock: serveScript(script), NoMeter: opts.Meter == "off",
 	})
 	if err != nil {
 		return err

@@ -141,6 +141,7 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 		"base url no key":  {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", "http://127.0.0.1:1"},
 		"unknown flag":     {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--frobnicate"},
 		"artifact no rev.": {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--artifact-dir", "/tmp"},
+		"bad meter":        {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--meter", "maybe"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -246,6 +247,51 @@ func TestSessionCommandEditsOnlyWithEdit(t *testing.T) {
 			got, _ := os.ReadFile(target)
 			if edited := string(got) == "edited"; edited != edit {
 				t.Errorf("with --edit=%v the workspace file reads %q", edit, got)
+			}
+		})
+	}
+}
+
+// TestSessionCommandMetersByDefaultAndRecordsTheSetting stops `wfb session`
+// from running unmetered unasked (or metered when told off), and the run's
+// config from hiding which it was.
+func TestSessionCommandMetersByDefaultAndRecordsTheSetting(t *testing.T) {
+	script := "default: {text: hi, usage: {input_tokens: 2000, output_tokens: 300, cache_read_input_tokens: 7000, cache_creation_input_tokens: 1000}}\n"
+	for _, c := range []struct {
+		flag            []string
+		config, check   string
+		source          string
+		requests        int
+		meteredInputNil bool
+	}{
+		{nil, `"meter":"on"`, "agree", store.UsageMetered, 1, false},
+		{[]string{"--meter=off"}, `"meter":"off"`, "", store.UsageReported, 0, true},
+	} {
+		t.Run(c.config, func(t *testing.T) {
+			workspace, db := sessionFixture(t)
+			args := append([]string{"session", "--workspace", workspace, "--prompt", "p",
+				"--mock-script", writeScript(t, script), "--db", db, "--format", "json", "--timeout", "30s"}, c.flag...)
+			s, out, errOut := TestStreams("", nil)
+			if code := run(context.Background(), args, s); code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			rows := storedRows(t, db)
+			r := rows[0]
+			if r.UsageCheck != c.check || (r.MeteredInputTokens == nil) != c.meteredInputNil || (c.source != "" && r.UsageSource != c.source) {
+				t.Errorf("check %q metered input %v source %q", r.UsageCheck, r.MeteredInputTokens, r.UsageSource)
+			}
+			d, err := store.OpenReadOnly(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			runs, _ := d.Runs(context.Background())
+			if !strings.Contains(runs[0].Config, c.config) {
+				t.Errorf("config %s does not record %s", runs[0].Config, c.config)
+			}
+			reqs, err := d.Requests(context.Background(), r.AttemptID)
+			if err != nil || len(reqs) != c.requests {
+				t.Errorf("%d requests (%v), want %d", len(reqs), err, c.requests)
 			}
 		})
 	}
