@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
@@ -42,8 +43,10 @@ type Cell struct {
 	// agent's processes are gone and before the row is written, so the
 	// agent can never see it. It gets the workspace the agent worked in.
 	// A non-empty failure marks the row verify-failed with that detail; an
-	// error marks it infra-error.
-	Verify func(ctx context.Context, workspace string) (failure string, err error)
+	// error marks it infra-error. cred is the identity the agent ran as
+	// (nil: wfb's own), taken from the session uid pool while the sandbox
+	// still holds it, so verify can work with the files the agent made.
+	Verify func(ctx context.Context, workspace string, cred *syscall.Credential) (failure string, err error)
 }
 
 // RunCell prepares the cell's sandbox, runs its session and writes its row.
@@ -89,7 +92,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	spec.Boundary = !sb.WorkspaceWritable() && sb.Backend() == sandbox.HostUnsafe
 	row := runSession(ctx, spec)
 	if c.Verify != nil && row.OK {
-		failure, err := c.Verify(ctx, sb.Workspace())
+		failure, err := c.Verify(ctx, sb.Workspace(), sb.Credential())
 		switch {
 		case err != nil && ctx.Err() != nil:
 			addFailure(&row, store.KindCancelled, "cancelled while verifying")

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
@@ -128,9 +129,9 @@ func (s *Sweep) addVerify(t bench.Task, cell *Cell, gitEnv map[string]string) {
 	timeout := s.bench.TimeoutFor(t)
 	// After the agent, the tree holds what the agent wrote: a test suite
 	// it edited must not run with more rights than the agent had, so
-	// verify runs as the session's identity.
-	cell.Verify = func(ctx context.Context, ws string) (string, error) {
-		res, err := runCommand(ctx, t.Verify, ws, timeout, s.cred, gitEnv)
+	// verify runs as the session's identity: the very uid the agent had.
+	cell.Verify = func(ctx context.Context, ws string, cred *syscall.Credential) (string, error) {
+		res, err := runCommand(ctx, t.Verify, ws, timeout, cred, gitEnv)
 		if err != nil {
 			return "", err
 		}

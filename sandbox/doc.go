@@ -11,7 +11,8 @@
 //
 // "bwrap" runs the agent under bubblewrap (0.8.0 or newer). When wfb is
 // root, bwrap itself is started as the unprivileged session uid (65534
-// unless WFB_SANDBOX_UID / WFB_SANDBOX_GID or Options say otherwise), so the
+// unless WFB_SANDBOX_UID / WFB_SANDBOX_GID or Options say otherwise; see
+// "Concurrent sessions" for the pool below it), so the
 // session is neither root on the host nor inside: it is in a new user
 // namespace (nested ones forbidden by --disable-userns), new PID, IPC, UTS
 // and cgroup namespaces, with no capabilities, no_new_privs, a new session
@@ -91,6 +92,20 @@
 // is then the session's to change, so the refusal of a workspace holding
 // files the session uid owns, which guards a review's boundary, does not
 // apply.
+//
+// # Concurrent sessions
+//
+// Every backend that runs the session as another uid (all of them, when wfb
+// is root) takes that uid from a pool: the session uid and the
+// WFB_SANDBOX_UID_POOL−1 uids below it (DefaultUIDPool in all). Prepare
+// holds the first free one with a flock on a file in /run/wfb-session-uids
+// until Close, and waits while every uid is in use; the gid stays the
+// session gid, so a copy shared with the session's group serves any of
+// them. Two open sandboxes therefore never share a uid: one session cannot
+// read another's /proc/PID/environ, signal it, or enter its private root. A
+// review workspace holding a file any pool uid owns is refused, as one the
+// session's own uid owns is. When wfb is not root every session runs as wfb's
+// own uid and no pool applies.
 //
 // # Network
 //

@@ -34,3 +34,12 @@ func requireBackend(t *testing.T, name string) {
 	}
 	t.Skipf("the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
 }
+
+// TestMain runs the package's tests with a session uid pool of one: tests
+// that name the session uid (65534) in a refusal or an owner then wait for
+// it while another package's session holds it, instead of being handed the
+// next uid of the pool. The pool's own tests set the size they need.
+func TestMain(m *testing.M) {
+	os.Setenv(EnvSessionUIDPool, "1")
+	os.Exit(m.Run())
+}

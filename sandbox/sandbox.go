@@ -111,6 +111,8 @@ type Sandbox struct {
 	requirePID  bool
 	writable    bool
 	cred        *syscall.Credential
+	// uid holds the session uid of the pool while the sandbox is open.
+	uid *uidSlot
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -165,9 +167,18 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if reason != "" {
 		return nil, refuse(reason)
 	}
+	var slot *uidSlot
+	if l.cred != nil {
+		if slot, reason, err = acquireSessionUID(ctx, l.cred); err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			return nil, refuse(reason)
+		}
+	}
 	root, err := os.MkdirTemp("", "wfb-sandbox-")
 	if err != nil {
-		return nil, fmt.Errorf("create sandbox private root: %w", err)
+		return nil, errors.Join(fmt.Errorf("create sandbox private root: %w", err), slot.release())
 	}
 	sb := &Sandbox{
 		backend:    l.be,
@@ -179,6 +190,7 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		requirePID: opts.RequirePIDNamespace,
 		writable:   opts.WorkspaceWritable,
 		cred:       l.cred,
+		uid:        slot,
 	}
 	defer func() {
 		if err != nil {
@@ -301,7 +313,7 @@ func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string
 	// A session that may edit its workspace has no boundary there to
 	// chmod away; what it owns does not matter.
 	if l.cred != nil && !opts.WorkspaceWritable {
-		if reason := ownedBySession(l.workspace, l.cred.Uid); reason != "" {
+		if reason := ownedBySession(l.workspace, l.cred.Uid, s.uid); reason != "" {
 			return reason, nil
 		}
 	}
@@ -483,9 +495,10 @@ func within(path, dir string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
 }
 
-// ownedBySession refuses a workspace holding anything the session uid owns:
-// an owner may chmod its write bits back, so the boundary would not hold.
-func ownedBySession(workspace string, uid uint32) string {
+// ownedBySession refuses a workspace holding anything the session uid, or
+// another uid of its pool, owns: an owner may chmod its write bits back, so
+// the boundary would not hold against it or a concurrent session.
+func ownedBySession(workspace string, uid uint32, pool *uidSlot) string {
 	var reason string
 	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -495,8 +508,14 @@ func ownedBySession(workspace string, uid uint32) string {
 		if err != nil {
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
+		st, ok := info.Sys().(*syscall.Stat_t)
+		switch {
+		case !ok:
+		case st.Uid == uid:
 			reason = fmt.Sprintf("%s in the workspace is owned by the session uid %d, which could chmod the write boundary away; chown it to another user or pick another session uid (%s)", p, uid, EnvSessionUID)
+			return fs.SkipAll
+		case pool.holds(st.Uid):
+			reason = fmt.Sprintf("%s in the workspace is owned by uid %d, a session uid of wfb's pool (%d..%d), so a concurrent session could chmod the write boundary away; chown it to another user", p, st.Uid, pool.low, pool.high)
 			return fs.SkipAll
 		}
 		return nil
@@ -556,9 +575,11 @@ func (s *Sandbox) Credential() *syscall.Credential {
 	return &c
 }
 
-// Close removes the private root. It is safe to call more than once.
+// Close removes the private root and gives the session uid back to the
+// pool. It is safe to call more than once.
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
+		defer func() { s.closeErr = errors.Join(s.closeErr, s.uid.release()) }()
 		if err := os.RemoveAll(s.root); err != nil {
 			// A session may have left directories without write or search
 			// permission; give them back to the owner and try again.
