@@ -132,6 +132,7 @@ func TestRootSessionCannotWriteTheWorkspaceButCanRenameIntoTheArtifactDir(t *tes
 // obscurely, as an empty artifact or a spawn error) or refuses without naming
 // where.
 func TestRootPreflightNamesThePathThatBlocksTheSessionUID(t *testing.T) {
+	exactSessionUID(t)
 	requireRoot(t)
 	tests := []struct {
 		name   string

@@ -113,6 +113,7 @@ func TestAnEditingSessionsWritesLandOnEveryBackend(t *testing.T) {
 // could chmod the boundary away), while an editing session, which has no
 // boundary to undo, runs there.
 func TestPreflightHoldsEachConfigurationToItsOwnPromise(t *testing.T) {
+	exactSessionUID(t)
 	readOnly := func(t *testing.T, ws string) {
 		// 0555: neither the session uid of a root wfb nor a non-root owner
 		// may write it.
