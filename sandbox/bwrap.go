@@ -172,9 +172,7 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
 		argv = append(argv, "--ro-bind", filepath.Dir(target), filepath.Dir(target))
 	}
-	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) && !covered(real) {
-		argv = append(argv, "--ro-bind", filepath.Dir(real), filepath.Dir(real))
-	}
+	argv = append(argv, agentMounts(s.agentBin, covered)...)
 	wsBind := "--ro-bind"
 	if s.writable {
 		wsBind = "--bind"
@@ -187,6 +185,26 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 		argv = append(argv, "--bind", s.artifactDir, s.artifactDir)
 	}
 	return append(argv, "--chdir", s.workspace)
+}
+
+// agentMounts makes the agent's executable visible at the path the runner
+// execs, and nothing beside it: the real file read-only (for an npm
+// package, the package's directory), the symlinks on the way recreated as
+// symlinks. What covered says is visible already is left alone.
+func agentMounts(bin string, covered func(string) bool) []string {
+	af, err := resolveAgentFiles(bin)
+	if err != nil {
+		return nil // not found: the spawn reports it
+	}
+	var argv []string
+	need := af.real
+	if af.pkg != "" {
+		need = af.pkg
+	}
+	if !covered(need) {
+		argv = append(argv, "--ro-bind", need, need)
+	}
+	return argv
 }
 
 // launch holds the agent at bubblewrap's --block-fd until Started has read

@@ -20,9 +20,10 @@
 // system is built from nothing: /usr, /etc, /opt and the /bin, /lib
 // symlinks read-only, a fresh /proc and /dev, the private tmp on /tmp, the
 // private root and the artifact dir read-write, the workspace read-only
-// (read-write when Options.WorkspaceWritable, see below), the agent
-// binary's directory read-only when it lies elsewhere; all at their host
-// paths. What a root review session cannot do there, each tested as a
+// (read-write when Options.WorkspaceWritable, see below), the agent's
+// executable alone read-only when it lies elsewhere (for a program
+// installed from npm, its package's directory; never the files beside
+// it, such as a results file); all at their host paths. What a root review session cannot do there, each tested as a
 // scripted tool call of a real session (sandbox/e2e): write, create,
 // truncate, delete or rename in the workspace; chmod it (read-only mount);
 // remount it read-write or bind over it (no capabilities); unshare a mount
@@ -41,8 +42,8 @@
 // "landlock" re-executes wfb as a launcher (`wfb sandbox-exec`, see
 // LauncherMain) that restricts itself with Landlock, strictly at ABI v3 (a
 // kernel that cannot give v3 is refused, never degraded): read and execute
-// under the system directories, /proc, /dev, the workspace and the agent's
-// directory; everything under the private root and the artifact dir (and
+// under the system directories, /proc, /dev and the workspace, and of the
+// agent's executable alone (or its npm package); everything under the private root and the artifact dir (and
 // the workspace, when Options.WorkspaceWritable); read and write of
 // /dev/null; nothing else. It sets no_new_privs and, when wfb
 // is root, drops to the session uid with no supplementary groups before it

@@ -64,7 +64,7 @@ func (*landlock) name() string { return Landlock }
 
 // prefix is `wfb sandbox-exec` with the session's rules. What the session
 // may read: the system directories, /proc, /dev, the workspace and the
-// agent's directory. What it may write: the private root (home, tmp, the
+// agent's executable (or its npm package). What it may write: the private root (home, tmp, the
 // staged agent's directory is root's), the artifact dir, /dev/null, and the
 // workspace when the session edits it (Options.WorkspaceWritable). As root,
 // the launcher drops to the session uid after restricting itself, so it
@@ -88,8 +88,12 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
 		ro(filepath.Dir(target))
 	}
-	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) {
-		ro(filepath.Dir(real))
+	// The agent's executable (for an npm package, the package), not its
+	// neighbours.
+	if af, err := resolveAgentFiles(s.agentBin); err == nil && af.pkg != "" {
+		ro(af.pkg)
+	} else if err == nil {
+		argv = append(argv, "--rofile", af.real)
 	}
 	if s.writable {
 		argv = append(argv, "--rw", s.workspace)
