@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // npmLayout lays out what `npm install` leaves: node_modules/.bin/tool, a
@@ -86,6 +88,76 @@ func checkNeighbours(t *testing.T, sb *Sandbox, agent, needs string, neighbours 
 		out, err := runAs(t, sb, "cat "+n)
 		if err == nil || strings.Contains(out, "-bytes") || strings.Contains(out, "-secret") {
 			t.Errorf("the session read %s beside the agent: %v: %q", n, err, out)
+		}
+	}
+}
+
+// TestASymlinkedAgentRunsInEverySandbox stops the bwrap session that died
+// in 16 ms with "bwrap: execvp …: No such file or directory": the agent a
+// local `npm install` gives is node_modules/.bin/tool, a relative symlink
+// into its package, here also reached through an absolute symlink and a
+// symlinked directory. Every backend runs it by that path, and it finds
+// its package's files.
+func TestASymlinkedAgentRunsInEverySandbox(t *testing.T) {
+	for _, backend := range Strength {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			privateTmp(t)
+			base := traversableDir(t)
+			link, _ := npmLayout(t, base)
+			alias := filepath.Join(base, "alias")
+			if err := os.Symlink(base, alias); err != nil {
+				t.Fatal(err)
+			}
+			viaAlias := filepath.Join(alias, "node_modules", ".bin", "tool")
+			outer := filepath.Join(base, "claude")
+			if err := os.Symlink(viaAlias, outer); err != nil {
+				t.Fatal(err)
+			}
+			for _, agent := range []string{link, viaAlias, outer} {
+				sb, err := Prepare(context.Background(), Options{Workspace: newWorkspace(t, traversableDir(t)), Backend: backend, AgentBin: agent})
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := runAs(t, sb, agent)
+				sb.Close()
+				if err != nil || !strings.Contains(out, "helper-loaded") || !strings.Contains(out, "agent-ran") {
+					t.Errorf("%s did not run inside: %v: %q", agent, err, out)
+				}
+			}
+		})
+	}
+}
+
+// TestResolveAgentFilesFollowsTheLinksTheKernelFollows stops a resolution
+// that misses a link on the way (the exec would find nothing inside) or
+// names the wrong package.
+func TestResolveAgentFilesFollowsTheLinksTheKernelFollows(t *testing.T) {
+	base := traversableDir(t)
+	link, _ := npmLayout(t, base)
+	if err := os.Symlink(base, filepath.Join(base, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	af, err := resolveAgentFiles(filepath.Join(base, "alias", "node_modules", ".bin", "tool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := agentFiles{
+		links: []symlink{{filepath.Join(base, "alias"), base}, {link, "../tool-pkg/bin/tool"}},
+		real:  filepath.Join(base, "node_modules", "tool-pkg", "bin", "tool"),
+		pkg:   filepath.Join(base, "node_modules", "tool-pkg"),
+	}
+	if diff := cmp.Diff(want, af, cmp.AllowUnexported(agentFiles{}, symlink{})); diff != "" {
+		t.Errorf("resolveAgentFiles (-want +got):\n%s", diff)
+	}
+	for p, pkg := range map[string]string{
+		"/x/node_modules/@scope/name/bin/cli": "/x/node_modules/@scope/name",
+		"/x/node_modules/a/node_modules/b/c":  "/x/node_modules/a/node_modules/b",
+		"/usr/local/bin/claude":               "",
+		"/x/node_modules/.bin/tool":           "",
+	} {
+		if got := npmPackage(p); got != pkg {
+			t.Errorf("npmPackage(%s) = %q, want %q", p, got, pkg)
 		}
 	}
 }

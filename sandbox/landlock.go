@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -124,7 +125,19 @@ func (l *landlock) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 			// Unreachable through Prepare, which refuses the combination.
 			return provePIDNamespace(Landlock, pid)
 		},
+		execFailed: launcherExecFailed,
 	}, nil
+}
+
+// launcherExecFailed recognises the launcher's report that it could not
+// find or execute the agent: exit LauncherNotFound and one line of its own
+// on stderr, nothing else (the agent never ran to print anything).
+func launcherExecFailed(exit int, stdout, stderr string) *ExecError {
+	msg := strings.TrimSuffix(stderr, "\n")
+	if exit != LauncherNotFound || stdout != "" || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "wfb "+LauncherCommand+": ") {
+		return nil
+	}
+	return &ExecError{Backend: Landlock, Message: msg}
 }
 
 func (l *landlock) probe(ctx context.Context, s *Sandbox) (string, error) {
