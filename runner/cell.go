@@ -102,10 +102,25 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 			addFailure(&row, store.KindVerifyFailed, failure)
 		}
 	}
+	bringBack(&row, sb)
 	if _, err := record(ctx, rec, row); err != nil {
 		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
 	}
 	return row, nil
+}
+
+// bringBack puts what the session made where the caller asked for it, when
+// a root wfb had to give the session a place of its own (see
+// sandbox.Sandbox.ApplyEdits and DeliverArtifacts): the edits of a copy of
+// the workspace applied to the original, the artifacts copied out of the
+// private root. A failure is the row's too.
+func bringBack(row *store.Result, sb *sandbox.Sandbox) {
+	if err := sb.ApplyEdits(); err != nil {
+		addFailure(row, store.KindInfraError, err.Error())
+	}
+	if err := sb.DeliverArtifacts(); err != nil {
+		addFailure(row, store.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
+	}
 }
 
 // row is the row of a cell that never started.

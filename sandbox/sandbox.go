@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -113,6 +112,14 @@ type Sandbox struct {
 	cred        *syscall.Credential
 	// uid holds the session uid of the pool while the sandbox is open.
 	uid *uidSlot
+	// A root wfb's session works in a copy of a workspace it cannot use
+	// as it is (reachAsRoot): origin is the original, copyDir holds the
+	// copy, baseline the original's mode of each entry the copy began with.
+	origin, copyDir string
+	baseline        map[string]fs.FileMode
+	// deliverTo is the caller's artifact dir when the session writes into
+	// a private one that DeliverArtifacts copies out.
+	deliverTo string
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -202,6 +209,9 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}()
 	reason, err = sb.layOut(opts, &l)
+	if err == nil && reason == "" {
+		reason, err = sb.reachAsRoot(ctx, opts, &l)
+	}
 	if err == nil && reason == "" {
 		reason, err = sb.preflight(ctx, opts, l)
 	}
@@ -580,6 +590,11 @@ func (s *Sandbox) Credential() *syscall.Credential {
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
 		defer func() { s.closeErr = errors.Join(s.closeErr, s.uid.release()) }()
+		if s.copyDir != "" {
+			if err := os.RemoveAll(s.copyDir); err != nil {
+				s.closeErr = fmt.Errorf("remove the workspace copy: %w", err)
+			}
+		}
 		if err := os.RemoveAll(s.root); err != nil {
 			// A session may have left directories without write or search
 			// permission; give them back to the owner and try again.
@@ -609,6 +624,13 @@ func PrepareReviewWorkspace(sb *Sandbox, name string) (string, error) {
 	}
 	p := filepath.Join(sb.artifactDir, name)
 	_, err := os.Lstat(p)
+	if err != nil && sb.deliverTo != "" {
+		// It will be copied out there: one already there is as bad.
+		_, err = os.Lstat(filepath.Join(sb.deliverTo, name))
+		if err == nil {
+			p = filepath.Join(sb.deliverTo, name)
+		}
+	}
 	switch {
 	case err == nil:
 		return "", &RefusedError{Backend: sb.Backend(), Reason: fmt.Sprintf("artifact %s already exists and would be scored as this session's; remove it or use a fresh artifact dir", p)}
@@ -626,25 +648,8 @@ func stageAgent(bin, root string) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
-	src, err := os.Open(bin)
-	if err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	defer src.Close()
 	dst := filepath.Join(dir, filepath.Base(bin))
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	if _, err := io.Copy(out, src); err != nil {
-		out.Close()
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	if err := out.Close(); err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	// Explicit, so a restrictive umask cannot make it unexecutable.
-	if err := os.Chmod(dst, 0o755); err != nil {
+	if err := CopyFile(bin, dst, 0o755); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
 	return dst, nil
