@@ -108,6 +108,19 @@
 // session's own uid owns is. When wfb is not root every session runs as wfb's
 // own uid and no pool applies.
 //
+// # A root wfb's layouts
+//
+// When the session uid cannot use the workspace as it is — cannot reach it
+// (a checkout under root's 0700 home) or, for a session that edits it,
+// cannot write it (a root-owned repo) — Prepare copies it (CopyTree) to a
+// directory beside the private root, removed by Close, and the session
+// works there: Workspace is the copy, Origin the original; ApplyEdits
+// brings an editing session's changes back. A given artifact dir the
+// session cannot write is replaced by one in the private root, and
+// DeliverArtifacts copies the artifacts out (DeliverTo). bubblewrap 0.8.0's
+// --ro-bind-fd, which would bind a descriptor wfb opened, fails as the
+// session uid, hence the copy.
+//
 // # Network
 //
 // Every backend shares the host's network namespace. The model server must
