@@ -102,12 +102,17 @@ func TestConcurrentSessionsCannotReachEachOther(t *testing.T) {
 			if got := strings.TrimSpace(readFile(t, secret)); got != token {
 				t.Fatalf("b's secret = %q; the control write failed, so the test proves nothing", got)
 			}
-			for _, attack := range []string{
+			attacks := []string{
 				"cat " + secret,
 				"cat /proc/" + strconv.Itoa(bpid) + "/environ",
-				"kill -STOP " + strconv.Itoa(bpid),
 				"ls " + b.Home(),
-			} {
+			}
+			if os.Geteuid() == 0 || backend != Landlock {
+				// As an ordinary user both landlock sessions are wfb's uid,
+				// and Landlock v3 does not scope signals (README's limits).
+				attacks = append(attacks, "kill -STOP "+strconv.Itoa(bpid))
+			}
+			for _, attack := range attacks {
 				out, err := runAs(t, a, attack)
 				if err == nil || strings.Contains(out, token) {
 					t.Errorf("session a reached session b with %q: %v: %q", attack, err, out)
