@@ -215,6 +215,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, secretValues(spec.Env))
 	ps.Transcript = transcript
 	pr := runProcess(ctx, ps)
+	execFailure(&pr, launch)
 	recordProcess(&row, pr)
 	if pr.State != store.StateSpawnFailure {
 		row.Transcript = transcript.finish(ws.prompt)
@@ -341,6 +342,18 @@ func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch,
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
+	}
+}
+
+// execFailure makes a sandbox that started but could not execute the agent
+// (bwrap's "execvp ...: No such file or directory") the spawn failure it
+// is, as the same exec failing outside a sandbox is: the agent never ran.
+func execFailure(pr *processResult, launch *sandbox.Launch) {
+	if pr.State != store.StateExited || pr.ExitCode == nil {
+		return
+	}
+	if ee := launch.ExecFailure(int(*pr.ExitCode), pr.StdoutTail, pr.StderrTail); ee != nil {
+		pr.State, pr.SpawnErr = store.StateSpawnFailure, ee
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -88,7 +90,7 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 // It returns the environment git needs to work in a copy wfb owns for the
 // session uid (nil when it needs none), which the cell's agent gets too.
 func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[string]string, *stepFailure) {
-	if err := copyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
+	if err := sandbox.CopyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
 		return nil, stepFailed(store.KindInfraError, "copy the workspace: %s", err)
 	}
 	if t.Setup != "" {
@@ -103,7 +105,7 @@ func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[
 			return nil, stepFailed(store.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
-	if err := shareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
+	if err := sandbox.ShareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
 		return nil, stepFailed(store.KindInfraError, "share the workspace with the session's group: %s", err)
 	}
 	if t.Workspace.Git == "" || s.cred == nil {
@@ -129,9 +131,9 @@ func (s *Sweep) addVerify(t bench.Task, cell *Cell, gitEnv map[string]string) {
 	timeout := s.bench.TimeoutFor(t)
 	// After the agent, the tree holds what the agent wrote: a test suite
 	// it edited must not run with more rights than the agent had, so
-	// verify runs as the session's identity.
-	cell.Verify = func(ctx context.Context, ws string) (string, error) {
-		res, err := runCommand(ctx, t.Verify, ws, timeout, s.cred, gitEnv)
+	// verify runs as the session's identity: the very uid the agent had.
+	cell.Verify = func(ctx context.Context, ws string, cred *syscall.Credential) (string, error) {
+		res, err := runCommand(ctx, t.Verify, ws, timeout, cred, gitEnv)
 		if err != nil {
 			return "", err
 		}

@@ -48,7 +48,7 @@ func resolveSandbox(ctx context.Context, dir, backend string, reviews []bool, re
 		if err := os.Chmod(f, 0o644); err != nil {
 			return "", nil, fmt.Errorf("sandbox preflight: %w", err)
 		}
-		if err := shareWithSession(ws, cred, !review); err != nil {
+		if err := sandbox.ShareWithSession(ws, cred, !review); err != nil {
 			return "", nil, fmt.Errorf("sandbox preflight: %w", err)
 		}
 		configs = append(configs, sandbox.Options{

@@ -284,7 +284,7 @@ func (s *Sweep) stageStandIn() error {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 			staged = filepath.Join(dir, filepath.Base(ag.bin))
-			if err := copyFile(ag.bin, staged, 0o755); err != nil {
+			if err := sandbox.CopyFile(ag.bin, staged, 0o755); err != nil {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 		}

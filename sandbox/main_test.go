@@ -34,3 +34,12 @@ func requireBackend(t *testing.T, name string) {
 	}
 	t.Skipf("the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
 }
+
+// exactSessionUID runs a test with a session uid pool of one: a test that
+// names the session uid (65534) in a refusal then waits for that uid while
+// another package's session holds it, instead of being handed the next uid
+// of the pool. The test must not hold two sandboxes at once.
+func exactSessionUID(t *testing.T) {
+	t.Helper()
+	t.Setenv(EnvSessionUIDPool, "1")
+}
