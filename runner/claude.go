@@ -26,7 +26,7 @@ type claudeAdapter struct {
 func (a *claudeAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
 	argv, err := claudeArgv(spec)
 	if err == nil && a.probe {
-		a.version, a.named = probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+		a.version, a.named = probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	}
 	return agentCommand{argv: argv, stdin: prompt}, err
 }

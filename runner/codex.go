@@ -49,7 +49,7 @@ func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt str
 	if err != nil {
 		return agentCommand{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	return agentCommand{argv: argv, noStdin: true, env: env}, nil
 }
 

@@ -123,6 +123,7 @@ type agentCmd struct {
 	args    []string
 	version string
 	staged  bool // bin is the run's own copy (see stageStandIn)
+	probe   bool // version is asked of the binary (probeAgents)
 }
 
 // cellState is one cell and its attempts in attempt order: those a resumed
