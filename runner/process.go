@@ -58,8 +58,10 @@ type processResult struct {
 }
 
 const (
-	tailBytes    = 64 << 10
-	maxLineBytes = 8 << 20
+	tailBytes = 64 << 10
+	// maxLineBytes bounds one stdout line; a longer one is not parsed and
+	// fails the session (jsonLines.failNonJSON), naming the limit.
+	maxLineBytes = 16 << 20
 	// pipeDrain bounds how long output is read after the process group is
 	// gone; only a descendant that left the group can hold a pipe longer.
 	pipeDrain = 2 * time.Second

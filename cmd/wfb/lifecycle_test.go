@@ -1,15 +1,21 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
 )
 
 // requireBackend skips a test whose sandbox backend this machine cannot
@@ -125,5 +131,100 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 				noneLeft(t, marker)
 			})
 		}
+	}
+}
+
+// floodAgent prints count result events of 4 MiB each (count 0: without
+// end), then exits 0.
+func floodAgent(t *testing.T, count int) string {
+	loop := fmt.Sprintf("i=0; while [ %d -eq 0 ] || [ $i -lt %d ]; do", count, count)
+	return fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+loop+`
+  printf '{"type":"result","subtype":"success","is_error":false,"result":"'
+  head -c 4194304 /dev/zero | tr '\0' a
+  printf '"}\n'
+  i=$((i+1))
+done
+`)
+}
+
+// execWFB runs the real wfb executable with args and returns its exit code,
+// stderr and peak RSS in MiB.
+func execWFB(t *testing.T, wfb string, args ...string) (int, string, int64) {
+	t.Helper()
+	cmd := exec.Command(wfb, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("wfb %v: %v", args, err)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
+	return cmd.ProcessState.ExitCode(), stderr.String(), rss
+}
+
+// TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime: an agent printing
+// hundreds of MiB of result events costs wfb a bounded amount of memory
+// (what the strict parse needs, not every event), and is a session-error
+// naming the count; one that never stops is killed at the timeout.
+func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
+	wfb := buildWFB(t)
+	const maxRSSMiB = 100
+	cases := []struct {
+		name      string
+		count     int
+		wantKind  string
+		wantState []string
+		wantIn    string
+	}{
+		{"60 events of 4 MiB, then exit", 60, store.KindSessionError, []string{store.StateExited}, "60 result events"},
+		{"without end", 0, store.KindTimeout, []string{store.StateTimeout, store.StateForcedKill}, "timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws, db := sessionFixture(t)
+			start := time.Now()
+			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude",
+				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "5s",
+				"--mock-script", writeScript(t, runOKScript))
+			t.Logf("%s: exit %d after %s, peak RSS %d MiB", c.name, code, time.Since(start).Round(time.Millisecond), rss)
+			rows := storedRows(t, db)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1 (exit %d)\n%s", len(rows), code, stderr)
+			}
+			r := rows[0]
+			if r.ErrorKind != c.wantKind || !slices.Contains(c.wantState, r.ProcessState) || !strings.Contains(r.ErrorDetail, c.wantIn) {
+				t.Errorf("row %s / %s: %s; want %s / %v naming %q", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.wantKind, c.wantState, c.wantIn)
+			}
+			if len(r.ResultEvent) > store.MaxEvidenceBytes+100 {
+				t.Errorf("result_event holds %d bytes, want at most the evidence bound %d", len(r.ResultEvent), store.MaxEvidenceBytes)
+			}
+			if rss > maxRSSMiB {
+				t.Errorf("wfb peaked at %d MiB RSS, want at most %d: it kept the agent's output", rss, maxRSSMiB)
+			}
+		})
+	}
+}
+
+// TestALineOverTheLimitIsASessionErrorNamingIt: a stdout line over the
+// line limit is never parsed, and fails the session saying so, even when a
+// valid result event follows.
+func TestALineOverTheLimitIsASessionErrorNamingIt(t *testing.T) {
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+printf '{"type":"system","subtype":"x","pad":"'
+head -c 17000000 /dev/zero | tr '\0' a
+printf '"}\n'
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
+`)
+	s, out, errOut := TestStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "30s", "--mock-script", writeScript(t, runOKScript)}, s)
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+	}
+	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
+		t.Errorf("row %s: %s; want a session-error naming the 16 MiB line limit", r.ErrorKind, r.ErrorDetail)
 	}
 }
