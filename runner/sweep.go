@@ -40,6 +40,9 @@ type SweepOptions struct {
 	RunID string
 	// Workers runs this many cells at once; 0: the bench's.
 	Workers int
+	// Limits override the bench's per-session resource limits (zero
+	// fields: the bench's, else the defaults).
+	Limits Limits
 	// Harness is wfb's version, recorded and part of the fingerprint.
 	Harness string
 	// Getenv reads wfb's environment: API keys and arm variables.

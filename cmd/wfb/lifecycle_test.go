@@ -173,19 +173,20 @@ func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
 	cases := []struct {
 		name      string
 		count     int
+		timeout   string
 		wantKind  string
 		wantState []string
 		wantIn    string
 	}{
-		{"60 events of 4 MiB, then exit", 60, store.KindSessionError, []string{store.StateExited}, "60 result events"},
-		{"without end", 0, store.KindTimeout, []string{store.StateTimeout, store.StateForcedKill}, "timeout"},
+		{"60 events of 4 MiB, then exit", 60, "120s", store.KindSessionError, []string{store.StateExited}, "60 result events"},
+		{"without end", 0, "5s", store.KindTimeout, []string{store.StateTimeout, store.StateForcedKill}, "timeout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws, db := sessionFixture(t)
 			start := time.Now()
 			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude",
-				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "5s",
+				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", c.timeout,
 				"--mock-script", writeScript(t, runOKScript))
 			t.Logf("%s: exit %d after %s, peak RSS %d MiB", c.name, code, time.Since(start).Round(time.Millisecond), rss)
 			rows := storedRows(t, db)
@@ -227,4 +228,72 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
 		t.Errorf("row %s: %s; want a session-error naming the 16 MiB line limit", r.ErrorKind, r.ErrorDetail)
 	}
+}
+
+// TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded: an agent that
+// starts processes without end (a bounded fork bomb: 300 sleepers, far over
+// the limit of 64) and one that takes memory without end (1.5 GiB, over a
+// limit of 256 MiB) are each stopped at their limit, and the row says which
+// limit, on every backend; nothing of them is left.
+func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
+	cases := []struct {
+		name, script, flag, want string
+	}{
+		{"fork bomb", `i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' MARKER & i=$((i+1)); done; wait`, "--pids-max=64", "process limit"},
+		{"memory hog", `head -c 1500M /dev/zero | sh -c 'tail' MARKER > /dev/null`, "--memory-max-mib=256", "memory limit"},
+	}
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Bwrap, sandbox.Landlock} {
+		for _, c := range cases {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-limit-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+strings.ReplaceAll(c.script, "MARKER", marker)+"\n")
+				ws, db := sessionFixture(t)
+				s, out, errOut := TestStreams("", nil)
+				run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+					"--sandbox", backend, "--db", db, "--timeout", "20s", c.flag, "--mock-script", writeScript(t, runOKScript)}, s)
+				rows := storedRows(t, db)
+				if len(rows) != 1 {
+					t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+				}
+				r := rows[0]
+				if r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its "+c.want) {
+					t.Errorf("row %s / %s: %s; want a session-error naming the %s", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.want)
+				}
+				noneLeft(t, marker)
+			})
+		}
+	}
+}
+
+// TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput: a bench's pids_max
+// holds for its sessions (the fork bomb is stopped at it), and a limit flag
+// outside the bench's range is refused before anything runs.
+func TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput(t *testing.T) {
+	marker := fmt.Sprintf("wfb-bench-limit-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
+`)
+	bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: host-unsafe
+timeout: 20s
+pids_max: 32
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, agent))
+	s, _, errOut := TestStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--memory-max-mib", "63"}, s); code != 2 {
+		t.Fatalf("--memory-max-mib 63: exit %d, want 2\n%s", code, errOut)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Errorf("a refused run created %s", db)
+	}
+	s, _, errOut = TestStreams("", nil)
+	run(context.Background(), []string{"run", bench, "--db", db}, s)
+	_, rows := resultsOf(t, db)
+	if len(rows) != 1 || !strings.Contains(rows[0].ErrorDetail, "pids limit 32") {
+		t.Fatalf("rows %+v, want one stopped at the bench's pids limit 32\n%s", rows, errOut)
+	}
+	noneLeft(t, marker)
 }

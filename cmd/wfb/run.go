@@ -31,6 +31,7 @@ type runOptions struct {
 	Shard            string
 	RunID            string
 	Format           string
+	limits           limitFlags
 }
 
 func newRunCmd(s *Streams) *cobra.Command {
@@ -89,6 +90,9 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 			if err := checkCounts(cmd, opts); err != nil {
 				return err
 			}
+			if err := opts.limits.check(cmd); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), s, opts)
 		},
 	}
@@ -105,6 +109,7 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
+	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
 	return cmd
 }
 
@@ -229,6 +234,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
+		Limits: opts.limits.limits(),
 	})
 	return err
 }

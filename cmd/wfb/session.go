@@ -34,6 +34,7 @@ type sessionOptions struct {
 	DB          string
 	Label       string
 	Format      string
+	limits      limitFlags
 }
 
 func newSessionCmd(s *Streams) *cobra.Command {
@@ -51,6 +52,9 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 2 on bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.limits.check(cmd); err != nil {
+				return err
+			}
 			return sessionRun(cmd.Context(), s, opts)
 		},
 	}
@@ -70,6 +74,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	opts.limits.add(cmd, "")
 	return cmd
 }
 
@@ -170,7 +175,7 @@ func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.C
 		SessionKey: runner.SessionKey{
 			Task: filepath.Base(o.Workspace), Arm: o.Agent,
 			Agent: o.Agent, AgentBin: bin, AgentArgs: args, Model: o.Model,
-			Prompt: o.Prompt, Timeout: o.Timeout,
+			Prompt: o.Prompt, Timeout: o.Timeout, Limits: o.limits.limits(),
 		},
 		Workspace: o.Workspace, Sandbox: o.Sandbox, Review: o.Review, WorkspaceWritable: o.Edit,
 		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey,
