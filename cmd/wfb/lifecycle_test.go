@@ -297,3 +297,54 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 	}
 	noneLeft(t, marker)
 }
+
+// TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile kills a real wfb mid-run:
+// SIGHUP (the terminal closed) is handled like SIGTERM — the run ends
+// interrupted, the cell in flight gets its row, exit 130 — and after SIGHUP
+// or even SIGKILL no process of the agent survives (one it detached with
+// setsid included), under host-unsafe and landlock, which have no PID
+// namespace to take them down.
+func TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile(t *testing.T) {
+	wfb := buildWFB(t)
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
+		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGKILL} {
+			t.Run(backend+"/"+sig.String(), func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-survivor-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+setsid sh -c 'sleep 300' `+marker+` </dev/null >/dev/null 2>&1 &
+exec sh -c 'sleep 300' `+marker+`
+`)
+				bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: %s
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, backend, agent))
+				// A wfb killed by SIGKILL leaves its temp dirs: keep them here.
+				scratch := sandboxtest.SharedDir(t, "wfb-killed-")
+				cmd := exec.Command(wfb, "run", bench, "--db", db)
+				cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
+				var stderr syncBuffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the agent and its detached child", func() bool { return len(sandboxtest.ProcessesWith(marker)) >= 2 })
+				cmd.Process.Signal(sig)
+				cmd.Wait()
+				noneLeft(t, marker)
+				integrityOK(t, db)
+				runs, rows := resultsOf(t, db)
+				if sig == syscall.SIGKILL {
+					return
+				}
+				if code := cmd.ProcessState.ExitCode(); code != 130 {
+					t.Errorf("exit %d after SIGHUP, want 130\n%s", code, stderr.String())
+				}
+				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
+					t.Errorf("after SIGHUP: runs %+v rows %+v; want one interrupted run with the cell in flight recorded cancelled", runs, rows)
+				}
+			})
+		}
+	}
+}
