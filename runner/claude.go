@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,7 +25,7 @@ type claudeAdapter struct {
 func (a *claudeAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
 	argv, err := claudeArgv(spec)
 	if err == nil && a.probe {
-		a.version, a.named = probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+		a.version, a.named = probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	}
 	return agentCommand{argv: argv, stdin: prompt}, err
 }
@@ -81,7 +80,7 @@ func claudeArgv(spec SessionSpec) ([]string, error) {
 // refusal.
 type claudeOutput struct {
 	jsonLines
-	results    [][]byte // raw result events, copied
+	results    keptEvents // the result events (at most one is valid)
 	apiRetries int
 	// streamed is set by stream-json's system/init event: only a stream
 	// shows api_retry events, so only then is their count a measurement.
@@ -105,7 +104,7 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 	}
 	switch {
 	case head.Type == "result":
-		o.results = append(o.results, bytes.Clone(l))
+		o.results.add(l)
 	case head.Type == "system" && head.Subtype == "api_retry":
 		o.apiRetries++
 	case head.Type == "system" && head.Subtype == "init":
@@ -299,18 +298,18 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 // interpret parses Claude Code's result event strictly into the row.
 func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
-	switch n := len(out.results); {
+	switch n := out.results.n; {
 	case n == 0:
 		addFailure(row, store.KindSessionError, out.missing("result event", exit))
 		return
 	case n > 1:
-		row.ResultEvent = string(joinLines(out.results))
+		row.ResultEvent = out.results.all()
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
-	row.ResultEvent = string(out.results[0])
+	row.ResultEvent = string(out.results.last)
 	res := &claudeResult{}
-	if err := json.Unmarshal(out.results[0], res); err != nil {
+	if err := json.Unmarshal(out.results.last, res); err != nil {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}

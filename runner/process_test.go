@@ -67,7 +67,7 @@ func readPid(t *testing.T, path string) int {
 func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
 	ps := helperSpec(t, "ignore-term-with-grandchild", "WFB_PIDFILE="+pidfile)
-	ps.Timeout = 500 * time.Millisecond
+	ps.Timeout = 3 * time.Second // time for the helper (behind agent-exec) to ignore SIGTERM, even under -race
 	res := runProcess(context.Background(), ps)
 	if res.State != store.StateForcedKill {
 		t.Errorf("state = %q, want %q (the leader ignores SIGTERM)", res.State, store.StateForcedKill)

@@ -61,6 +61,7 @@ type SessionKey struct {
 
 	Prompt  string
 	Timeout time.Duration // 0: no timeout
+	Limits  Limits        // the session's resource limits; zero fields: defaults
 }
 
 // newRow is the row of the session before anything ran, in the sandbox
@@ -342,6 +343,7 @@ func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch,
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
+		Limits:       spec.Limits,
 	}
 }
 
@@ -394,6 +396,10 @@ func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentO
 // agent never produced output worth parsing (it did not start, was stopped,
 // or timed out); the row then already says why.
 func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
+	if pr.LimitHit != "" {
+		addFailure(row, store.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
+		return false
+	}
 	switch pr.State {
 	case store.StateSpawnFailure:
 		addFailure(row, store.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))

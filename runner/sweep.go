@@ -41,6 +41,9 @@ type SweepOptions struct {
 	RunID string
 	// Workers runs this many cells at once; 0: the bench's.
 	Workers int
+	// Limits override the bench's per-session resource limits (zero
+	// fields: the bench's, else the defaults).
+	Limits Limits
 	// Harness is wfb's version, recorded and part of the fingerprint.
 	Harness string
 	// Getenv reads wfb's environment: API keys and arm variables.
@@ -130,6 +133,7 @@ type agentCmd struct {
 	args    []string
 	version string
 	staged  bool // bin is the run's own copy (see stageStandIn)
+	probe   bool // version is asked of the binary (probeAgents)
 }
 
 // cellState is one cell and its attempts in attempt order: those a resumed

@@ -34,6 +34,7 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
 			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
 			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
+			Limits: s.limits(),
 		},
 		AgentStaged: ag.staged,
 		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
@@ -208,3 +209,16 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 }
 
 var _ Recorder = (*reviewRecorder)(nil)
+
+// limits are every session's resource limits: the flags', else the
+// bench's, else the defaults.
+func (s *Sweep) limits() Limits {
+	l := Limits{Pids: s.bench.PidsMax, Memory: int64(s.bench.MemoryMaxMiB) << 20}
+	if s.opts.Limits.Pids > 0 {
+		l.Pids = s.opts.Limits.Pids
+	}
+	if s.opts.Limits.Memory > 0 {
+		l.Memory = s.opts.Limits.Memory
+	}
+	return l.orDefault()
+}

@@ -32,6 +32,7 @@ type runOptions struct {
 	RunID            string
 	Format           string
 	Meter            string
+	limits           limitFlags
 }
 
 // runLong is `wfb run --help`.
@@ -99,6 +100,9 @@ func newRunCmd(s *Streams) *cobra.Command {
 			if err := checkCounts(cmd, opts); err != nil {
 				return err
 			}
+			if err := opts.limits.check(cmd); err != nil {
+				return err
+			}
 			return runRun(cmd.Context(), s, opts)
 		},
 	}
@@ -116,6 +120,7 @@ func newRunCmd(s *Streams) *cobra.Command {
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
 	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
+	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
 	return cmd
 }
 
@@ -256,6 +261,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
 		NoMeter: noMeter,
+		Limits:  opts.limits.limits(),
 	})
 	return err
 }

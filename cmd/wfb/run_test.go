@@ -261,10 +261,11 @@ arms: [{id: a, agent: stand-in}]
 }
 
 // countAgents counts the stand-in agents (wfb mock agent) that are
-// children of the process parent.
+// descendants of the process parent (its agent-exec's children).
 func countAgents(parent int) int {
 	entries, _ := os.ReadDir("/proc")
-	n := 0
+	ppid := map[string]string{}
+	var agents []string
 	for _, e := range entries {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
@@ -272,12 +273,22 @@ func countAgents(parent int) int {
 		}
 		// pid (comm) state ppid ...; comm may hold spaces, so read after ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+		if len(fields) < 2 {
 			continue
 		}
+		ppid[e.Name()] = fields[1]
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if args := strings.Split(string(cmdline), "\x00"); len(args) > 2 && args[1] == "mock" && args[2] == "agent" {
-			n++
+			agents = append(agents, e.Name())
+		}
+	}
+	n := 0
+	for _, a := range agents {
+		for p, depth := ppid[a], 0; p != "" && depth < 8; p, depth = ppid[p], depth+1 {
+			if p == strconv.Itoa(parent) {
+				n++
+				break
+			}
 		}
 	}
 	return n

@@ -35,6 +35,7 @@ type sessionOptions struct {
 	Label       string
 	Format      string
 	Meter       string
+	limits      limitFlags
 }
 
 func newSessionCmd(s *Streams) *cobra.Command {
@@ -56,6 +57,9 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 2 on bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.limits.check(cmd); err != nil {
+				return err
+			}
 			return sessionRun(cmd.Context(), s, opts)
 		},
 	}
@@ -76,6 +80,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
 	f.StringVar(&opts.Meter, "meter", "on", "meter the session's provider traffic (on) or not (off); recorded in the run's config")
+	opts.limits.add(cmd, "")
 	return cmd
 }
 
@@ -177,7 +182,7 @@ func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.C
 		SessionKey: runner.SessionKey{
 			Task: filepath.Base(o.Workspace), Arm: o.Agent,
 			Agent: o.Agent, AgentBin: bin, AgentArgs: args, Model: o.Model,
-			Prompt: o.Prompt, Timeout: o.Timeout,
+			Prompt: o.Prompt, Timeout: o.Timeout, Limits: o.limits.limits(),
 		},
 		Workspace: o.Workspace, Sandbox: o.Sandbox, Review: o.Review, WorkspaceWritable: o.Edit,
 		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey,
