@@ -382,6 +382,9 @@ func deref(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
+// hungTimeout is the cell timeout of TestAHungProviderIsBoundedAndLeavesNoProcess.
+const hungTimeout = 15 * time.Second
+
 // TestAHungProviderIsBoundedAndLeavesNoProcess stops a provider that never
 // answers from stalling a cell, and a timed-out agent from living on.
 func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
@@ -393,7 +396,10 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			r := newRig(t, &provider.Script{Replies: []provider.Reply{{Text: "starting", Tools: []provider.Tool{c.background}, Usage: provider.FullUsage(10, 5, 0, 0)}}, Default: &provider.Reply{Hang: true}})
 			mark := "wfb-conformance-" + randomHex(t)
 			cell := r.cell(c, func(cell *runner.Cell) {
-				cell.Timeout = 3 * time.Second
+				// Long enough for a real CLI to start and make its tool call
+				// on a loaded machine (Claude Code's cold start took over 3 s
+				// at load 15 on 2 cores); the hang is what the timeout ends.
+				cell.Timeout = hungTimeout
 				// The agent's own bound is far away: wfb's timeout is what
 				// must end the session.
 				cell.ExtraEnv["API_TIMEOUT_MS"] = "600000"
@@ -415,7 +421,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			// Control: while the request hangs, the marked agent is found,
 			// so finding none afterwards means something.
 			seen := 0
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(hungTimeout + 5*time.Second); time.Now().Before(deadline) && len(finished) == 0; time.Sleep(50 * time.Millisecond) {
 				if pending(r.p, 1) {
 					// The tool call returned before this request was made,
 					// so its background job is running.
@@ -444,7 +450,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			if left := marked(t, mark); len(left) > 0 {
 				t.Errorf("processes outlived the session: %v", left)
 			}
-			t.Logf("%s: %s after %s (timeout 3s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), seen)
+			t.Logf("%s: %s after %s (timeout %s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), hungTimeout, seen)
 		})
 	}
 }
