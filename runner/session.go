@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wfbench/wfb/runner/bench"
@@ -131,32 +130,34 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	return row
 }
 
-// scrubSecrets removes, by VALUE, every secret the agent's environment held
-// from the row's free text. Pattern-based redaction (store.Redact) catches
-// keys that look like keys; this catches a key of any shape that the agent
-// echoed (a proxy key, a token without a NAME= in front of it).
+// scrubSecrets removes, by VALUE and in every encoding (see
+// store.Scrubber), every secret the agent's environment held from every
+// text field of the row the agent controls. Pattern-based redaction
+// (store.Redact) catches keys that look like keys; this catches a key of
+// any shape that the agent echoed (a proxy key, a token without a NAME= in
+// front of it, a session id or model name it made up).
 func scrubSecrets(row *store.Result, env map[string]string) {
+	store.NewScrubber(secretValues(env)...).Result(row)
+}
+
+// secretValues are the values of env's variables whose names mark them as
+// secrets, as the bench file judges names.
+func secretValues(env map[string]string) []string {
 	var secrets []string
 	for k, v := range env {
-		// Names as the bench file judges them. Short values would scrub
-		// ordinary words; the mock's "offline" is not a secret.
-		if bench.IsSecretName(k) && len(v) >= 8 {
+		if bench.IsSecretName(k) {
 			secrets = append(secrets, v)
 		}
 	}
-	if len(secrets) == 0 {
-		return
-	}
-	// Longest first, so a secret that contains another goes whole.
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range secrets {
-		pairs = append(pairs, v, store.Redacted)
-	}
-	r := strings.NewReplacer(pairs...)
-	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
-		*f = r.Replace(*f)
-	}
+	return secrets
+}
+
+// secretScrubber is a Recorder that scrubs secrets by value from whatever
+// it writes (*store.DB, and so the review recorder): RunCell gives it the
+// agent's secrets before the session, so that an artifact, which the row
+// does not carry, is scrubbed too.
+type secretScrubber interface {
+	ScrubSecrets(values ...string)
 }
 
 // runAgent runs the session and returns its row: the sandbox's launch, the

@@ -204,4 +204,12 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 	})
 }
 
-var _ Recorder = (*reviewRecorder)(nil)
+// ScrubSecrets passes the agent's secrets to the results file's handle,
+// which scrubs them from the row, the artifact and the score alike.
+func (r *reviewRecorder) ScrubSecrets(values ...string) { r.db.ScrubSecrets(values...) }
+
+var (
+	_ Recorder       = (*reviewRecorder)(nil)
+	_ secretScrubber = (*reviewRecorder)(nil)
+	_ secretScrubber = (*store.DB)(nil)
+)

@@ -70,7 +70,7 @@ func (d *DB) InsertArtifactTx(ctx context.Context, tx *sql.Tx, attemptID, name s
 	if len(stored) > MaxArtifactBytes {
 		stored = stored[:MaxArtifactBytes]
 	}
-	stored = []byte(Redact(string(stored)))
+	stored = []byte(d.clean(string(stored)))
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO artifacts (attempt_id, name, content, sha256, bytes) VALUES (?, ?, ?, ?, ?)`,
 		attemptID, name, stored, hex.EncodeToString(sum[:]), int64(len(content)))
@@ -155,7 +155,7 @@ func (d *DB) InsertScoreTx(ctx context.Context, tx *sql.Tx, s *Score) error {
 		(score_id, attempt_id, scored_at, labels_digest, tp, fp, fn, precision, recall, weighted_f1, verdict_correct, matches)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ScoreID, s.AttemptID, formatTime(s.ScoredAt), s.LabelsDigest, s.TP, s.FP, s.FN,
-		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(s.Matches))
+		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(d.clean(s.Matches)))
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
