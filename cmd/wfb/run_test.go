@@ -525,3 +525,50 @@ arms: [{id: a, agent: stand-in}]
 		t.Errorf("status %s, kinds (-want +got):\n%s", runs[0].Status, diff)
 	}
 }
+
+// TestUnboundedInputsAreRefusedWithExit2NamingTheLimit stops wfb from
+// reading /dev/zero until it is killed, or spending seconds and gigabytes
+// on 20,000 nested "[": the bench file, and a mock script named by run,
+// session or mock serve, are refused with exit 2, the limit named, before
+// the results file exists.
+func TestUnboundedInputsAreRefusedWithExit2NamingTheLimit(t *testing.T) {
+	nested := strings.Repeat("[", 20000)
+	deepBench, db := runFixture(t, "default: {text: hi}\n", nested)
+	scriptBench, _ := runFixture(t, nested, "provider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n")
+	deepScript := filepath.Join(filepath.Dir(scriptBench), "replies.yaml")
+	workspace := filepath.Join(filepath.Dir(scriptBench), "ws")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run /dev/zero", []string{"run", "/dev/zero"}, "/dev/zero: cannot read the bench file: it is a character device, not a regular file"},
+		{"run a nested bench", []string{"run", deepBench}, "bench.yaml:1:100: the bench file nests deeper than 100 levels (the depth limit)"},
+		{"run a bench naming a nested script", []string{"run", scriptBench}, "replies.yaml:1:100: the script nests deeper than 100 levels (the depth limit)"},
+		{"session --mock-script /dev/zero", []string{"session", "--workspace", workspace, "--prompt", "p", "--mock-script", "/dev/zero"}, "cannot read the script: it is a character device"},
+		{"session --mock-script nested", []string{"session", "--workspace", workspace, "--prompt", "p", "--mock-script", deepScript}, "the depth limit"},
+		{"mock serve /dev/zero", []string{"mock", "serve", "--script", "/dev/zero"}, "/dev/zero: cannot read the script: it is a character device"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, errOut := testStreams("", nil)
+			code := run(context.Background(), append(tc.args, "--db", db), s)
+			if tc.args[0] == "mock" {
+				code = run(context.Background(), tc.args, s)
+			}
+			if code != exitBadInput || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("exit %d, want %d naming %q; stderr:\n%s", code, exitBadInput, tc.want, clipText(errOut.String()))
+			}
+			if _, err := os.Stat(db); !os.IsNotExist(err) {
+				t.Errorf("the results file was created (%v)", err)
+			}
+		})
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
