@@ -410,7 +410,9 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rows by kind (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected"} {
+	// The test binary, like `go run`'s, lives in a go-build directory: the
+	// closing hint must be one that works without wfb installed.
+	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected", "\n  go run ./cmd/wfb report --db " + db} {
 		if !strings.Contains(out.String()+errOut.String(), s) {
 			t.Errorf("output lacks %q", s)
 		}
@@ -571,4 +573,31 @@ func clipText(s string) string {
 		return s[:2000] + "..."
 	}
 	return s
+}
+
+// TestTheDemoHintNamesACommandThatWorks stops the demo's closing hint from
+// saying "wfb report" where no wfb is on the PATH (after `go run`, "wfb:
+// not found").
+func TestTheDemoHintNamesACommandThatWorks(t *testing.T) {
+	dir := t.TempDir()
+	installed := filepath.Join(dir, "wfb")
+	if err := os.WriteFile(installed, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	found := func(string) (string, error) { return installed, nil }
+	notFound := func(string) (string, error) { return "", exec.ErrNotFound }
+	for _, tc := range []struct {
+		exe      string
+		lookPath func(string) (string, error)
+		want     string
+	}{
+		{installed, found, "wfb"},
+		{"/tmp/go-build1234/b001/exe/wfb", notFound, "go run ./cmd/wfb"},
+		{"/tmp/go-build1234/b001/exe/wfb", found, "go run ./cmd/wfb"}, // another wfb on the PATH
+		{"/opt/tools/wfb", notFound, "/opt/tools/wfb"},
+	} {
+		if got := hintCommand(tc.exe, tc.lookPath); got != tc.want {
+			t.Errorf("hintCommand(%s) = %q, want %q", tc.exe, got, tc.want)
+		}
+	}
 }
