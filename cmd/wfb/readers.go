@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,20 +34,6 @@ func sayImmutable(s *Streams, db *store.DB) {
 	if db.Immutable() {
 		fmt.Fprintf(s.ErrOut, "wfb: %s is in a read-only place (no -shm can be made beside it); reading it as immutable, so a writer changing it meanwhile would go unseen\n", db.Path())
 	}
-}
-
-// resultsFileError marks an error opening a results file as bad input when
-// it is the user's to fix: no such file, not a results file, or a schema
-// this wfb cannot read (newer, or older than a read-only open accepts).
-// exitRules classifies all of these already; it remains for the callers in
-// rescore.go until they drop it.
-func resultsFileError(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNoSuchFile), errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
-		errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
-		return asBadInput(err)
-	}
-	return err
 }
 
 // resultsReader is a results file opened read-only together with what

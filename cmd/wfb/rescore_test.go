@@ -18,7 +18,7 @@ import (
 // stderr and the exit code.
 func wfbCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), args, s)
 	return out.String(), errOut.String(), code
 }

@@ -312,7 +312,7 @@ tasks:
 arms:
   - {id: a, agent: gemini}
 `)
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db}, s)
 	if code != exitBadInput {
 		t.Fatalf("exit %d, want %d\n%s", code, exitBadInput, errOut)
@@ -343,7 +343,7 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}, {id: t2, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 `)
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db, "--tasks", "t2", "--arms", "b", "--runs", "2", "--label", "pick", "--format", "json"}, s)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -368,7 +368,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 		{"run", bench, "--db", db, "--shard", "3/3"},
 		{"run", bench, bench},
 	} {
-		s, _, errOut := TestStreams("", nil)
+		s, _, errOut := testStreams("", nil)
 		if code := run(context.Background(), args, s); code != exitBadInput {
 			t.Errorf("%v: exit %d, want 2\n%s", args[3:], code, errOut)
 		}
@@ -378,7 +378,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	}
 
 	// Resuming a complete run runs nothing and says so.
-	s, _, errOut = TestStreams("", nil)
+	s, _, errOut = testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", db, "--resume", runs[0].ID}, s); code != exitOK {
 		t.Fatalf("resume of a complete run: exit %d\n%s", code, errOut)
 	}
@@ -391,7 +391,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // README's first command must work on a fresh machine, as root too.
 func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "wfb.db")
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"demo", "--db", db, "--format", "markdown"}, s)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -457,7 +457,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	}
 	mustRun := func(args ...string) {
 		t.Helper()
-		s, _, errOut := TestStreams("", nil)
+		s, _, errOut := testStreams("", nil)
 		if code := run(context.Background(), args, s); code != exitOK {
 			t.Fatalf("wfb %v: exit %d\n%s", args, code, errOut)
 		}
@@ -483,13 +483,13 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	}
 
 	// A shard resumes as its shard, never as the whole run.
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", shards[0], "--resume", "nightly-1"}, s); code != exitBadInput {
 		t.Errorf("resume of a shard without --shard: exit %d, want 2\n%s", code, errOut)
 	}
 	mustRun("run", bench, "--db", shards[0], "--resume", "nightly-1", "--shard", "0/3")
 	// Without a run id, shards could not be merged into one run.
-	s, _, errOut = TestStreams("", nil)
+	s, _, errOut = testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", filepath.Join(dir, "x.db"), "--shard", "0/3"}, s); code != exitBadInput {
 		t.Errorf("--shard without --run-id: exit %d, want 2\n%s", code, errOut)
 	}
@@ -510,7 +510,7 @@ provider: {base_url: "`+p.URL()+`", api_key_env: KEY}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}]
 `)
-	s, _, errOut := TestStreams("", map[string]string{"KEY": "k"})
+	s, _, errOut := testStreams("", map[string]string{"KEY": "k"})
 	if code := run(context.Background(), []string{"run", bench, "--db", db}, s); code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}

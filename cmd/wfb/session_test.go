@@ -101,7 +101,7 @@ func TestSessionCommandRecordsAndPrintsTheRow(t *testing.T) {
 			if c.review {
 				args = append(args, "--review")
 			}
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			code := run(context.Background(), args, s)
 			if code != c.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.wantCode, out, errOut)
@@ -144,7 +144,7 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			if code := run(context.Background(), args, s); code != exitBadInput {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
 			}
@@ -157,7 +157,7 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 		})
 	}
 	// The bad script's error names the file, line and field.
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	run(context.Background(), cases["bad script"], s)
 	if !strings.Contains(errOut.String(), bad+":2") || !strings.Contains(errOut.String(), "status") {
 		t.Errorf("bad script error %q does not name file:line and field", errOut)
@@ -176,7 +176,7 @@ func TestSessionCommandRefusesABaseURLCarryingCredentials(t *testing.T) {
 		"not http":          "ftp://u:s3cret@127.0.0.1:1",
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": "k"})
+			s, out, errOut := testStreams("", map[string]string{"ANTHROPIC_API_KEY": "k"})
 			args := []string{"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", u, "--timeout", "5s"}
 			if code := run(context.Background(), args, s); code != exitBadInput {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
@@ -201,7 +201,7 @@ func TestSessionCommandNeverStoresTheAPIKey(t *testing.T) {
 	// Point at a provider that does not exist: the session fails, the row
 	// (and its evidence) is still written, and must not carry the key.
 	const key = "sk-ant-api03-wfbtestkeyDO-NOT-STORE-0123456789"
-	s, _, _ := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
+	s, _, _ := testStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
 	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p",
 		"--base-url", "http://127.0.0.1:9", "--db", db, "--timeout", "20s", "--format", "json"}, s)
 	if code != exitFailed {
@@ -239,7 +239,7 @@ func TestSessionCommandEditsOnlyWithEdit(t *testing.T) {
 			if edit {
 				args = append(args, "--edit")
 			}
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			if code := run(context.Background(), args, s); code != exitOK {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 			}
