@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/internal/standin"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -36,7 +37,9 @@ import (
 // matters because the launcher runs with the agent's environment.)
 func TestMain(m *testing.M) {
 	standin.MainIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	gate.Report("sandbox/e2e")
+	os.Exit(code)
 }
 
 const reviewJSON = `{"schema_version": 1, "verdict": "approve", "findings": []}`
@@ -71,7 +74,7 @@ func requireBackend(t *testing.T, name string) {
 	if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
 		t.Fatalf("WFB_REQUIRE_SANDBOX=1 and the %s backend is not usable here: %s", name, st.Reason)
 	}
-	t.Skipf("the %s backend is not usable here (WFB_REQUIRE_SANDBOX=1 makes this a failure): %s", name, st.Reason)
+	gate.Skipf(t, "WFB_REQUIRE_SANDBOX", "the %s backend is not usable here (WFB_REQUIRE_SANDBOX=1 makes this a failure): %s", name, st.Reason)
 }
 
 // rig is one test's results file, run and workspace.

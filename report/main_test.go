@@ -1,0 +1,16 @@
+package report
+
+import (
+	"os"
+	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
+)
+
+// TestMain says, in one line, when the Chromium render test skipped (see
+// gate).
+func TestMain(m *testing.M) {
+	code := m.Run()
+	gate.Report("report")
+	os.Exit(code)
+}
