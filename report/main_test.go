@@ -1,7 +1,6 @@
 package report
 
 import (
-	"os"
 	"testing"
 
 	"github.com/wfbench/wfb/internal/gate"
@@ -9,8 +8,4 @@ import (
 
 // TestMain says, in one line, when the Chromium render test skipped (see
 // gate).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	gate.Report("report")
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gate.Main(m, "report") }

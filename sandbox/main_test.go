@@ -8,11 +8,7 @@ import (
 )
 
 // TestMain says, in one line, which backend tests skipped (see gate).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	gate.Report("sandbox")
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gate.Main(m, "sandbox") }
 
 // EnvRequireSandbox makes kernel-backend tests fail instead of skip when the
 // machine cannot run them (CI installs bubblewrap and sets it).

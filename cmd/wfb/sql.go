@@ -27,7 +27,7 @@ func newSQLCmd(s *Streams) *cobra.Command {
 The file is opened read-only by the engine itself: INSERT, UPDATE, DELETE,
 DROP, ATTACH and PRAGMA tricks are refused by SQLite, whatever the query
 looks like. The stable interface (names and columns; the README describes
-each) is `+stableRelationsText()+`.
+each) is ` + stableRelationsText() + `.
 
 NULL means "not measured" and is printed as NULL (an empty field in csv,
 null in json); 0 is a measured zero. --format auto draws a table on a

@@ -74,3 +74,11 @@ func Report(pkg string) {
 		tty.Close()
 	}
 }
+
+// Main runs a package's tests, reports what they skipped and exits: the
+// whole TestMain of a gated package without one of its own.
+func Main(m *testing.M, pkg string) {
+	code := m.Run()
+	Report(pkg)
+	os.Exit(code)
+}

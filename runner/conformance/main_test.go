@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"os"
 	"testing"
 
 	"github.com/wfbench/wfb/internal/gate"
@@ -9,8 +8,4 @@ import (
 
 // TestMain says, in one line, which real-agent tests skipped and how to
 // make them mandatory (see gate).
-func TestMain(m *testing.M) {
-	code := m.Run()
-	gate.Report("runner/conformance")
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gate.Main(m, "runner/conformance") }
