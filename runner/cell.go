@@ -80,6 +80,9 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	for k, v := range c.ExtraEnv {
 		env[k] = v
 	}
+	if sc, ok := rec.(secretScrubber); ok {
+		sc.ScrubSecrets(secretValues(env)...)
+	}
 	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/internal/standin"
 )
 
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(helperProcess(mode))
 	}
 	code := m.Run()
+	gate.Report("runner")
 	if sharedBin != "" {
 		os.RemoveAll(filepath.Dir(sharedBin))
 	}

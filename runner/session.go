@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wfbench/wfb/meter"
@@ -145,32 +144,22 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	return row
 }
 
-// scrubSecrets removes, by VALUE, every secret the agent's environment held
-// from the row's free text. Pattern-based redaction (store.Redact) catches
-// keys that look like keys; this catches a key of any shape that the agent
-// echoed (a proxy key, a token without a NAME= in front of it).
+// scrubSecrets removes, by VALUE and in every encoding (see
+// store.Scrubber), every secret the agent's environment held from every
+// text field of the row the agent controls. Pattern-based redaction
+// (store.Redact) catches keys that look like keys; this catches a key of
+// any shape that the agent echoed (a proxy key, a token without a NAME= in
+// front of it, a session id or model name it made up).
 func scrubSecrets(row *store.Result, env map[string]string) {
-	r := secretReplacer(secretValues(env))
-	if r == nil {
-		return
-	}
-	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail, &row.UsageCheck} {
-		*f = r.Replace(*f)
-	}
+	store.NewScrubber(secretValues(env)...).Result(row)
 }
 
-// secretReplacer replaces each secret value with store.Redacted; nil when
-// there is none. secrets come longest first (secretValues), so a secret
-// that contains another goes whole.
-func secretReplacer(secrets []string) *strings.Replacer {
-	if len(secrets) == 0 {
-		return nil
-	}
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range secrets {
-		pairs = append(pairs, v, store.Redacted)
-	}
-	return strings.NewReplacer(pairs...)
+// secretScrubber is a Recorder that scrubs secrets by value from whatever
+// it writes (*store.DB, and so the review recorder): RunCell gives it the
+// agent's secrets before the session, so that an artifact, which the row
+// does not carry, is scrubbed too.
+type secretScrubber interface {
+	ScrubSecrets(values ...string)
 }
 
 // runAgent runs the session and returns its row: the sandbox's launch, the

@@ -184,21 +184,24 @@ type reviewRecorder struct {
 }
 
 func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) error {
-	content, readErr := os.ReadFile(r.artifact)
+	// Read within bounds: the agent controls what is at the path (a
+	// symlink to /dev/zero, a FIFO, gigabytes).
+	captured, readErr := review.Capture(r.artifact)
 	return r.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := r.db.InsertResultTx(ctx, tx, row); err != nil {
 			return err
 		}
 		if readErr != nil {
-			return nil // never written (or unreadable): the row says so
+			return nil // never written, or no regular file: the row says so
 		}
-		if err := r.db.InsertArtifactTx(ctx, tx, row.AttemptID, review.ReviewOutput, content); err != nil {
+		if err := r.db.InsertArtifactHeadTx(ctx, tx, store.Artifact{AttemptID: row.AttemptID, Name: review.ReviewOutput,
+			Content: captured.Head, SHA256: captured.SHA256, Bytes: captured.Size}); err != nil {
 			return err
 		}
 		if row.FindingsCount == nil || (len(r.task.Labels) == 0 && r.task.Verdict == "") {
 			return nil // not accepted, or nothing to score against
 		}
-		rv, err := review.ParseReviewBytes(r.artifact, content)
+		rv, err := review.ParseReviewBytes(r.artifact, captured.Head)
 		if err != nil {
 			return nil // the row already says artifact-invalid
 		}
@@ -207,8 +210,6 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 		return r.db.InsertScoreTx(ctx, tx, &sc)
 	})
 }
-
-var _ Recorder = (*reviewRecorder)(nil)
 
 // limits are every session's resource limits: the flags', else the
 // bench's, else the defaults.
@@ -222,3 +223,13 @@ func (s *Sweep) limits() Limits {
 	}
 	return l.orDefault()
 }
+
+// ScrubSecrets passes the agent's secrets to the results file's handle,
+// which scrubs them from the row, the artifact and the score alike.
+func (r *reviewRecorder) ScrubSecrets(values ...string) { r.db.ScrubSecrets(values...) }
+
+var (
+	_ Recorder       = (*reviewRecorder)(nil)
+	_ secretScrubber = (*reviewRecorder)(nil)
+	_ secretScrubber = (*store.DB)(nil)
+)

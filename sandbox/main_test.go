@@ -3,7 +3,12 @@ package sandbox
 import (
 	"os"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
 )
+
+// TestMain says, in one line, which backend tests skipped (see gate).
+func TestMain(m *testing.M) { gate.Main(m, "sandbox") }
 
 // EnvRequireSandbox makes kernel-backend tests fail instead of skip when the
 // machine cannot run them (CI installs bubblewrap and sets it).
@@ -32,7 +37,7 @@ func requireBackend(t *testing.T, name string) {
 	if os.Getenv(EnvRequireSandbox) == "1" {
 		t.Fatalf("%s=1 and the %s backend is not usable here: %s", EnvRequireSandbox, name, reason)
 	}
-	t.Skipf("the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
+	gate.Skipf(t, EnvRequireSandbox, "the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
 }
 
 // exactSessionUID runs a test with a session uid pool of one: a test that

@@ -80,8 +80,8 @@ func (d *DB) CreateRun(ctx context.Context, r Run) error {
 	_, err := d.db.ExecContext(ctx, `INSERT INTO runs
 		(run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, nullString(Redact(r.Label)), r.Kind, formatTime(r.StartedAt), finished, status,
-		nullString(r.Fingerprint), r.Harness, nullString(Redact(r.Config)))
+		r.ID, nullString(d.clean(r.Label)), r.Kind, formatTime(r.StartedAt), finished, status,
+		nullString(r.Fingerprint), r.Harness, nullString(d.clean(r.Config)))
 	if err != nil {
 		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 			return fmt.Errorf("create run %s: a run with this id is already recorded", r.ID)
@@ -211,15 +211,16 @@ func (d *DB) InsertResult(ctx context.Context, r *Result) error {
 // InsertResultTx records one attempt inside tx. Results are append-only: an
 // attempt id already recorded is refused with ErrDuplicateAttempt, never
 // overwritten. An empty AttemptID is filled in with a new id. Free text
-// (error detail and evidence) is redacted IN r, so that whatever the caller
-// prints next is as clean as the file, and evidence is bounded to
+// (every text the agent controls: error detail, evidence, session id,
+// model names, version, verdict) is redacted IN r, and scrubbed of the
+// secrets registered with ScrubSecrets, so that whatever the caller prints
+// next is as clean as the file, and evidence is bounded to
 // MaxEvidenceBytes per field, before anything is written.
 func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if r.AttemptID == "" {
 		r.AttemptID = NewID("att")
 	}
-	r.ErrorDetail = Redact(r.ErrorDetail)
-	r.ResultEvent, r.StdoutTail, r.StderrTail = Redact(r.ResultEvent), Redact(r.StdoutTail), Redact(r.StderrTail)
+	r.scrubText(d.clean)
 	if err := validateResult(r); err != nil {
 		return err
 	}
@@ -241,7 +242,7 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
 		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
 		formatTime(r.StartedAt), nullInt(r.DurationMS),
-		ok, nullString(r.ErrorKind), nullString(Redact(r.ErrorDetail)), nullString(r.ProcessState), nullInt(r.ExitCode),
+		ok, nullString(r.ErrorKind), nullString(r.ErrorDetail), nullString(r.ProcessState), nullInt(r.ExitCode),
 		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
 		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
 		nullString(r.Verdict), nullInt(r.FindingsCount),
@@ -270,9 +271,9 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if err := d.insertAttemptRequests(ctx, tx, r); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, err)
 	}
-	event := headBounded(Redact(r.ResultEvent), MaxEvidenceBytes)
-	stdout := tailBounded(Redact(r.StdoutTail), MaxEvidenceBytes)
-	stderr := tailBounded(Redact(r.StderrTail), MaxEvidenceBytes)
+	event := headBounded(r.ResultEvent, MaxEvidenceBytes)
+	stdout := tailBounded(r.StdoutTail, MaxEvidenceBytes)
+	stderr := tailBounded(r.StderrTail, MaxEvidenceBytes)
 	if event == "" && stdout == "" && stderr == "" {
 		return nil
 	}

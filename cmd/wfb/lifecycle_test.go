@@ -118,7 +118,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 `, backend, agent))
 					args = []string{"run", bench, "--db", db}
 				}
-				s, out, errOut := TestStreams("", nil)
+				s, out, errOut := testStreams("", nil)
 				run(context.Background(), args, s)
 				_, rows := resultsOf(t, db)
 				if len(rows) != 1 {
@@ -218,7 +218,7 @@ head -c 17000000 /dev/zero | tr '\0' a
 printf '"}\n'
 echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
 `)
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "30s", "--mock-script", writeScript(t, runOKScript)}, s)
 	rows := storedRows(t, db)
@@ -250,7 +250,7 @@ func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
 				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 `+strings.ReplaceAll(c.script, "MARKER", marker)+"\n")
 				ws, db := sessionFixture(t)
-				s, out, errOut := TestStreams("", nil)
+				s, out, errOut := testStreams("", nil)
 				run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 					"--sandbox", backend, "--db", db, "--timeout", "20s", c.flag, "--mock-script", writeScript(t, runOKScript)}, s)
 				rows := storedRows(t, db)
@@ -282,14 +282,14 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: claude, agent_bin: %s}]
 `, agent))
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", db, "--memory-max-mib", "63"}, s); code != 2 {
 		t.Fatalf("--memory-max-mib 63: exit %d, want 2\n%s", code, errOut)
 	}
 	if _, err := os.Stat(db); err == nil {
 		t.Errorf("a refused run created %s", db)
 	}
-	s, _, errOut = TestStreams("", nil)
+	s, _, errOut = testStreams("", nil)
 	run(context.Background(), []string{"run", bench, "--db", db}, s)
 	_, rows := resultsOf(t, db)
 	if len(rows) != 1 || !strings.Contains(rows[0].ErrorDetail, "pids limit 32") {

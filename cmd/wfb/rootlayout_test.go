@@ -51,7 +51,7 @@ func TestARootReviewOfACheckoutInRootsHomeRuns(t *testing.T) {
 	}
 	doc := `{"schema_version": 1, "verdict": "approve", "findings": []}`
 	script := bashScript(t, "printf '%s' '"+doc+"' > \"$WFB_REVIEW_OUTPUT.tmp\" && mv \"$WFB_REVIEW_OUTPUT.tmp\" \"$WFB_REVIEW_OUTPUT\"")
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	args := []string{"session", "--workspace", workspace, "--prompt", "review the change", "--mock-script", script,
 		"--db", db, "--format", "json", "--timeout", "30s", "--review", "--artifact-dir", art}
 	if code := run(context.Background(), args, s); code != exitOK {
@@ -78,7 +78,7 @@ func TestARootEditOfARootOwnedCheckoutLands(t *testing.T) {
 	requireRootWfb(t)
 	workspace, db := sessionFixture(t)
 	script := bashScript(t, "printf edited > source.ts.tmp && mv source.ts.tmp source.ts && echo new > added.txt")
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	args := []string{"session", "--workspace", workspace, "--prompt", "fix it", "--mock-script", script,
 		"--db", db, "--format", "json", "--timeout", "30s", "--edit"}
 	if code := run(context.Background(), args, s); code != exitOK {

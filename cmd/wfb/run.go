@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -256,7 +255,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	b, err := bench.Load(opts.Bench, checkScript)
 	if err != nil {
-		return asBadInput(err)
+		return err // a *bench.Error: exit 2 by exitRules
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
@@ -300,11 +299,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
 	o.Progress = runner.NewProgressLine(s.ErrOut, s.ErrOutIsTerminal)
 	sw, err := runner.NewSweep(ctx, o)
-	var input *runner.InputError
-	if errors.As(err, &input) {
-		return runner.Summary{}, asBadInput(err)
-	}
-	if err != nil {
+	if err != nil { // a *runner.InputError is exit 2 by exitRules
 		return runner.Summary{}, err
 	}
 	defer sw.Close()

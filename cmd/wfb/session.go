@@ -137,7 +137,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	if opts.MockScript != "" {
 		var err error
 		if script, err = provider.LoadScript(opts.MockScript); err != nil {
-			return asBadInput(err)
+			return err // a *provider.ScriptError: exit 2 by exitRules
 		}
 	}
 	apiKey := "offline"

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/sandbox"
 )
 
@@ -41,7 +42,7 @@ func RequireBackend(t testing.TB, name string) {
 	if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
 		t.Fatalf("WFB_REQUIRE_SANDBOX=1 and the %s backend is not usable here: %s", name, st.Reason)
 	}
-	t.Skipf("the %s backend is not usable here (WFB_REQUIRE_SANDBOX=1 makes this a failure): %s", name, st.Reason)
+	gate.Skipf(t, "WFB_REQUIRE_SANDBOX", "the %s backend is not usable here (WFB_REQUIRE_SANDBOX=1 makes this a failure): %s", name, st.Reason)
 }
 
 // Statuses is sandbox.Doctor's answer on this machine, asked once per test

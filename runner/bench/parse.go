@@ -43,7 +43,7 @@ type ScriptChecker func(path string, data []byte) error
 // be nil), is reported in one *Error; a *Error means nothing may
 // start.
 func Load(path string, check ScriptChecker) (*Bench, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictyaml.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
 	}
@@ -299,7 +299,7 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 
 // script checks a mock script once, its problems joining the bench's.
 func (p *benchParser) script(at node, field, given, abs string) {
-	data, err := os.ReadFile(abs)
+	data, err := strictyaml.ReadFile(abs)
 	if err != nil {
 		p.Addf(at, field, "cannot read mock script %s: %s", given, errText(err))
 		return

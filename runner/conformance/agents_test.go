@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
 )
@@ -122,7 +123,7 @@ func require(t *testing.T, c cli) cli {
 		if os.Getenv("WFB_REQUIRE_AGENTS") == "1" {
 			t.Fatalf("%s (WFB_REQUIRE_AGENTS=1)", msg)
 		}
-		t.Skipf("%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
+		gate.Skipf(t, "WFB_REQUIRE_AGENTS", "%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {

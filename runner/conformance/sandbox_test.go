@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/review"
@@ -24,7 +25,7 @@ func kernelBackend(t *testing.T, name, workspace string) {
 	if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
 		t.Fatalf("WFB_REQUIRE_SANDBOX=1 and %v", err)
 	}
-	t.Skipf("%v (WFB_REQUIRE_SANDBOX=1 makes this a failure)", err)
+	gate.Skipf(t, "WFB_REQUIRE_SANDBOX", "%v (WFB_REQUIRE_SANDBOX=1 makes this a failure)", err)
 }
 
 // TestARealCLIReviewsInEveryKernelSandbox runs the real Claude CLI as npm

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/internal/standin"
 	"github.com/wfbench/wfb/mock/provider"
@@ -36,7 +37,9 @@ import (
 // matters because the launcher runs with the agent's environment.)
 func TestMain(m *testing.M) {
 	standin.MainIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	gate.Report("sandbox/e2e")
+	os.Exit(code)
 }
 
 const reviewJSON = `{"schema_version": 1, "verdict": "approve", "findings": []}`
