@@ -86,8 +86,8 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 // stable interface of the results file, as README's "The SQL interface"
 // lists them (a test holds the two and the schema together).
 var stableRelations = struct{ tables, views []string }{
-	tables: []string{"runs", "results", "evidence", "model_usage", "artifacts", "scores"},
-	views:  []string{"results_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v"},
+	tables: []string{"runs", "results", "evidence", "model_usage", "artifacts", "scores", "requests", "exchanges", "transcripts"},
+	views:  []string{"results_v", "measured_results_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v"},
 }
 
 // stableRelationsText spells stableRelations for the help text.
