@@ -1,7 +1,6 @@
 package meter
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -132,10 +131,14 @@ func (b *budget) take(n int) int {
 	}
 }
 
-// capture collects a body as it passes, up to what the budget allows.
+// capture collects a body as it passes, up to what the budget allows, in
+// pooled segments: a growing buffer would clear and copy the whole body
+// again at every doubling, on the agent's path. bytes joins them once,
+// after the answer was relayed.
 type capture struct {
 	b         *budget
-	buf       bytes.Buffer
+	segs      []*[]byte // each relayBufferSize long; the last filled up to n
+	n         int
 	truncated bool
 }
 
@@ -144,8 +147,29 @@ func (c *capture) write(p []byte) {
 		return
 	}
 	n := c.b.take(len(p))
-	c.buf.Write(p[:n])
+	q := p[:n]
+	for len(q) > 0 {
+		off := c.n % relayBufferSize
+		if off == 0 && c.n/relayBufferSize == len(c.segs) {
+			c.segs = append(c.segs, relayBuffers.Get().(*[]byte))
+		}
+		k := copy((*c.segs[len(c.segs)-1])[off:], q)
+		c.n += k
+		q = q[k:]
+	}
 	if n < len(p) {
 		c.truncated = true
 	}
+}
+
+// bytes returns what was captured, in one slice, and gives the segments
+// back to the pool: call it once.
+func (c *capture) bytes() []byte {
+	out := make([]byte, 0, c.n)
+	for _, s := range c.segs {
+		out = append(out, (*s)[:min(relayBufferSize, c.n-len(out))]...)
+		relayBuffers.Put(s)
+	}
+	c.segs = nil
+	return out
 }

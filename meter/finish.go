@@ -44,7 +44,7 @@ func (f *flight) settle() {
 		RequestHeader:  a.scrub.keptHeader(f.reqHeader),
 		ResponseHeader: a.scrub.keptHeader(f.respHeader),
 		Request:        keep(f.body[:got], f.bodyCut || got < len(f.body), a.scrub),
-		Response:       keep(f.resp.buf.Bytes(), f.resp.truncated, a.scrub),
+		Response:       keep(f.resp.bytes(), f.resp.truncated, a.scrub),
 	}
 	rec = a.add(rec)
 	if s := a.p.opts.Sink; s != nil {

@@ -239,10 +239,14 @@ func forwardHeader(in http.Header) http.Header {
 	return h
 }
 
-var relayBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// relayBufferSize is each relay buffer: the transport's read buffer, so
+// that one read can take all it holds.
+const relayBufferSize = 64 << 10
 
-// relay passes the upstream response to the agent as it comes, flushing
-// every read of a stream, and feeds the reader and the capture after.
+var relayBuffers = sync.Pool{New: func() any { b := make([]byte, relayBufferSize); return &b }}
+
+// relay passes the upstream response to the agent as it comes and feeds
+// the reader and the capture after each write (see pump).
 func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	f.respHeader = resp.Header.Clone()
@@ -265,9 +269,7 @@ func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	// the attempt.
 	stop := context.AfterFunc(f.a.ctx, func() { rc.SetWriteDeadline(time.Now()) }) //nolint:errcheck
 	defer stop()
-	bp := relayBuffers.Get().(*[]byte)
-	defer relayBuffers.Put(bp)
-	err := f.pump(w, r, rc, resp.Body, *bp)
+	err := f.pump(w, r, rc, resp.Body)
 	if err == nil && !f.rec.Streamed {
 		rc.Flush() //nolint:errcheck // the whole answer reaches the agent now
 	}
@@ -275,45 +277,116 @@ func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	return err
 }
 
-// pump copies the body; it returns errCut when the upstream broke off.
-func (f *flight) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, body io.Reader, buf []byte) error {
+// chunk is one read of the upstream body, handed from the reading
+// goroutine to the writing one.
+type chunk struct {
+	buf *[]byte
+	n   int
+	err error
+}
+
+// readAhead reads body into pooled buffers on its own goroutine, up to two
+// reads ahead of the writer, until an error or EOF (sent as the last
+// chunk) or until quit is closed. done is closed when it has stopped
+// touching its buffers.
+func readAhead(body io.Reader, out chan<- chunk, quit <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
 	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			if f.rec.TTFB == nil {
-				d := time.Since(f.start)
-				f.rec.TTFB = &d
-			}
-			chunk := buf[:n]
-			_, werr := w.Write(chunk)
-			if werr == nil && f.rec.Streamed {
-				werr = rc.Flush()
-			}
-			if werr != nil {
-				f.gone(r, werr)
-				return nil
-			}
-			f.rec.ResponseBytes += int64(n)
-			if f.reader != nil {
-				f.reader.write(chunk)
-			}
-			f.resp.write(chunk)
+		bp := relayBuffers.Get().(*[]byte)
+		n, err := body.Read(*bp)
+		select {
+		case out <- chunk{bp, n, err}:
+		case <-quit:
+			relayBuffers.Put(bp)
+			return
 		}
-		switch {
-		case err == io.EOF:
-			f.complete = true
-			return nil
-		case err != nil && r.Context().Err() != nil:
-			f.gone(r, err)
-			return nil
-		case err != nil:
-			f.rec.ProxyError, f.rec.ErrorDetail = ErrUpstreamCut, err.Error()
-			if f.a.ctx.Err() != nil {
-				f.rec.ProxyError = ErrAttemptEnded
-			}
-			return errCut
+		if err != nil {
+			return
 		}
 	}
+}
+
+// pump copies the body, read on a goroutine of its own so that reading
+// the upstream and writing the agent overlap. A stream is flushed whenever
+// no further read is waiting — the upstream has paused, so each event
+// reaches the agent as soon as it is whole — and not between reads that
+// follow each other at once, which would cost a write per read. It returns
+// errCut when the upstream broke off.
+func (f *flight) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, body io.ReadCloser) error {
+	chunks := make(chan chunk, 2)
+	quit, done := make(chan struct{}), make(chan struct{})
+	go readAhead(body, chunks, quit, done)
+	defer func() {
+		close(quit)
+		body.Close() // unblocks a read in flight
+		<-done
+		for {
+			select {
+			case c := <-chunks:
+				relayBuffers.Put(c.buf)
+			default:
+				return
+			}
+		}
+	}()
+	for c := range chunks {
+		err := f.relayChunk(w, r, rc, chunks, c)
+		relayBuffers.Put(c.buf)
+		if err != nil || c.err != nil {
+			return f.ended(r, err, c.err)
+		}
+	}
+	return nil
+}
+
+// errAgentGone stops the pump after the agent could not be written to.
+var errAgentGone = errors.New("agent gone")
+
+// relayChunk writes one read to the agent, flushing a stream when no other
+// read is waiting, then feeds the reader and the capture.
+func (f *flight) relayChunk(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, chunks chan chunk, c chunk) error {
+	if c.n == 0 {
+		return nil
+	}
+	if f.rec.TTFB == nil {
+		d := time.Since(f.start)
+		f.rec.TTFB = &d
+	}
+	p := (*c.buf)[:c.n]
+	_, werr := w.Write(p)
+	if werr == nil && f.rec.Streamed && len(chunks) == 0 {
+		werr = rc.Flush()
+	}
+	if werr != nil {
+		f.gone(r, werr)
+		return errAgentGone
+	}
+	f.rec.ResponseBytes += int64(c.n)
+	if f.reader != nil {
+		f.reader.write(p)
+	}
+	f.resp.write(p)
+	return nil
+}
+
+// ended records how the pump ended: the agent gone (already recorded),
+// the body's end, or the upstream's failure.
+func (f *flight) ended(r *http.Request, werr, rerr error) error {
+	switch {
+	case werr != nil:
+		return nil
+	case rerr == io.EOF:
+		f.complete = true
+		return nil
+	case r.Context().Err() != nil:
+		f.gone(r, rerr)
+		return nil
+	}
+	f.rec.ProxyError, f.rec.ErrorDetail = ErrUpstreamCut, rerr.Error()
+	if f.a.ctx.Err() != nil {
+		f.rec.ProxyError = ErrAttemptEnded
+	}
+	return errCut
 }
 
 // gone records that the agent could not be written to.

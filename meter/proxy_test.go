@@ -113,16 +113,9 @@ func TestStreamPassesThroughEventByEvent(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			return // the test fails below: the first event never arrived
 		}
-		sse(w, "message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":`+usageFull+`}`)
-		sse(w, "message_stop", `{"type":"message_stop"}`)
+		sseEnd(w)
 	}
-	up := newUpstream(t, slow)
-	p := startProxy(t, up.URL, Options{})
-	a := begin(t, p, "att-1")
-	resp, err := http.Post(a.BaseURL()+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, resp := streamThrough(t, slow)
 	defer resp.Body.Close()
 	br := bufio.NewReader(resp.Body)
 	line, err := br.ReadString('\n')
@@ -137,6 +130,67 @@ func TestStreamPassesThroughEventByEvent(t *testing.T) {
 	r := end(t, a).Records[0]
 	if !r.Billed || r.TTFB == nil || *r.TTFB > r.Latency || r.Usage.Output.Value != 300 {
 		t.Errorf("billed %v ttfb %v latency %v output %+v", r.Billed, r.TTFB, r.Latency, r.Usage.Output)
+	}
+}
+
+// sseEnd sends a stream's last two events.
+func sseEnd(w http.ResponseWriter) {
+	sse(w, "message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":`+usageFull+`}`)
+	sse(w, "message_stop", `{"type":"message_stop"}`)
+}
+
+// streamThrough posts a streaming request through a proxy in front of
+// handler, for one attempt.
+func streamThrough(t *testing.T, handler http.HandlerFunc) (*Attempt, *http.Response) {
+	t.Helper()
+	up := newUpstream(t, handler)
+	p := startProxy(t, up.URL, Options{})
+	a := begin(t, p, "att-1")
+	resp, err := http.Post(a.BaseURL()+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, resp
+}
+
+// TestALargeEventIsNotHeldBehindTheNextOne stops a proxy that flushes a
+// stream only after a short read: an event larger than the relay buffer
+// fills whole reads, and the upstream then waits for the agent to have it
+// all before it sends anything more, so its tail must be flushed with no
+// further read to prompt it.
+func TestALargeEventIsNotHeldBehindTheNextOne(t *testing.T) {
+	text := strings.Repeat("z", 3*relayBufferSize+123)
+	first := `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + text + `"}}`
+	firstRead := make(chan struct{})
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		sse(w, "message_start", `{"type":"message_start","message":{"model":"m","usage":`+startOf(usageFull)+`}}`)
+		sse(w, "content_block_delta", first)
+		select {
+		case <-firstRead:
+		case <-time.After(5 * time.Second):
+			return // the test fails below: the event was held
+		}
+		sseEnd(w)
+	}
+	a, resp := streamThrough(t, slow)
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 1<<20)
+	var got strings.Builder
+	for !strings.Contains(got.String(), text+`"}}`+"\n\n") {
+		line, err := br.ReadString('\n')
+		got.WriteString(line)
+		if err != nil {
+			t.Fatalf("the large event never arrived whole (%d bytes read): %v", got.Len(), err)
+		}
+	}
+	close(firstRead)
+	rest, _ := io.ReadAll(br)
+	if !strings.Contains(string(rest), "message_stop") {
+		t.Fatalf("the stream did not finish: %q", rest)
+	}
+	if r := end(t, a).Records[0]; !r.Billed || r.ResponseBytes != int64(got.Len()+len(rest)) {
+		t.Errorf("billed %v, %d bytes relayed; want billed, %d", r.Billed, r.ResponseBytes, got.Len()+len(rest))
 	}
 }
 

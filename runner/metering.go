@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
@@ -64,7 +65,7 @@ func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
 	log := a.End(endCtx)
 	row.Requests = make([]store.MeteredRequest, len(log.Records))
 	for i, r := range log.Records {
-		row.Requests[i] = MeteredRequest(r)
+		row.Requests[i] = meterstore.Row(r)
 	}
 	if len(log.Records) == 0 && !row.OK {
 		meterDown(row, a.BaseURL())
@@ -235,49 +236,6 @@ func secretValues(env map[string]string) []string {
 	return secrets
 }
 
-// MeteredRequest converts a meter record to its store row (with its
-// exchange).
-func MeteredRequest(r meter.Record) store.MeteredRequest {
-	m := store.MeteredRequest{
-		RequestID: r.ID, AttemptID: r.AttemptID, Seq: r.Seq, Protocol: r.Protocol, Method: r.Method, Path: r.Path,
-		RequestedModel: r.RequestedModel, ResponseModel: r.ResponseModel,
-		StartedAt: r.StartedAt, LatencyMS: r.Latency.Milliseconds(), Streamed: r.Streamed,
-		RequestBytes: r.RequestBytes, ResponseBytes: r.ResponseBytes,
-		ErrorType: r.ErrorType, ProxyError: r.ProxyError, ErrorDetail: r.ErrorDetail,
-		Billed: r.Billed, UsageSemantics: r.Usage.Semantics,
-		InputTokens: r.Usage.Input.Ptr(), OutputTokens: r.Usage.Output.Ptr(),
-		CacheReadInputTokens: r.Usage.CacheRead.Ptr(), CacheCreationInputTokens: r.Usage.CacheCreation.Ptr(),
-		ReasoningOutputTokens: r.Usage.Reasoning.Ptr(),
-		UsageRaw:              r.Usage.RawValues(), UsageProblem: strings.Join(r.Usage.Problems(), "; "),
-		Exchange: &store.Exchange{
-			RequestHeaders: r.Exchange.RequestHeader, ResponseHeaders: r.Exchange.ResponseHeader,
-			Codec:       r.Exchange.Request.Codec,
-			RequestBody: r.Exchange.Request.Data, RequestSize: r.Exchange.Request.Size,
-			RequestSHA256: r.Exchange.Request.SHA256, RequestTruncated: r.Exchange.Request.Truncated,
-			ResponseBody: r.Exchange.Response.Data, ResponseSize: r.Exchange.Response.Size,
-			ResponseSHA256: r.Exchange.Response.SHA256, ResponseTruncated: r.Exchange.Response.Truncated,
-		},
-	}
-	if m.Exchange.Codec == "" {
-		m.Exchange.Codec = r.Exchange.Response.Codec
-	}
-	if r.Status != 0 {
-		m.Status = ptrInt(int64(r.Status))
-	}
-	if r.TTFB != nil {
-		m.TTFBMS = ptrInt(r.TTFB.Milliseconds())
-	}
-	if r.RetryOf > 0 {
-		m.RetryOf = ptrInt(int64(r.RetryOf))
-	}
-	if r.FallbackOf > 0 {
-		m.FallbackOf = ptrInt(int64(r.FallbackOf))
-	}
-	return m
-}
-
-func ptrInt(v int64) *int64 { return &v }
-
 // StartMeter starts a process's metering proxy (loopback, a free port).
 // Attributed requests come back with their attempt's row; those whose path
 // names no live attempt are written to db as they finish.
@@ -287,7 +245,7 @@ func StartMeter(db *store.DB) (*meter.Proxy, error) {
 			return
 		}
 		// Best effort: an unattributed request is no attempt's outcome.
-		_ = db.InsertRequests(context.Background(), []store.MeteredRequest{MeteredRequest(r)})
+		_ = db.InsertRequests(context.Background(), []store.MeteredRequest{meterstore.Row(r)})
 	})})
 	if err != nil {
 		return nil, fmt.Errorf("start the metering proxy: %w", err)

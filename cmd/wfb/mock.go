@@ -16,7 +16,7 @@ func newMockCmd(s *Streams) *cobra.Command {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(newMockServeCmd(s), newMockAgentCmd(s))
+	cmd.AddCommand(newMockServeCmd(s), newMockAgentCmd(s), newMockRecordCmd(s))
 	return cmd
 }
 

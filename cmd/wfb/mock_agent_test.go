@@ -92,7 +92,7 @@ func TestMockGroupsServeAndAgent(t *testing.T) {
 	for _, c := range newMockCmd(&Streams{}).Commands() {
 		got = append(got, c.Name())
 	}
-	if diff := cmp.Diff([]string{"agent", "serve"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"agent", "record", "serve"}, got); diff != "" {
 		t.Errorf("wfb mock subcommands (-want +got):\n%s", diff)
 	}
 }

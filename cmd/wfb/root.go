@@ -60,6 +60,7 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newMergeCmd(s),
 		newDoctorCmd(s),
 		newViewCmd(s),
+		newProxyCmd(s),
 	)
 	// An unknown command is bad input (exit 2), not a help page with exit 0;
 	// a bare `wfb` prints the help.

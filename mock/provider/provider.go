@@ -104,8 +104,9 @@ type Provider struct {
 	once    sync.Once
 
 	mu       sync.Mutex
-	next     int // index of the next scripted reply
-	seq      int // requests received, for ids
+	next     int    // index of the first scripted reply not yet served
+	served   []bool // which replies were served (nil: none yet)
+	seq      int    // requests received, for ids
 	requests []Request
 	srv      *http.Server
 	url      string

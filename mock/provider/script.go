@@ -32,6 +32,8 @@ import "encoding/json"
 //	  - hang: true
 //	  - text: "dropped"
 //	    cut_after_events: 3
+//	  - text: "answers the second request of a conversation"
+//	    match: {turn: 1, model: claude-sonnet-4-5}
 //	default:
 //	  text: "done"
 //	  usage: {input_tokens: 10, output_tokens: 5,
@@ -68,6 +70,10 @@ import "encoding/json"
 //   - delay_ms: wait this long (>= 0) before answering, headers included.
 //   - hang: never answer; the request blocks until the client disconnects
 //     or the provider is closed, and then the connection is dropped.
+//   - match: {turn, model}, either or both: the reply answers only a
+//     request that fits (see Match). A request takes the first reply not
+//     yet served that fits it, so replies without match are served in
+//     order; a request no reply fits gets the default. Not on the default.
 //   - cut_after_events: for a streamed reply, drop the connection after
 //     this many SSE events (>= 0; 0 means no cut). A cut stream never
 //     reaches message_stop, however large the number. A non-streamed reply
@@ -107,6 +113,9 @@ type Reply struct {
 	// output_tokens_details.reasoning_tokens (verbatim; nil: absent). The
 	// Messages API has no such field and ignores it.
 	ReasoningTokens any `json:"reasoning_tokens,omitempty"`
+	// Match, when set, restricts the reply to the requests it fits (see
+	// Match); nil answers any. Not allowed on the default.
+	Match *Match `json:"match,omitempty"`
 }
 
 // Tool is a tool_use block: the tool's name and its input object.

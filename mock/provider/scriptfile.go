@@ -86,6 +86,9 @@ func (sp *scriptParser) script(node ast.Node, s *Script) {
 			}
 		case "default":
 			if r, ok := sp.reply(kv.Value, "default"); ok {
+				if r.Match != nil {
+					sp.Addf(kv.KeyAt, "default.match", "the default answers every request no reply fits; it has no match")
+				}
 				s.Default = &r
 			}
 		default:
@@ -95,7 +98,7 @@ func (sp *scriptParser) script(node ast.Node, s *Script) {
 }
 
 // scriptReplyFields are the fields a reply may have, in documentation order.
-var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events"
+var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, match"
 
 // reply reads one reply; ok is false when it has any problem.
 func (sp *scriptParser) reply(node ast.Node, field string) (r Reply, ok bool) {
@@ -153,6 +156,8 @@ func (sp *scriptParser) replyField(r *Reply, key string, v ast.Node, f string) b
 		r.Hang, _ = sp.Bool(v, f)
 	case "cut_after_events":
 		r.CutAfterEvents = sp.count(v, f)
+	case "match":
+		r.Match = sp.match(v, f)
 	default:
 		return false
 	}
@@ -391,4 +396,41 @@ func readErrText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// match reads a reply's match: {turn, model}.
+func (sp *scriptParser) match(node ast.Node, field string) *Match {
+	pairs, ok := sp.Mapping(node, field)
+	if !ok {
+		return nil
+	}
+	m := &Match{}
+	for _, kv := range pairs {
+		f := field + "." + kv.Key
+		v := sp.Deref(kv.Value, f)
+		if v == nil {
+			continue
+		}
+		switch kv.Key {
+		case "model":
+			if s, ok := sp.Str(v, f); ok {
+				if s == "" {
+					sp.Addf(v, f, "must not be empty (leave it out to match any model)")
+				}
+				m.Model = s
+			}
+		case "turn":
+			if n, ok := sp.Int(v, f); ok {
+				if n < 0 || n > math.MaxInt32 {
+					sp.Addf(v, f, "must be 0 (the first request) or more, got %d", n)
+				} else {
+					t := int(n)
+					m.Turn = &t
+				}
+			}
+		default:
+			sp.Addf(kv.KeyAt, f, "unknown field (a match has: turn, model)")
+		}
+	}
+	return m
 }

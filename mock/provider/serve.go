@@ -145,7 +145,8 @@ func badBody(w http.ResponseWriter, in incoming) string {
 // serveTurn answers a model turn with the next reply, adding to note what
 // the log should say. A scripted hang or cut aborts the handler.
 func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming, responses bool, note *string) {
-	reply, label := p.nextReply()
+	model, _ := in.body["model"].(string)
+	reply, label := p.nextReply(model, requestTurn(in.body, responses))
 	// Placeholders such as {{review_output}} take their value from this request.
 	reply = expandTemplates(reply, in.body)
 	*note = label
@@ -195,19 +196,40 @@ func (p *Provider) wait(ctx context.Context, reply Reply, note *string) bool {
 	return true
 }
 
-// nextReply takes the next scripted reply, or the default.
-func (p *Provider) nextReply() (Reply, string) {
+// nextReply takes the first reply not yet served that fits a request for
+// model at turn (see Match), or the default.
+func (p *Provider) nextReply(model string, turn int) (Reply, string) {
 	p.mu.Lock()
+	if p.served == nil {
+		p.served = make([]bool, len(p.script.Replies))
+	}
 	i := p.next
-	p.next++
+	for ; i < len(p.script.Replies); i++ {
+		if !p.served[i] && p.script.Replies[i].Match.fits(model, turn) {
+			break
+		}
+	}
+	if i < len(p.script.Replies) {
+		p.served[i] = true
+		for p.next < len(p.script.Replies) && p.served[p.next] {
+			p.next++
+		}
+	}
 	p.mu.Unlock()
 	if i < len(p.script.Replies) {
 		return p.script.Replies[i], fmt.Sprintf("reply %d/%d", i+1, len(p.script.Replies))
 	}
-	if p.script.Default != nil {
-		return *p.script.Default, "default"
+	label := "default"
+	if p.script.Default == nil {
+		label = "built-in default"
 	}
-	return DefaultReply(), "built-in default"
+	if p.next < len(p.script.Replies) {
+		label += fmt.Sprintf(" (no reply left fits turn %d, model %q)", turn, model)
+	}
+	if p.script.Default != nil {
+		return *p.script.Default, label
+	}
+	return DefaultReply(), label
 }
 
 func (p *Provider) logf(method, path string, status int, note string) {

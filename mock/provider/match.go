@@ -1,0 +1,69 @@
+package provider
+
+// Match restricts a reply to the requests it answers. A reply without one
+// answers any model request; with one, only a request that fits every
+// field set. A request takes the first reply, in script order, that fits
+// it and has not been served yet — so a script whose replies have no Match
+// is served strictly in order — else the default.
+//
+// A recorded script (wfb mock record) sets Turn (and Model) on every
+// reply, so that a replay answers each request of the agent with the reply
+// recorded for its place in the conversation, whatever side requests the
+// agent interleaves.
+type Match struct {
+	// Model, when set, is the request's "model".
+	Model string `json:"model,omitempty"`
+	// Turn, when set, is how many assistant turns the request's
+	// conversation already holds: 0 for the first request of a session, 1
+	// after one reply, and so on. Messages API: the messages with role
+	// "assistant". Responses API: the runs of consecutive model output
+	// items (assistant messages, function and custom tool calls,
+	// reasoning) in "input", one run per earlier response.
+	Turn *int `json:"turn,omitempty"`
+}
+
+// fits says whether a request with the given model and turn fits m.
+func (m *Match) fits(model string, turn int) bool {
+	if m == nil {
+		return true
+	}
+	return (m.Model == "" || m.Model == model) && (m.Turn == nil || *m.Turn == turn)
+}
+
+// requestTurn counts the assistant turns a request's conversation holds
+// (see Match.Turn).
+func requestTurn(body map[string]any, responses bool) int {
+	if !responses {
+		n := 0
+		msgs, _ := body["messages"].([]any)
+		for _, m := range msgs {
+			if obj, _ := m.(map[string]any); obj["role"] == "assistant" {
+				n++
+			}
+		}
+		return n
+	}
+	input, _ := body["input"].([]any)
+	n, inRun := 0, false
+	for _, it := range input {
+		obj, _ := it.(map[string]any)
+		out := modelOutputItem(obj)
+		if out && !inRun {
+			n++
+		}
+		inRun = out
+	}
+	return n
+}
+
+// modelOutputItem says whether a Responses input item is one the model
+// produced.
+func modelOutputItem(item map[string]any) bool {
+	switch item["type"] {
+	case "function_call", "custom_tool_call", "reasoning", "local_shell_call", "web_search_call":
+		return true
+	case "message", nil:
+		return item["role"] == "assistant"
+	}
+	return false
+}
