@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -71,8 +72,12 @@ const (
 	// fails the session (jsonLines.failNonJSON), naming the limit.
 	maxLineBytes = 16 << 20
 	// pipeDrain bounds how long output is read after the process group is
-	// gone; only a descendant that left the group can hold a pipe longer.
-	pipeDrain = 2 * time.Second
+	// gone while nothing more arrives; only a descendant that left the
+	// group can hold a pipe that long. While output still flows (a slow
+	// reader behind a full pipe: a loaded machine, the race detector), the
+	// bound is pipeDrainMax.
+	pipeDrain    = 2 * time.Second
+	pipeDrainMax = 30 * time.Second
 )
 
 // runProcess starts argv in its own process group and waits for it, for the
@@ -179,6 +184,26 @@ type processPipes struct {
 	// statusR/W carry agent-exec's reason when it could not start the
 	// agent.
 	statusR, statusW *os.File
+	// flowed counts the bytes read from stdout and stderr, and waiting the
+	// readers blocked in a read, so that drain tells a held pipe (a reader
+	// waits and nothing flows) from a slow reader (output flows, or a
+	// reader is busy with what it read).
+	flowed  atomic.Int64
+	waiting atomic.Int32
+}
+
+// watchedReader counts what it reads, and whether it is waiting in a read.
+type watchedReader struct {
+	r io.Reader
+	p *processPipes
+}
+
+func (w watchedReader) Read(b []byte) (int, error) {
+	w.p.waiting.Add(1)
+	k, err := w.r.Read(b)
+	w.p.waiting.Add(-1)
+	w.p.flowed.Add(int64(k))
+	return k, err
 }
 
 // openPipes opens the three pipes, or none.
@@ -342,11 +367,11 @@ func (p *processPipes) read(ps processSpec, stdoutTail, stderrTail io.Writer, re
 	readersDone := make(chan struct{}, 2)
 	go func() {
 		defer func() { readersDone <- struct{}{} }()
-		res.StdoutBytes = readLines(p.outR, stdoutTail, ps.OnStdoutLine)
+		res.StdoutBytes = readLines(watchedReader{p.outR, p}, stdoutTail, ps.OnStdoutLine)
 	}()
 	go func() {
 		defer func() { readersDone <- struct{}{} }()
-		io.Copy(stderrTail, p.errR)
+		io.Copy(stderrTail, watchedReader{p.errR, p})
 	}()
 	return readersDone
 }
@@ -419,9 +444,11 @@ func stopProcess(pid int, grace time.Duration, exited <-chan struct{}, state str
 	}
 }
 
-// drain waits for the readers, for at most pipeDrain: only a descendant
-// that left the group can hold a pipe longer, and then reading stops.
+// drain waits for the readers, for at most pipeDrain while they wait for
+// output that does not come (pipeDrainMax in all): only a descendant that
+// left the group can hold a pipe that long, and then reading stops.
 func (p *processPipes) drain(readersDone <-chan struct{}, res *processResult) {
+	start, seen := time.Now(), p.flowed.Load()
 	drain := time.NewTimer(pipeDrain)
 	defer drain.Stop()
 	for pending := 2; pending > 0; {
@@ -429,6 +456,12 @@ func (p *processPipes) drain(readersDone <-chan struct{}, res *processResult) {
 		case <-readersDone:
 			pending--
 		case <-drain.C:
+			busy := int(p.waiting.Load()) < pending
+			if n := p.flowed.Load(); (n != seen || busy) && time.Since(start) < pipeDrainMax {
+				seen = n
+				drain.Reset(pipeDrain)
+				continue
+			}
 			// A descendant that left the group holds a pipe: stop reading.
 			res.PipesHeld = true
 			p.outR.Close()
