@@ -203,7 +203,7 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := d.prepareInserts(ctx, false); err != nil {
+	if err := d.prepareInserts(ctx); err != nil {
 		d.db.Close()
 		return nil, err
 	}

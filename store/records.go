@@ -482,5 +482,5 @@ func resultArgs(r *Result) []any {
 		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
 		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
 		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
-		nullString(r.UsageSource), nullString(Redact(r.UsageCheck)), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck)}
+		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck)}
 }

@@ -36,10 +36,7 @@ var cachedInserts = []string{insertResultSQL, insertEvidenceSQL, insertModelUsag
 // prepareInserts prepares cachedInserts on the writer. It must run before
 // any transaction: the writer has one connection, which a transaction
 // holds until it ends.
-func (d *DB) prepareInserts(ctx context.Context, on bool) error {
-	if !on {
-		return nil
-	}
+func (d *DB) prepareInserts(ctx context.Context) error {
 	d.stmts = make(map[string]*sql.Stmt, len(cachedInserts))
 	for _, q := range cachedInserts {
 		st, err := d.db.PrepareContext(ctx, q)

@@ -37,7 +37,7 @@ func (d *DB) insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error 
 		data = []byte{}
 	}
 	_, err := d.execTx(ctx, tx, insertTranscriptSQL,
-		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(Redact(t.Prompt)))
+		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(d.clean(t.Prompt)))
 	return err
 }
 
