@@ -3,6 +3,7 @@ package store
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces every secret Redact finds.
@@ -11,29 +12,37 @@ const Redacted = "[REDACTED]"
 // redactions run in order; each keeps the text around the secret (a header
 // name, a variable name, quotes) so the redacted evidence still reads.
 var redactions = []struct {
-	hints []string // lower-case text, one of which every match contains: a cheap pre-check
-	keyed bool     // every match has a separator right after the hint (see separatorAfter)
-	re    *regexp.Regexp
+	hints []string              // lower-case text, one of which every match contains: a cheap pre-check
+	keyed bool                  // every match has a separator right after the hint (see separatorAfter)
+	re    func() *regexp.Regexp // compiled on first use (see lazyRE)
 	repl  string
 }{
 	// Authorization headers, whatever the scheme: "Authorization: Bearer x",
 	// "authorization": "Basic x".
-	{[]string{"authorization"}, true, regexp.MustCompile(`(?i)(\bauthorization` + quote + sep + quote + `)(?:` + already + `|[^"'\r\n,}\\]+)`), "${1}" + Redacted},
+	{[]string{"authorization"}, true, lazyRE(`(?i)(\bauthorization` + quote + sep + quote + `)(?:` + already + `|[^"'\r\n,}\\]+)`), "${1}" + Redacted},
 	// x-api-key as a header line or a JSON/Python mapping entry.
-	{[]string{"x-api-key"}, true, regexp.MustCompile(`(?i)(\bx-api-key` + quote + sep + quote + `)(?:` + already + `|[^"'\s,}\\]+)`), "${1}" + Redacted},
+	{[]string{"x-api-key"}, true, lazyRE(`(?i)(\bx-api-key` + quote + sep + quote + `)(?:` + already + `|[^"'\s,}\\]+)`), "${1}" + Redacted},
 	// NAME=value and "NAME": "value" where NAME names a secret. The name
 	// must END in the suffix, so "input_tokens": 12 is left alone. A quoted
 	// value may hold spaces; an unquoted one ends at a delimiter.
-	{secretHints, true, regexp.MustCompile(`(?i)(` + secretName + `["']?` + sep + `)"(?:[^"\\]|\\.)*"`), `${1}"` + Redacted + `"`},
-	{secretHints, true, regexp.MustCompile(`(?i)(` + secretName + `["']?` + sep + `)'[^']*'`), `${1}'` + Redacted + `'`},
-	{secretHints, true, regexp.MustCompile(`(?i)(` + secretName + quote + sep + quote + `)(?:` + already + `|[^\s"',;&}\]\\]+)`), "${1}" + Redacted},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + `["']?` + sep + `)"(?:[^"\\]|\\.)*"`), `${1}"` + Redacted + `"`},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + `["']?` + sep + `)'[^']*'`), `${1}'` + Redacted + `'`},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + quote + sep + quote + `)(?:` + already + `|[^\s"',;&}\]\\]+)`), "${1}" + Redacted},
 	// Bearer tokens anywhere in free text.
-	{[]string{"bearer"}, false, regexp.MustCompile(`(?i)(\bbearer\s+)[a-z0-9._~+/=\-]+`), "${1}" + Redacted},
+	{[]string{"bearer"}, false, lazyRE(`(?i)(\bbearer\s+)[a-z0-9._~+/=\-]+`), "${1}" + Redacted},
 	// Credentials in a URL's userinfo (https://user:key@host, or a key as
 	// the user name): a base URL or proxy an agent echoes in an error.
-	{[]string{"://"}, false, regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
+	{[]string{"://"}, false, lazyRE(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
 	// Anthropic (sk-ant-...), OpenAI (sk-..., sk-proj-...) style keys, bare.
-	{[]string{"sk-"}, false, regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
+	{[]string{"sk-"}, false, lazyRE(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
+}
+
+// lazyRE compiles pattern the first time it is needed: most text needs
+// none of the redactions' regexps (see candidates), and every process that
+// links the store, the stand-in agent and the session launcher among them,
+// would otherwise compile all eight case-insensitive patterns at start-up.
+func lazyRE(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
 // Pieces of the patterns above. quote also matches an escaped quote, so a
@@ -60,7 +69,7 @@ func Redact(s string) string {
 	found := candidates(s)
 	for i, r := range redactions {
 		if found&(1<<i) != 0 {
-			s = r.re.ReplaceAllString(s, r.repl)
+			s = r.re().ReplaceAllString(s, r.repl)
 		}
 	}
 	return s
