@@ -123,7 +123,7 @@ func (c *transcriptCapture) finish(prompt string) *store.Transcript {
 	c.enc.Close()
 	prompt = c.secrets.Text(prompt)
 	return &store.Transcript{
-		Prompt:    store.Redact(prompt),
+		Prompt:    prompt, // the store redacts it as it writes it (store.DB.clean)
 		Codec:     TranscriptCodec,
 		Data:      bytes.Clone(c.out.Bytes()),
 		RawSize:   c.raw,

@@ -9,14 +9,12 @@ import (
 )
 
 // insertModelUsage records an attempt's per-model usage rows inside tx.
-func insertModelUsage(ctx context.Context, tx *sql.Tx, attemptID string, mu []ModelUsage) error {
+func (d *DB) insertModelUsage(ctx context.Context, tx *sql.Tx, attemptID string, mu []ModelUsage) error {
 	for _, m := range mu {
 		if m.Model == "" {
 			return fmt.Errorf("model usage: model name is empty")
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO model_usage
-			(attempt_id, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, cost_usd)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		_, err := d.execTx(ctx, tx, insertModelUsageSQL,
 			attemptID, m.Model, nullInt(m.InputTokens), nullInt(m.OutputTokens),
 			nullInt(m.CacheReadInputTokens), nullInt(m.CacheCreationInputTokens), nullFloat(m.CostUSD))
 		if err != nil {

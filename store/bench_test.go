@@ -37,13 +37,19 @@ func BenchmarkInsertResult(b *testing.B) {
 func BenchmarkInsertResultBatched(b *testing.B) {
 	ctx := context.Background()
 	d, _ := newDB(b)
+	benchBatches(b, d, func(tx *sql.Tx, r *Result) error { return d.InsertResultTx(ctx, tx, r) })
+}
+
+// benchBatches inserts b.N attempts with insert, 100 to a transaction.
+func benchBatches(b *testing.B, d *DB, insert func(*sql.Tx, *Result) error) {
+	ctx := context.Background()
 	const batch = 100
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i += batch {
 		err := d.Tx(ctx, func(tx *sql.Tx) error {
 			for j := i; j < i+batch && j < b.N; j++ {
-				if err := d.InsertResultTx(ctx, tx, benchResult(j)); err != nil {
+				if err := insert(tx, benchResult(j)); err != nil {
 					return err
 				}
 			}

@@ -69,6 +69,7 @@ type DB struct {
 	readOnly  bool
 	immutable bool // see Immutable
 	secrets   secretSet
+	stmts     map[string]*sql.Stmt // the writer's prepared inserts (see prepareInserts)
 }
 
 // migration is one embedded schema step.
@@ -198,7 +199,15 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 			return nil, err
 		}
 	}
-	return openAndMigrate(ctx, path, path, params)
+	d, err := openAndMigrate(ctx, path, path, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.prepareInserts(ctx); err != nil {
+		d.db.Close()
+		return nil, err
+	}
+	return d, nil
 }
 
 // openAndMigrate opens file as the writer with the DSN params given and
@@ -401,7 +410,10 @@ func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
 }
 
 // Close closes the file.
-func (d *DB) Close() error { return d.db.Close() }
+func (d *DB) Close() error {
+	d.closeStmts()
+	return d.db.Close()
+}
 
 // Path returns the file name the DB was opened with.
 func (d *DB) Path() string { return d.path }

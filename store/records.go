@@ -224,32 +224,7 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if err := validateResult(r); err != nil {
 		return err
 	}
-	ok := 0
-	if r.OK {
-		ok = 1
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO results (
-		run_id, attempt_id, task, arm, rep, attempt, retry_of,
-		agent, agent_version, model, sandbox, started_at, duration_ms,
-		ok, error_kind, error_detail, process_state, exit_code,
-		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
-		cost_usd, cost_source, num_turns, session_id, verdict, findings_count,
-		usage_semantics, reported_input_tokens, reported_cached_input_tokens,
-		reasoning_output_tokens, api_retries, permission_denials,
-		metered_input_tokens, metered_output_tokens, metered_cache_read_input_tokens, metered_cache_creation_input_tokens,
-		usage_source, usage_check, metered_cost_usd, cost_check
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
-		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
-		formatTime(r.StartedAt), nullInt(r.DurationMS),
-		ok, nullString(r.ErrorKind), nullString(r.ErrorDetail), nullString(r.ProcessState), nullInt(r.ExitCode),
-		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
-		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
-		nullString(r.Verdict), nullInt(r.FindingsCount),
-		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
-		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
-		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
-		nullString(r.UsageSource), nullString(Redact(r.UsageCheck)), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck))
+	_, err := d.execTx(ctx, tx, insertResultSQL, resultArgs(r)...)
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -262,10 +237,10 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		}
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
-	if err := insertModelUsage(ctx, tx, r.AttemptID, r.ModelUsage); err != nil {
+	if err := d.insertModelUsage(ctx, tx, r.AttemptID, r.ModelUsage); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
-	if err := insertTranscript(ctx, tx, r); err != nil {
+	if err := d.insertTranscript(ctx, tx, r); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
 	if err := d.insertAttemptRequests(ctx, tx, r); err != nil {
@@ -277,8 +252,7 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if event == "" && stdout == "" && stderr == "" {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO evidence (attempt_id, result_event, stdout_tail, stderr_tail) VALUES (?, ?, ?, ?)`,
+	_, err = d.execTx(ctx, tx, insertEvidenceSQL,
 		r.AttemptID, nullString(event), nullString(stdout), nullString(stderr))
 	if err != nil {
 		return fmt.Errorf("insert evidence %s: %w", r.AttemptID, d.classify(err))
@@ -490,4 +464,23 @@ func sqliteExtCode(err error) int {
 		return se.Code()
 	}
 	return -1
+}
+
+// resultArgs are r's values in insertResultSQL's column order.
+func resultArgs(r *Result) []any {
+	ok := 0
+	if r.OK {
+		ok = 1
+	}
+	return []any{r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
+		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
+		formatTime(r.StartedAt), nullInt(r.DurationMS),
+		ok, nullString(r.ErrorKind), nullString(r.ErrorDetail), nullString(r.ProcessState), nullInt(r.ExitCode),
+		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
+		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
+		nullString(r.Verdict), nullInt(r.FindingsCount),
+		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
+		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
+		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
+		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck)}
 }

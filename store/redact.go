@@ -2,8 +2,8 @@ package store
 
 import (
 	"regexp"
-	"slices"
 	"strings"
+	"sync"
 )
 
 // Redacted replaces every secret Redact finds.
@@ -12,28 +12,37 @@ const Redacted = "[REDACTED]"
 // redactions run in order; each keeps the text around the secret (a header
 // name, a variable name, quotes) so the redacted evidence still reads.
 var redactions = []struct {
-	hints []string // lower-case text, one of which every match contains: a cheap pre-check
-	re    *regexp.Regexp
+	hints []string              // lower-case text, one of which every match contains: a cheap pre-check
+	keyed bool                  // every match has a separator right after the hint (see separatorAfter)
+	re    func() *regexp.Regexp // compiled on first use (see lazyRE)
 	repl  string
 }{
 	// Authorization headers, whatever the scheme: "Authorization: Bearer x",
 	// "authorization": "Basic x".
-	{[]string{"authorization"}, regexp.MustCompile(`(?i)(\bauthorization` + quote + sep + quote + `)(?:` + already + `|[^"'\r\n,}\\]+)`), "${1}" + Redacted},
+	{[]string{"authorization"}, true, lazyRE(`(?i)(\bauthorization` + quote + sep + quote + `)(?:` + already + `|[^"'\r\n,}\\]+)`), "${1}" + Redacted},
 	// x-api-key as a header line or a JSON/Python mapping entry.
-	{[]string{"x-api-key"}, regexp.MustCompile(`(?i)(\bx-api-key` + quote + sep + quote + `)(?:` + already + `|[^"'\s,}\\]+)`), "${1}" + Redacted},
+	{[]string{"x-api-key"}, true, lazyRE(`(?i)(\bx-api-key` + quote + sep + quote + `)(?:` + already + `|[^"'\s,}\\]+)`), "${1}" + Redacted},
 	// NAME=value and "NAME": "value" where NAME names a secret. The name
 	// must END in the suffix, so "input_tokens": 12 is left alone. A quoted
 	// value may hold spaces; an unquoted one ends at a delimiter.
-	{secretHints, regexp.MustCompile(`(?i)(` + secretName + `["']?` + sep + `)"(?:[^"\\]|\\.)*"`), `${1}"` + Redacted + `"`},
-	{secretHints, regexp.MustCompile(`(?i)(` + secretName + `["']?` + sep + `)'[^']*'`), `${1}'` + Redacted + `'`},
-	{secretHints, regexp.MustCompile(`(?i)(` + secretName + quote + sep + quote + `)(?:` + already + `|[^\s"',;&}\]\\]+)`), "${1}" + Redacted},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + `["']?` + sep + `)"(?:[^"\\]|\\.)*"`), `${1}"` + Redacted + `"`},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + `["']?` + sep + `)'[^']*'`), `${1}'` + Redacted + `'`},
+	{secretHints, true, lazyRE(`(?i)(` + secretName + quote + sep + quote + `)(?:` + already + `|[^\s"',;&}\]\\]+)`), "${1}" + Redacted},
 	// Bearer tokens anywhere in free text.
-	{[]string{"bearer"}, regexp.MustCompile(`(?i)(\bbearer\s+)[a-z0-9._~+/=\-]+`), "${1}" + Redacted},
+	{[]string{"bearer"}, false, lazyRE(`(?i)(\bbearer\s+)[a-z0-9._~+/=\-]+`), "${1}" + Redacted},
 	// Credentials in a URL's userinfo (https://user:key@host, or a key as
 	// the user name): a base URL or proxy an agent echoes in an error.
-	{[]string{"://"}, regexp.MustCompile(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
+	{[]string{"://"}, false, lazyRE(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
 	// Anthropic (sk-ant-...), OpenAI (sk-..., sk-proj-...) style keys, bare.
-	{[]string{"sk-"}, regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
+	{[]string{"sk-"}, false, lazyRE(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
+}
+
+// lazyRE compiles pattern the first time it is needed: most text needs
+// none of the redactions' regexps (see candidates), and every process that
+// links the store, the stand-in agent and the session launcher among them,
+// would otherwise compile all eight case-insensitive patterns at start-up.
+func lazyRE(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
 
 // Pieces of the patterns above. quote also matches an escaped quote, so a
@@ -57,12 +66,92 @@ func Redact(s string) string {
 	if s == "" {
 		return s
 	}
-	lower := strings.ToLower(s)
-	for _, r := range redactions {
-		if !slices.ContainsFunc(r.hints, func(h string) bool { return strings.Contains(lower, h) }) {
-			continue
+	found := candidates(s)
+	for i, r := range redactions {
+		if found&(1<<i) != 0 {
+			s = r.re().ReplaceAllString(s, r.repl)
 		}
-		s = r.re.ReplaceAllString(s, r.repl)
 	}
 	return s
+}
+
+// candidates is the set (bit i: redactions[i]) of patterns that may match
+// s: those with a hint in s, in any case. A hint that names a key
+// (authorization, x-api-key, a secret-name suffix) counts only where a
+// separator (":" or "=", after an optional quote and spaces) follows it,
+// as it must in every match: "input_tokens": 12 runs no regexp. ASCII text
+// is scanned once, folding case as it goes; text with other bytes is
+// lower-cased first, as the regexps' (?i) folds it (K, the Kelvin sign,
+// to k; ſ, the long s, to s).
+func candidates(s string) uint32 {
+	lower := s
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			// ToLower leaves ſ (long s) alone; (?i) folds it to s.
+			lower = strings.ReplaceAll(strings.ToLower(s), "ſ", "s")
+			break
+		}
+	}
+	var found uint32
+	for i := 0; i < len(lower); i++ {
+		c := lower[i] | 0x20 // ASCII letters fold to lower case; every hint starts with a letter, '_' or ':'
+		if !hintStart[c] && !hintStart[lower[i]] {
+			continue
+		}
+		for k, r := range redactions {
+			if found&(1<<k) != 0 {
+				continue
+			}
+			for _, h := range r.hints {
+				if hasFoldPrefix(lower[i:], h) && (!r.keyed || separatorAfter(lower, i+len(h))) {
+					found |= 1 << k
+					break
+				}
+			}
+		}
+	}
+	return found
+}
+
+// hintStart holds the first byte of every hint.
+var hintStart = func() (t [256]bool) {
+	for _, r := range redactions {
+		for _, h := range r.hints {
+			t[h[0]] = true
+		}
+	}
+	return t
+}()
+
+// hasFoldPrefix says whether s starts with the lower-case ASCII hint h,
+// ASCII letters in s in either case.
+func hasFoldPrefix(s, h string) bool {
+	if len(s) < len(h) {
+		return false
+	}
+	for j := 0; j < len(h); j++ {
+		c := s[j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != h[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// separatorAfter says whether s[i:] starts as a keyed pattern needs after
+// its name: an optional quote (itself optionally escaped), optional
+// spaces, then ':' or '='.
+func separatorAfter(s string, i int) bool {
+	if i < len(s) && s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\'') {
+		i += 2
+	} else if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	for i < len(s) && strings.IndexByte(" \t\n\r\f\v", s[i]) >= 0 {
+		i++
+	}
+	return i < len(s) && (s[i] == ':' || s[i] == '=')
 }

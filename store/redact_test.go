@@ -37,6 +37,13 @@ func TestRedact(t *testing.T) {
 		{"usage untouched", `{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`,
 			`{"usage":{"input_tokens":2000,"output_tokens":300,"cache_read_input_tokens":7000}}`},
 		{"max_tokens untouched", "max_tokens=4096", "max_tokens=4096"},
+		// Names in any case and spacing (the single-scan pre-check folds case
+		// and skips an escaped quote and spaces before the separator), and
+		// Unicode letters (?i) folds to ASCII: K (Kelvin sign) and ſ (long s).
+		{"escaped quote spaced mixed case", `{\"My_Api_Key\"  : \"abc\"}`, `{\"My_Api_Key\"  : \"[REDACTED]\"}`},
+		{"kelvin sign in name", "API_\u212aEY=abc123 x", "API_\u212aEY=[REDACTED] x"},
+		{"long s in name", "DB_PA\u017f\u017fWORD=hunter22 x", "DB_PA\u017f\u017fWORD=[REDACTED] x"},
+		{"token suffix then separator far away untouched", "input_tokens are counted; ratio=3", "input_tokens are counted; ratio=3"},
 		{"short sk- word untouched", "task sk-learn", "task sk-learn"},
 		{"empty", "", ""},
 	} {

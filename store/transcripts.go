@@ -21,7 +21,7 @@ type Transcript struct {
 }
 
 // insertTranscript records r's transcript, when it has one.
-func insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
+func (d *DB) insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
 	t := r.Transcript
 	if t == nil {
 		return nil
@@ -36,9 +36,8 @@ func insertTranscript(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if data == nil {
 		data = []byte{}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO transcripts
-		(attempt_id, codec, data, raw_size, kept_size, truncated, sha256, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(Redact(t.Prompt)))
+	_, err := d.execTx(ctx, tx, insertTranscriptSQL,
+		r.AttemptID, t.Codec, data, t.RawSize, t.KeptSize, boolInt(t.Truncated), t.SHA256, nullString(d.clean(t.Prompt)))
 	return err
 }
 

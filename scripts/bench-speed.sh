@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# bench-speed.sh: speed as users feel it (issue 13). Every figure is a whole
+# process or a Go benchmark, measured in THIS run, each the median of REPS
+# runs taken in alternation with its reference, and printed as a ratio
+# beside its target:
+#
+#   - `wfb session --mock-script ... --review` under host-unsafe, bwrap and
+#     landlock vs the stand-in agent alone against a running mock (under a
+#     sandbox, plus that sandbox's bare start: bwrap running /bin/true, or
+#     wfb's landlock launcher running /bin/true);
+#   - sweep throughput (`wfb run`, N = 1 and 2 workers, host-unsafe) vs the
+#     stand-in agent alone run N-way parallel against one running mock;
+#   - store inserts, one attempt per transaction and 100 per transaction,
+#     vs raw prepared modernc inserts of the same rows into the same file
+#     (store/bench_raw_test.go);
+#   - `wfb diff` and `wfb report` over ROWS generated rows: peak RSS and time.
+#
+#   scripts/bench-speed.sh            # everything, REPS=5, ROWS=1000000
+#   REPS=7 CELLS=20 ROWS=200000 ONLY=session,sweep,store,rss scripts/bench-speed.sh
+#
+# A shared or loaded machine slows wfb and its reference alike: the ratios
+# are what count, not the absolute times. Needs go, bwrap, GNU time.
+set -euo pipefail
+
+reps=${REPS:-5}
+cells=${CELLS:-12}
+rows=${ROWS:-1000000}
+only=${ONLY:-session,sweep,store,rss}
+cd "$(dirname "$0")/.."
+repo=$PWD
+work=$(mktemp -d)
+mockpid=""
+cleanup() {
+	[[ -n $mockpid ]] && kill "$mockpid" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+for tool in go /usr/bin/time awk; do
+	command -v "$tool" >/dev/null || { echo "bench-speed: $tool not found" >&2; exit 2; }
+done
+
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
+echo "medians of $reps, each taken alternating with its reference; on a shared, loaded machine the RATIOS are what count."
+echo
+go build -o "$work/wfb" ./cmd/wfb
+wfb=$work/wfb
+
+# now_ms prints a monotonic-enough wall clock in milliseconds.
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# timed VAR CMD... runs CMD (output discarded) and appends its wall ms to
+# the array VAR. A failing CMD stops the script with its output.
+timed() {
+	local -n acc=$1
+	shift
+	local t0 t1
+	t0=$(now_ms)
+	"$@" >"$work/out" 2>&1 || { echo "bench-speed: failed: $*" >&2; cat "$work/out" >&2; exit 1; }
+	t1=$(now_ms)
+	acc+=($((t1 - t0)))
+}
+
+# median prints the median of its arguments.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# row WHAT WFB REFERENCE RATIO TARGET: one line of the summary table;
+# TARGET is "<= x" or ">= x".
+rows_out=()
+row() {
+	local met
+	met=$(awk -v r="$4" -v t="$5" 'BEGIN { split(t, p, " "); if (p[1] == "<=") print (r <= p[2] ? "met" : "NOT met"); else print (r >= p[2] ? "met" : "NOT met") }')
+	rows_out+=("$(printf '| %s | %s | %s | %s | %s | %s |' "$1" "$2" "$3" "$4" "$5" "$met")")
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# The stand-in agent alone, as a session runs it, against the mock at $url.
+review_prompt() { echo "Review auth.go for security and correctness problems. Write your review as JSON to $1"; }
+agent_alone() {
+	local dir=$1
+	rm -rf "$dir" && mkdir -p "$dir/art" && cp -r "$repo/examples/workspaces/auth" "$dir/ws"
+	(cd "$dir/ws" && ANTHROPIC_BASE_URL=$url ANTHROPIC_API_KEY=offline "$wfb" mock agent -p --output-format stream-json --verbose \
+		--permission-mode acceptEdits --add-dir "$dir/art" --no-session-persistence "$(review_prompt "$dir/art/review.json")" </dev/null)
+}
+
+start_mock() {
+	"$wfb" mock serve --script "$repo/examples/replies/review.yaml" >"$work/mock.url" 2>"$work/mock.log" &
+	mockpid=$!
+	for _ in $(seq 100); do
+		url=$(head -n1 "$work/mock.url" 2>/dev/null || true)
+		[[ -n $url ]] && return
+		sleep 0.05
+	done
+	echo "bench-speed: the mock provider did not start" >&2
+	exit 1
+}
+
+bench_session() {
+	local -a hu=() bw=() ll=() alone=() bw0=() ll0=()
+	local i
+	for ((i = 0; i < reps; i++)); do
+		timed alone agent_alone "$work/alone"
+		timed hu "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+			--mock-script "$repo/examples/replies/review.yaml" --sandbox host-unsafe --db "$work/session.db" --format tsv
+		timed bw "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+			--mock-script "$repo/examples/replies/review.yaml" --sandbox bwrap --db "$work/session.db" --format tsv
+		timed bw0 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent /bin/true
+		timed ll "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+			--mock-script "$repo/examples/replies/review.yaml" --sandbox landlock --db "$work/session.db" --format tsv
+		timed ll0 "$wfb" sandbox-exec --ro / --rw "$work" -- /bin/true
+	done
+	local a h b b0 l l0
+	a=$(median "${alone[@]}") h=$(median "${hu[@]}") b=$(median "${bw[@]}") b0=$(median "${bw0[@]}")
+	l=$(median "${ll[@]}") l0=$(median "${ll0[@]}")
+	row "wfb session --review, host-unsafe" "$h ms" "stand-in alone $a ms" "$(ratio "$h" "$a")" "<= 1.3"
+	row "wfb session --review, bwrap" "$b ms" "stand-in alone $a + bare bwrap $b0 ms" "$(ratio "$b" "$((a + b0))")" "<= 1.6"
+	row "wfb session --review, landlock" "$l ms" "stand-in alone $a + bare launcher $l0 ms" "$(ratio "$l" "$((a + l0))")" "<= 1.6"
+}
+
+# The sweep: one review task, CELLS repetitions, one stand-in arm.
+write_sweep_bench() {
+	mkdir -p "$work/sweep"
+	cat >"$work/sweep/bench.yaml" <<EOF
+runs: $cells
+timeout: 2m
+sandbox: host-unsafe
+provider: {mock: $repo/examples/replies/review.yaml}
+tasks:
+  - id: review-auth
+    class: review
+    workspace: $repo/examples/workspaces/auth
+    prompt: "Review auth.go for security and correctness problems."
+    review: true
+arms:
+  - {id: a, agent: stand-in}
+EOF
+}
+
+# alone_parallel N: CELLS stand-in agents, N at a time.
+alone_parallel() {
+	local n=$1
+	seq "$cells" | xargs -P "$n" -I{} bash -c 'agent_alone "$0/par-$1"' "$work" {}
+}
+
+bench_sweep() {
+	write_sweep_bench
+	export -f agent_alone review_prompt
+	export url wfb repo
+	local n
+	for n in 1 2; do
+		local -a sw=() par=()
+		local i
+		for ((i = 0; i < reps; i++)); do
+			timed par alone_parallel "$n"
+			rm -f "$work/sweep.db"*
+			timed sw "$wfb" run "$work/sweep/bench.yaml" --workers "$n" --db "$work/sweep.db" --format tsv
+		done
+		local s p
+		s=$(median "${sw[@]}") p=$(median "${par[@]}")
+		row "sweep, $cells review cells, $n worker(s), host-unsafe" \
+			"$(awk -v c="$cells" -v t="$s" 'BEGIN { printf "%.1f cells/s", c * 1000 / t }')" \
+			"stand-in alone $n-way $(awk -v c="$cells" -v t="$p" 'BEGIN { printf "%.1f cells/s", c * 1000 / t }')" \
+			"$(ratio "$p" "$s")" ">= 0.7"
+	done
+}
+
+# The store's inserts vs raw prepared inserts: Go benchmarks, alternated.
+bench_store() {
+	go test -c -o "$work/store.test" ./store
+	local pair
+	for pair in "InsertResult RawInsert one attempt per transaction" "InsertResultBatched RawInsertBatched 100 attempts per transaction"; do
+		read -r mine raw what <<<"$pair"
+		local -a m=() r=()
+		local i
+		for ((i = 0; i < reps; i++)); do
+			r+=("$(cd store && "$work/store.test" -test.run '^$' -test.bench "^Benchmark$raw\$" -test.benchtime 2000x | awk '/^Benchmark/ { print $3 }')")
+			m+=("$(cd store && "$work/store.test" -test.run '^$' -test.bench "^Benchmark$mine\$" -test.benchtime 2000x | awk '/^Benchmark/ { print $3 }')")
+		done
+		local mm rr
+		mm=$(median "${m[@]}") rr=$(median "${r[@]}")
+		row "store inserts, $what" "$(awk -v x="$mm" 'BEGIN { printf "%.0f µs/row", x / 1000 }')" \
+			"raw prepared modernc $(awk -v x="$rr" 'BEGIN { printf "%.0f µs/row", x / 1000 }')" "$(ratio "$rr" "$mm")" ">= 0.75"
+	done
+}
+
+# wfb diff and wfb report over ROWS rows: peak RSS (target <= 150 MiB) and
+# wall time.
+bench_rss() {
+	echo "generating $rows rows ..."
+	go run ./report/internal/genresults -rows "$rows" -out "$work/big.db"
+	cat "$work/big.db" >/dev/null
+	local cmd
+	for cmd in diff report; do
+		local -a s=() k=()
+		local i
+		for ((i = 0; i < reps; i++)); do
+			/usr/bin/time -f '%e %M' -o "$work/time" "$wfb" "$cmd" --db "$work/big.db" day-1 day-2 --format csv >/dev/null 2>"$work/err" ||
+				{ cat "$work/err" >&2; exit 1; }
+			read -r secs kib <"$work/time"
+			s+=("$secs") k+=("$kib")
+		done
+		local ms mk
+		ms=$(median "${s[@]}") mk=$(median "${k[@]}")
+		row "wfb $cmd, $rows rows: peak RSS" "$(awk -v k="$mk" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "goal 150 MiB" \
+			"$(awk -v k="$mk" 'BEGIN { printf "%.2f", k / 1024 / 150 }')" "<= 1"
+		rows_out+=("| wfb $cmd, $rows rows: wall time | ${ms} s | — | — | no worse than before | compare with main |")
+	done
+}
+
+if [[ $only == *session* || $only == *sweep* ]]; then start_mock; fi
+[[ $only == *session* ]] && bench_session
+[[ $only == *sweep* ]] && bench_sweep
+[[ $only == *store* ]] && bench_store
+[[ $only == *rss* ]] && bench_rss
+
+echo
+echo "| what | wfb | reference | ratio | target | |"
+echo "|---|---|---|---|---|---|"
+printf '%s\n' "${rows_out[@]}"
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
