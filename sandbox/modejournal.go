@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wfbench/wfb/internal/scratch"
 )
 
 // modeJournal is what a write boundary writes before it clears a single
@@ -186,20 +188,10 @@ func recoverJournals(jdir string) []string {
 // withUnlocked runs fn with p open and locked if nobody else holds it and
 // p still names the file locked.
 func withUnlocked(p string, fn func(*os.File)) {
-	f, err := os.Open(p)
-	if err != nil {
-		return
+	if f := scratch.TryLock(p); f != nil {
+		defer f.Close()
+		fn(f)
 	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		return
-	}
-	held, err1 := f.Stat()
-	named, err2 := os.Lstat(p)
-	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
-		return // removed by its owner as the lock was taken
-	}
-	fn(f)
 }
 
 // recoverJournal restores the modes journal f (at p) holds and removes it,

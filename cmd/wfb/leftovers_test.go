@@ -200,3 +200,97 @@ exit 0
 		}
 	}
 }
+
+// scratchDirs lists the run directories and sandbox roots in dir.
+func scratchDirs(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, pattern := range []string{"wfb-run-*", "wfb-sandbox-*"} {
+		m, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	return out
+}
+
+// TestTheNextWfbReapsWhatAKilledOneLeftButNothingInUse kills a real wfb
+// run with SIGKILL mid-cell: its run directory (the cell's copy, in which
+// the agent left read-only files of the session uid) and its sandbox's
+// private root (a home the agent made unreadable) stay in the temp dir. The
+// next wfb removes them at its start; a wfb that starts while that one is
+// still running leaves the live one's directories alone; a clean exit
+// leaves nothing.
+func TestTheNextWfbReapsWhatAKilledOneLeftButNothingInUse(t *testing.T) {
+	wfb := buildWFB(t)
+	tmp := sandboxtest.SharedDir(t, "wfb-reap-")
+	env := append(os.Environ(), "TMPDIR="+tmp)
+	marker := fmt.Sprintf("wfb-reaped-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+mkdir -p made/deeper && echo x > made/deeper/file && chmod 444 made/deeper/file && chmod 555 made/deeper made
+mkdir "$HOME/hidden" && echo y > "$HOME/hidden/file" && chmod 0 "$HOME/hidden/file" "$HOME/hidden"
+exec sh -c 'sleep 300' `+marker+"\n")
+	bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, agent))
+	// start starts wfb; with hold, it waits until the agent is running.
+	start := func(hold bool, args ...string) (*exec.Cmd, *syncBuffer) {
+		cmd := exec.Command(wfb, args...)
+		cmd.Env = env
+		var stderr syncBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if hold {
+			waitFor(t, "the agent", func() bool { return len(sandboxtest.ProcessesWith(marker)) > 0 })
+		}
+		return cmd, &stderr
+	}
+
+	killed, _ := start(true, "run", bench, "--db", db)
+	killed.Process.Signal(syscall.SIGKILL)
+	killed.Wait()
+	noneLeft(t, marker)
+	left := scratchDirs(t, tmp)
+	if len(left) < 2 {
+		t.Fatalf("after the kill the temp dir holds %v, want the run's directory and the sandbox's root: this test tests nothing", left)
+	}
+
+	ws, db2 := sessionFixture(t)
+	session := func(agent string) []string {
+		return []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+			"--sandbox", sandbox.HostUnsafe, "--db", db2, "--timeout", "120s", "--mock-script", writeScript(t, runOKScript)}
+	}
+	live, liveErr := start(true, session(agent)...)
+	for _, d := range left {
+		if _, err := os.Lstat(d); err == nil {
+			t.Errorf("%s, left by the killed wfb, is still there after the next wfb started\nstderr: %s", d, liveErr.String())
+		}
+	}
+	if !strings.Contains(liveErr.String(), fmt.Sprintf("removed %d directories a killed wfb left", len(left))) {
+		t.Errorf("the next wfb did not say what it removed\nstderr: %s", liveErr.String())
+	}
+	inUse := scratchDirs(t, tmp)
+	if len(inUse) != 1 {
+		t.Fatalf("with one session running the temp dir holds %v, want its private root", inUse)
+	}
+
+	quick := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+exit 0
+`)
+	other, _ := start(false, session(quick)...)
+	other.Wait()
+	if _, err := os.Stat(filepath.Join(inUse[0], "home", "hidden")); err != nil {
+		t.Errorf("the running session's private root was reaped by a wfb that started meanwhile: %v", err)
+	}
+	live.Process.Signal(syscall.SIGTERM)
+	live.Wait()
+	noneLeft(t, marker)
+	if after := scratchDirs(t, tmp); len(after) != 0 {
+		t.Errorf("after every wfb ended cleanly the temp dir holds %v", after)
+	}
+}

@@ -298,7 +298,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
-	recoverLeftovers(s)
+	recoverLeftovers(s, o.TempDir)
 	o.Progress = runner.NewProgressLine(s.ErrOut, s.ErrOutIsTerminal)
 	sw, err := runner.NewSweep(ctx, o)
 	var input *runner.InputError
