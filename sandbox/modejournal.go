@@ -34,8 +34,8 @@ type journal struct {
 }
 
 // journalDir is where mode journals are kept: $XDG_STATE_HOME/wfb/modes,
-// else ~/.local/state/wfb/modes, else (no home: a bare container) a
-// directory of this uid's own in the temp dir. It is per user, so root and
+// else ~/.local/state/wfb/modes, else (no home, or one wfb cannot write: a
+// bare container) a directory of this uid's own in the temp dir. It is per user, so root and
 // an ordinary user each find their own, and each can restore what it
 // changed. It is on disk, not in /run: the cleared modes outlive a reboot,
 // so must the journal. It is not beside or in the workspace: the parent may
@@ -55,7 +55,8 @@ func journalDir() (string, error) {
 	}
 	dir := filepath.Join(base, "wfb", "modes")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("create the mode journal directory: %w", err)
+		// A read-only home (a container's): the temp dir, as with none.
+		return ownTempDir()
 	}
 	return dir, nil
 }

@@ -43,8 +43,9 @@ func TestReapRemovesOnlyDirectoriesNobodyHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	readOnlyTree(t, dead.Path)
-	dead.lock.Close() // what its maker's death does
-	if err := os.Chmod(dead.Path, 0); err != nil { // its session's last word
+	// What its maker's death does, after its session's last word.
+	dead.lock.Close()
+	if err := os.Chmod(dead.Path, 0); err != nil {
 		t.Fatal(err)
 	}
 	live, err := New(parent, "wfb-run-")
