@@ -80,31 +80,6 @@ func newSessionCgroup() (*sessionCgroup, error) {
 	return &sessionCgroup{dir: dir, parent: parent, fd: fd}, nil
 }
 
-// reapStaleCgroups removes session cgroups that a wfb killed by SIGKILL
-// left behind: empty ones older than age. A live session's cgroup is either
-// populated (the kernel refuses to remove it) or younger than a few
-// milliseconds (between its creation and the agent's clone, or the agent's
-// exit and its removal), so nothing in use is touched.
-func reapStaleCgroups(parent string, age time.Duration) {
-	entries, err := os.ReadDir(parent)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "wfb-session-") {
-			continue
-		}
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < age {
-			continue
-		}
-		dir := filepath.Join(parent, e.Name())
-		if events, err := os.ReadFile(filepath.Join(dir, "cgroup.events")); err == nil && strings.Contains(string(events), "populated 0") {
-			os.Remove(dir) // EBUSY if something moved in meanwhile: left alone
-		}
-	}
-}
-
 // kill kills every process in the cgroup and waits, briefly, until it is
 // empty.
 func (c *sessionCgroup) kill() error {

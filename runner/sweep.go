@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
@@ -109,7 +109,8 @@ type Sweep struct {
 	cells   []*cellState
 	run     store.Run
 	config  RunConfig
-	tmp     string
+	tmp     string                       // the run's directory (tmpDir's path)
+	tmpDir  *scratch.Dir                 // holds it locked while the sweep uses it
 	cred    *syscall.Credential          // the session identity of a root wfb; nil otherwise
 	backend string                       // the concrete sandbox backend of every cell (resolveBackend)
 	passed  []sandbox.Status             // why auto passed each stronger backend over
@@ -177,28 +178,14 @@ func (s *Sweep) Close() error {
 			c.mockStop = nil
 		}
 	}
-	if s.tmp == "" {
-		return nil
-	}
-	err := removeAll(s.tmp)
-	s.tmp = ""
+	err := s.tmpDir.Remove()
+	s.tmp, s.tmpDir = "", nil
 	return err
 }
 
 // removeAll removes a tree a session may have left without write or
 // search permission on some directories.
-func removeAll(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(dir)
-}
+func removeAll(dir string) error { return scratch.RemoveAll(dir) }
 
 // isRetry says whether attempt i of a cell was a retry: the attempt before
 // it failed with a kind the bench retries. (An attempt after a cancelled or

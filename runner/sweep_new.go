@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -241,9 +242,10 @@ func (s *Sweep) prepareTrees(ctx context.Context, used map[string]bool) error {
 	if s.cred, err = sandbox.SessionCredential(os.Geteuid()); err != nil {
 		return &InputError{Problems: []string{err.Error()}}
 	}
-	if s.tmp, err = os.MkdirTemp(s.opts.TempDir, "wfb-run-"); err != nil {
+	if s.tmpDir, err = scratch.New(s.opts.TempDir, RunDirPrefix); err != nil {
 		return err
 	}
+	s.tmp = s.tmpDir.Path
 	// Sessions of another uid must traverse it to reach their workspace.
 	if err := os.Chmod(s.tmp, 0o755); err != nil {
 		return err

@@ -16,10 +16,12 @@ var clearChmod = os.Chmod
 
 // boundaryEntry is one path whose mode WorkspaceWriteBoundary changed, with
 // the identity of the inode it changed, so restore never chmods a stand-in.
+// It is what the mode journal holds, one per path.
 type boundaryEntry struct {
-	path     string
-	mode     fs.FileMode
-	dev, ino uint64
+	Path string      `json:"path"`
+	Mode fs.FileMode `json:"mode"`
+	Dev  uint64      `json:"dev"`
+	Ino  uint64      `json:"ino"`
 }
 
 // WorkspaceWriteBoundary clears every write bit (owner, group, other) on
@@ -28,6 +30,14 @@ type boundaryEntry struct {
 // sticky bits included; it is idempotent, and the runner must call it on
 // every path out of a session (defer it). If clearing fails halfway, what was
 // changed is restored and the error returned.
+//
+// The original modes are journaled (see modeJournal) before the first is
+// changed, and the journal stays locked while the boundary is up: a wfb
+// killed before restore leaves it, and the next wfb restores the modes from
+// it (RecoverWriteBoundaries, which this calls first, so a tree a dead wfb
+// left read-only is never taken for the original). A boundary on a tree
+// another live wfb holds one on is refused: one of the two would take the
+// other's cleared modes for the originals.
 //
 // The boundary binds only a session that does not own the files: see the
 // package doc (a root wfb runs host-unsafe sessions as another uid; otherwise
@@ -40,6 +50,26 @@ func WorkspaceWriteBoundary(dir string) (restore func() error, err error) {
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("write boundary: %s is not a directory", dir)
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return nil, fmt.Errorf("write boundary: %w", err)
+	}
+	jdir, err := journalDir()
+	if err != nil {
+		return nil, fmt.Errorf("write boundary on %s: %w", dir, err)
+	}
+	// Rare here (wfb start recovers too): a wfb that died since this one
+	// started. The runner has no stream for it; stderr is where it belongs.
+	for _, note := range recoverJournals(jdir) {
+		fmt.Fprintln(os.Stderr, "wfb: "+note)
+	}
+	entries, err := writableEntries(dir)
+	if err != nil {
+		return nil, fmt.Errorf("write boundary on %s: %w", dir, err)
+	}
+	j, err := writeJournal(jdir, dir, entries)
+	if err != nil {
+		return nil, fmt.Errorf("write boundary on %s: %w", dir, err)
 	}
 	var (
 		mu      sync.Mutex
@@ -58,14 +88,29 @@ func WorkspaceWriteBoundary(dir string) (restore func() error, err error) {
 			}
 		}
 		// Keep only what failed, in walk order, so a second call retries
-		// those and a call after success does nothing.
+		// those and a call after success does nothing. The journal goes
+		// either way: what failed here is reported, and would fail again.
 		for i, j := 0, len(failed)-1; i < j; i, j = i+1, j-1 {
 			failed[i], failed[j] = failed[j], failed[i]
 		}
 		pending = failed
+		errs = append(errs, j.remove())
 		return errors.Join(errs...)
 	}
-	walkErr := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	for _, e := range entries {
+		if err := clearChmod(e.Path, e.Mode&^0o222); err != nil {
+			return nil, errors.Join(fmt.Errorf("write boundary on %s: %w", dir, err), restore())
+		}
+		pending = append(pending, e)
+	}
+	return restore, nil
+}
+
+// writableEntries lists, in walk order, every file and directory under dir
+// (dir included, symlinks not followed) that has a write bit.
+func writableEntries(dir string) ([]boundaryEntry, error) {
+	var entries []boundaryEntry
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -76,40 +121,31 @@ func WorkspaceWriteBoundary(dir string) (restore func() error, err error) {
 		if err != nil {
 			return err
 		}
-		mode := info.Mode()
-		if mode.Perm()&0o222 == 0 {
+		if info.Mode().Perm()&0o222 == 0 {
 			return nil
 		}
-		e := boundaryEntry{path: p, mode: mode}
+		e := boundaryEntry{Path: p, Mode: info.Mode()}
 		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			e.dev, e.ino = uint64(st.Dev), st.Ino
+			e.Dev, e.Ino = uint64(st.Dev), st.Ino
 		}
-		if err := clearChmod(p, mode&^0o222); err != nil {
-			return err
-		}
-		mu.Lock()
-		pending = append(pending, e)
-		mu.Unlock()
+		entries = append(entries, e)
 		return nil
 	})
-	if walkErr != nil {
-		return nil, errors.Join(fmt.Errorf("write boundary on %s: %w", dir, walkErr), restore())
-	}
-	return restore, nil
+	return entries, err
 }
 
 func (e boundaryEntry) restore() error {
-	info, err := os.Lstat(e.path)
+	info, err := os.Lstat(e.Path)
 	if err != nil {
-		return fmt.Errorf("restore mode of %s: %w", e.path, err)
+		return fmt.Errorf("restore mode of %s: %w", e.Path, err)
 	}
 	st, ok := info.Sys().(*syscall.Stat_t)
-	if info.Mode().Type() != e.mode.Type() || (ok && (uint64(st.Dev) != e.dev || st.Ino != e.ino)) {
-		return fmt.Errorf("restore mode of %s: it was replaced during the session; left as is", e.path)
+	if info.Mode().Type() != e.Mode.Type() || (ok && (uint64(st.Dev) != e.Dev || st.Ino != e.Ino)) {
+		return fmt.Errorf("restore mode of %s: it was replaced during the session; left as is", e.Path)
 	}
 	// os.Chmod carries setuid, setgid and sticky along with the permissions.
-	if err := os.Chmod(e.path, e.mode); err != nil {
-		return fmt.Errorf("restore mode of %s: %w", e.path, err)
+	if err := os.Chmod(e.Path, e.Mode); err != nil {
+		return fmt.Errorf("restore mode of %s: %w", e.Path, err)
 	}
 	return nil
 }

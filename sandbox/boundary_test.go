@@ -184,3 +184,94 @@ func TestWriteBoundaryRestoreRefusesAReplacedPath(t *testing.T) {
 		t.Errorf("modes of the untouched paths (-want +got):\n%s", diff)
 	}
 }
+
+// cleared is modes with every write bit off, symlinks as they are.
+func cleared(modes map[string]fs.FileMode) map[string]fs.FileMode {
+	out := map[string]fs.FileMode{}
+	for p, m := range modes {
+		if m&fs.ModeSymlink == 0 {
+			m &^= 0o222
+		}
+		out[p] = m
+	}
+	return out
+}
+
+// TestWriteBoundaryTakesTheOriginalModesFromAJournalADeadWfbLeft: a
+// boundary whose wfb died (its journal left, unlocked, the tree read-only)
+// is undone by the next boundary on any tree before it reads a single mode,
+// so the cleared modes are never taken for the originals; its journal goes.
+func TestWriteBoundaryTakesTheOriginalModesFromAJournalADeadWfbLeft(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	ws := newWorkspace(t, t.TempDir())
+	modeTree(t, ws)
+	original := modes(t, ws)
+	// What a wfb killed under its boundary leaves: the journal, no lock.
+	jdir, err := journalDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := writableEntries(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := writeJournal(jdir, ws, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if err := os.Chmod(e.Path, e.Mode&^0o222); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.f.Close()
+
+	restore, err := WorkspaceWriteBoundary(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cleared(original), modes(t, ws)); diff != "" {
+		t.Errorf("modes inside the new boundary (-want +got):\n%s", diff)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(original, modes(t, ws)); diff != "" {
+		t.Errorf("modes after the new boundary: the dead one's cleared modes were taken for the originals (-want +got):\n%s", diff)
+	}
+	if left, _ := filepath.Glob(filepath.Join(jdir, "*")); len(left) != 0 {
+		t.Errorf("journals left: %v", left)
+	}
+}
+
+// TestASecondWriteBoundaryOnATreeIsRefusedWhileTheFirstIsUp: two reviews
+// of one tree at once would have the second take the first's cleared modes
+// for the originals and leave the tree read-only; the second is refused,
+// and the journal of the live one is not "recovered" from under it.
+func TestASecondWriteBoundaryOnATreeIsRefusedWhileTheFirstIsUp(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ws := newWorkspace(t, t.TempDir())
+	modeTree(t, ws)
+	original := modes(t, ws)
+	restore, err := WorkspaceWriteBoundary(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WorkspaceWriteBoundary(ws); err == nil || !strings.Contains(err.Error(), "another wfb holds a write boundary on "+ws) {
+		t.Errorf("second boundary: err = %v, want a refusal naming the tree", err)
+	}
+	notes, err := RecoverWriteBoundaries()
+	if err != nil || len(notes) != 0 {
+		t.Errorf("recovery with the boundary up: %v %v, want nothing done", notes, err)
+	}
+	if diff := cmp.Diff(cleared(original), modes(t, ws)); diff != "" {
+		t.Errorf("modes while the first boundary is up (-want +got):\n%s", diff)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(original, modes(t, ws)); diff != "" {
+		t.Errorf("modes after the first boundary (-want +got):\n%s", diff)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
+
+	"github.com/wfbench/wfb/internal/scratch"
 )
 
 // noFollow makes an open fail on a symlink.
@@ -91,11 +93,12 @@ func (s *Sandbox) copyWorkspace(ctx context.Context, l *layout) (string, error) 
 	if err != nil || blocked == "" {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "wfb-sandbox-copy-")
+	copyDir, err := scratch.New("", CopyPrefix)
 	if err != nil {
 		return "", fmt.Errorf("create the workspace copy: %w", err)
 	}
-	s.copyDir = dir
+	s.copyDir = copyDir
+	dir := copyDir.Path
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create the workspace copy: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/wfbench/wfb/internal/scratch"
 )
 
 // Backend names, and Auto, which picks the strongest backend whose preflight
@@ -97,11 +99,22 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("sandbox %s refused: %s", e.Backend, e.Reason)
 }
 
+// RootPrefix and CopyPrefix start the names of a sandbox's private root
+// and of a root wfb's workspace copy in the temp dir: scratch directories
+// (internal/scratch), which a later wfb reaps once no wfb holds them.
+const (
+	RootPrefix = "wfb-sandbox-"
+	CopyPrefix = "wfb-sandbox-copy-"
+)
+
 // Sandbox is a prepared place to run sessions in. Close removes its private
 // root.
 type Sandbox struct {
-	backend     backend
+	backend backend
+	// root is the private root's real path; rootDir holds it locked while
+	// the sandbox is open, so a later wfb never reaps it in use.
 	root        string
+	rootDir     *scratch.Dir
 	workspace   string
 	artifactDir string
 	home        string
@@ -115,8 +128,9 @@ type Sandbox struct {
 	// A root wfb's session works in a copy of a workspace it cannot use
 	// as it is (reachAsRoot): origin is the original, copyDir holds the
 	// copy, baseline the original's mode of each entry the copy began with.
-	origin, copyDir string
-	baseline        map[string]fs.FileMode
+	origin   string
+	copyDir  *scratch.Dir
+	baseline map[string]fs.FileMode
 	// deliverTo is the caller's artifact dir when the session writes into
 	// a private one that DeliverArtifacts copies out.
 	deliverTo string
@@ -183,13 +197,15 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			return nil, refuse(reason)
 		}
 	}
-	root, err := os.MkdirTemp("", "wfb-sandbox-")
+	rootDir, err := scratch.New("", RootPrefix)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("create sandbox private root: %w", err), slot.release())
 	}
+	root := rootDir.Path
 	sb := &Sandbox{
 		backend:    l.be,
 		root:       root,
+		rootDir:    rootDir,
 		workspace:  l.workspace,
 		home:       filepath.Join(root, "home"),
 		tmp:        filepath.Join(root, "tmp"),
@@ -590,23 +606,11 @@ func (s *Sandbox) Credential() *syscall.Credential {
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
 		defer func() { s.closeErr = errors.Join(s.closeErr, s.uid.release()) }()
-		if s.copyDir != "" {
-			if err := os.RemoveAll(s.copyDir); err != nil {
-				s.closeErr = fmt.Errorf("remove the workspace copy: %w", err)
-			}
+		if err := s.copyDir.Remove(); err != nil {
+			s.closeErr = fmt.Errorf("remove the workspace copy: %w", err)
 		}
-		if err := os.RemoveAll(s.root); err != nil {
-			// A session may have left directories without write or search
-			// permission; give them back to the owner and try again.
-			_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && d.IsDir() {
-					_ = os.Chmod(p, 0o700)
-				}
-				return nil
-			})
-			if err := os.RemoveAll(s.root); err != nil {
-				s.closeErr = fmt.Errorf("remove sandbox private root: %w", err)
-			}
+		if err := s.rootDir.Remove(); err != nil {
+			s.closeErr = errors.Join(s.closeErr, fmt.Errorf("remove sandbox private root: %w", err))
 		}
 	})
 	return s.closeErr

@@ -195,8 +195,12 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("open results %s: %w", path, err)
 	case !slices.Contains(params, "mode=rw"):
-		if err := create(ctx, path); err != nil {
+		inPlace, err := create(ctx, path)
+		if err != nil {
 			return nil, err
+		}
+		if inPlace {
+			return createInPlace(ctx, path, params)
 		}
 	}
 	d, err := openAndMigrate(ctx, path, path, params)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -32,29 +33,80 @@ var immutableParams = []string{
 	"_pragma=query_only(1)",
 }
 
+// linkFile is os.Link; a test swaps it to make putting the new file in
+// place fail as a full disk does (ENOSPC), which no file system a test can
+// mount provokes at that step: tmpfs and ext4 need no block for a link.
+var linkFile = os.Link
+
 // create makes a new results file at path with its whole schema. The schema
 // is built in a temporary file beside path, which is then hard-linked to
 // path: a reader finds either no file or the complete one, never an empty
-// or half-migrated file, and a writer killed (or a disk that fills) midway
-// leaves no file at path. When another process creates path first, the
-// link fails and its file is used. On a file system without hard links,
-// path is left absent and the caller creates it in place, where the
-// migrations' single transaction still keeps a reader from seeing a part
-// of the schema.
-func create(ctx context.Context, path string) error {
+// or half-migrated file, and a writer killed (or a disk that fills) at any
+// step leaves no file at path. When another process creates path first,
+// the link fails and its file is used. On a file system without hard links
+// (inPlace), path is left absent and the caller creates it in place (see
+// createInPlace).
+func create(ctx context.Context, path string) (inPlace bool, err error) {
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+NewID("creating"))
 	defer removeWithSidecars(tmp)
 	d, err := openAndMigrate(ctx, path, tmp, createParams)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := d.Close(); err != nil {
-		return fmt.Errorf("open results %s: %w", path, err)
+		return false, fmt.Errorf("open results %s: %w", path, err)
 	}
-	// Any failure but EEXIST means no hard links here (EPERM, ENOTSUP,
-	// EMLINK, ...): the caller creates the file in place.
-	_ = os.Link(tmp, path)
-	return nil
+	switch err := linkFile(tmp, path); {
+	case err == nil, errors.Is(err, fs.ErrExist):
+		return false, nil
+	case noHardLinks(err):
+		return true, nil
+	default:
+		// ENOSPC, EDQUOT, EIO, EROFS: in place would fail the same way,
+		// after leaving an empty file there.
+		return false, fmt.Errorf("open results %s: put the new file in place: %w", path, err)
+	}
+}
+
+// noHardLinks says whether a link failed because the file system has no
+// hard links (vfat, some FUSE and network file systems) or none to spare.
+func noHardLinks(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.EPERM, syscall.ENOTSUP, syscall.EOPNOTSUPP, syscall.ENOSYS, syscall.EMLINK, syscall.EXDEV} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
+
+// createInPlace makes the new results file at path itself, where no hard
+// link can put a finished one there: the migrations' single transaction
+// still keeps a reader from seeing a part of the schema. Should that fail
+// (a full disk), the file it made is removed again, so no empty or
+// half-made file stays at path. When another process makes path first,
+// its file is opened as it is.
+func createInPlace(ctx context.Context, path string, params []string) (*DB, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return openAndMigrate(ctx, path, path, params)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	made, err := f.Stat()
+	f.Close()
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("open results %s: %w", path, err)
+	}
+	d, err := openAndMigrate(ctx, path, path, params)
+	if err != nil {
+		if now, serr := os.Lstat(path); serr == nil && os.SameFile(made, now) {
+			removeWithSidecars(path)
+		}
+		return nil, err
+	}
+	return d, nil
 }
 
 // removeWithSidecars removes a SQLite file and the journal, -wal and -shm

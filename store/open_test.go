@@ -293,3 +293,87 @@ func TestSwitchingTheJournalModeIsARefusedWrite(t *testing.T) {
 		t.Errorf("PRAGMA journal_mode: %v, %v; want wal", rows, err)
 	}
 }
+
+// smallTmpfs mounts a tmpfs of size (mount's size= syntax) for the test and
+// returns it: a disk that really fills. It needs root; elsewhere the test
+// skips, and fails under CI=true.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and a tmpfs cannot be mounted here: %v", err)
+		}
+		t.Skipf("a full disk is a small tmpfs, which takes root to mount (CI=true makes this a failure): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	return dir
+}
+
+// TestAFailedCreateLeavesNoResultsFile stops a full disk (or any failure)
+// at any step of creating a results file from leaving a file at its path —
+// least of all an empty one, which every later command would then refuse:
+// the schema built in a temporary file that fills the disk, the link that
+// puts it in place failing, and, where there are no hard links, the file
+// made in place filling the disk. Nothing else is left beside it either.
+// Where there is room, a file system without hard links still gets its file.
+func TestAFailedCreateLeavesNoResultsFile(t *testing.T) {
+	cases := []struct {
+		name, size string
+		link       error // what putting the file in place fails with; nil: it works
+		wantErr    string
+	}{
+		{"the disk fills while the schema is built", "64k", nil, "disk is full"},
+		{"the disk is full when the file is put in place", "1m", syscall.ENOSPC, "no space left on device"},
+		// 160k holds the schema built with a rollback journal (136 KiB and
+		// a small journal), not the same in place in WAL mode (the file,
+		// a -wal as large, the 32 KiB -shm): from 144k to 168k it does.
+		{"no hard links, and the disk fills in place", "160k", syscall.EPERM, "disk is full"},
+		{"no hard links, and room enough", "1m", syscall.EPERM, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := smallTmpfs(t, c.size)
+			linked := false
+			if c.link != nil {
+				linkFile = func(string, string) error {
+					linked = true
+					return &os.LinkError{Op: "link", Err: c.link}
+				}
+				t.Cleanup(func() { linkFile = os.Link })
+			}
+			path := filepath.Join(dir, "wfb.db")
+			d, err := Open(context.Background(), path)
+			entries, _ := os.ReadDir(dir)
+			var left []string
+			for _, e := range entries {
+				left = append(left, e.Name())
+			}
+			if c.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				d.Close()
+				r, err := OpenReadOnly(context.Background(), path)
+				if err != nil {
+					t.Fatalf("the file made in place: %v", err)
+				}
+				r.Close()
+				return
+			}
+			if err == nil {
+				d.Close()
+				t.Fatalf("Open succeeded on a full disk (left %v)", left)
+			}
+			if !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("err = %v, want it to say %q", err, c.wantErr)
+			}
+			if c.link != nil && !linked {
+				t.Errorf("the schema did not fit in the temporary file, so the step this case is about never ran: %v", err)
+			}
+			if len(left) != 0 {
+				t.Errorf("a failed create left %v in %s, want nothing", left, dir)
+			}
+		})
+	}
+}

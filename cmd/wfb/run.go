@@ -297,6 +297,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
+	recoverLeftovers(s, o.TempDir)
 	o.Progress = runner.NewProgressLine(s.ErrOut, s.ErrOutIsTerminal)
 	sw, err := runner.NewSweep(ctx, o)
 	if err != nil { // a *runner.InputError is exit 2 by exitRules

@@ -150,6 +150,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	if err != nil {
 		return err
 	}
+	recoverLeftovers(s, "")
 
 	db, err := store.Open(ctx, dbPath(opts.DB, s))
 	if err != nil {
