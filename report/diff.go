@@ -529,6 +529,51 @@ func (s *pairSlot) add(o cellOut) {
 	}
 }
 
+// comparePaired compares the pass rates of cells that pair one to one. A
+// pair leaves the clean rate when either of its cells errored, so each
+// side's clean rate there is over fewer cells than its own: why says so,
+// with each side's clean rate over all its cells (the report's figure).
+func comparePaired(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
+	sp := make([]stats.Pair, 0, len(cells[SideA]))
+	cp := make([]stats.Pair, 0, len(cells[SideA]))
+	var lost, own [2]int // pairs lost to the partner's error; own clean cells
+	var ownOK [2]int
+	for k, s := range cells[SideA] {
+		oa, ob := s.first, cells[SideB][k].first
+		p := stats.Pair{A: oa.ok, B: ob.ok}
+		sp = append(sp, p)
+		for i, o := range [2]cellOut{oa, ob} {
+			if !o.errored {
+				own[i]++
+				if o.ok {
+					ownOK[i]++
+				}
+			}
+		}
+		switch {
+		case !oa.errored && !ob.errored:
+			cp = append(cp, p)
+		case oa.errored && !ob.errored:
+			lost[SideB]++
+		case ob.errored && !oa.errored:
+			lost[SideA]++
+		}
+	}
+	if lost[SideA] > 0 || lost[SideB] > 0 {
+		why = fmt.Sprintf("clean pass rate paired over %d of %d pairs: %d of A's clean cells and %d of B's left out because their partner errored; over all their own clean cells A is %s (%d of %d) and B %s (%d of %d), as wfb report counts them.",
+			len(cp), len(sp), lost[SideA], lost[SideB], pct(ownOK[SideA], own[SideA]), ownOK[SideA], own[SideA], pct(ownOK[SideB], own[SideB]), ownOK[SideB], own[SideB])
+	}
+	return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), why
+}
+
+// pct spells a/b as a percentage, "NULL" when b is 0.
+func pct(a, b int) string {
+	if b == 0 {
+		return "NULL"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
 func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
 	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
 	for k, s := range cells[SideA] {
@@ -549,17 +594,7 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clea
 	}
 	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
 	if paired {
-		sp := make([]stats.Pair, 0, len(cells[SideA]))
-		cp := make([]stats.Pair, 0, len(cells[SideA]))
-		for k, s := range cells[SideA] {
-			oa, ob := s.first, cells[SideB][k].first
-			p := stats.Pair{A: oa.ok, B: ob.ok}
-			sp = append(sp, p)
-			if !oa.errored && !ob.errored {
-				cp = append(cp, p)
-			}
-		}
-		return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), ""
+		return comparePaired(cells, alpha)
 	}
 	var pass, n, cpass, cn [2]int
 	for i := range 2 {
@@ -611,11 +646,12 @@ func lineWarnings(where string, lines []DiffLine) []string {
 	return notes
 }
 
-// kindShift warns when an error kind's share of attempts differs between
-// the sides significantly (Fisher's exact test at alpha): a change in pass
-// rate may then come from the environment (an outage, a refused sandbox)
-// rather than from the workflow.
-func (d *Differ) kindShift(where string, attempts [2]int, kinds [2]map[int32]int, alpha float64) []string {
+// kindShift describes any change in the error-kind mix between the sides,
+// kind by kind, each with its Fisher exact p-value as a qualifier: a change
+// in pass rate may come from the environment (an outage, a refused
+// sandbox) rather than from the workflow, and at small n a real swap of
+// kinds is never significant, so it is described whatever the test says.
+func (d *Differ) kindShift(where string, cells [2]int, kinds [2]map[int32]int, alpha float64) []string {
 	var ks []string
 	seen := map[int32]bool{}
 	for i := range 2 {
@@ -627,20 +663,30 @@ func (d *Differ) kindShift(where string, attempts [2]int, kinds [2]map[int32]int
 		}
 	}
 	sortKinds(ks)
-	var shifted []string
+	var changed []string
+	significant := false
 	for _, k := range ks {
 		id := d.ids[k]
 		a, b := kinds[SideA][id], kinds[SideB][id]
-		c := stats.CompareRates(a, attempts[SideA], b, attempts[SideB], alpha)
-		if c.Significant {
-			shifted = append(shifted, fmt.Sprintf("%s %d of %d → %d of %d (p=%.3g)", k, a, attempts[SideA], b, attempts[SideB], c.P))
+		if a*cells[SideB] == b*cells[SideA] {
+			continue // the same share on both sides
 		}
+		c := stats.CompareRates(a, cells[SideA], b, cells[SideB], alpha)
+		q := "not significant"
+		if c.Significant {
+			q, significant = "significant", true
+		}
+		changed = append(changed, fmt.Sprintf("%s %d of %d → %d of %d (%s, p=%.3g)", k, a, cells[SideA], b, cells[SideB], q, c.P))
 	}
-	if len(shifted) == 0 {
+	if len(changed) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: the error-kind mix shifted: %s; a change in pass rate may come from the environment, not the workflow.",
-		where, strings.Join(shifted, "; "))}
+	tail := "no kind's change is significant at this n, but a change in pass rate may still come from the environment, not the workflow."
+	if significant {
+		tail = "a change in pass rate may come from the environment, not the workflow."
+	}
+	return []string{fmt.Sprintf("%s: the error-kind mix changed (attempts by kind, Fisher exact test): %s; %s",
+		where, strings.Join(changed, "; "), tail)}
 }
 
 // sideWarnings compares what the two sides ran: bench fingerprints, agent
@@ -723,6 +769,6 @@ func (d *Differ) joinNames(set map[int32]bool) string {
 
 // diffNote explains how to read a diff, once, under every diff table.
 func diffNote(alpha float64) string {
-	return fmt.Sprintf("Δ = (B − A) / A; ~ = not significant at alpha %v. Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians over measured values with the Mann–Whitney U test.",
+	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians over measured values with the Mann–Whitney U test.",
 		alpha, strings.Join(ErrorKindsExcluded(), ", "))
 }

@@ -38,10 +38,15 @@ For each metric: the centre of A and of B with confidence intervals at
                 runs), Fisher's exact test when cells do not pair one to one;
                 each cell counts its last attempt
   other metrics Mann–Whitney U over measured values (medians shown)
-"~" marks a change that is not significant at --alpha. Footnotes warn when
-samples are too few to ever reach significance, when the sides ran different
-bench fingerprints or agent versions, when the error-kind mix shifted, and
-how many attempts per arm reported usage other than the provider's wire.
+Δ is relative for metrics and in percentage points for pass rates (+25.0pp);
+"~" marks a change that is not significant at --alpha, "n/c" one that is not
+comparable (a side has no values). Footnotes warn when samples are too few to
+ever reach significance, when the sides ran different bench fingerprints or
+agent versions, when pairing left cells out of the clean rate, when the
+error-kind mix changed (with its significance), and how many attempts per arm
+reported usage other than the provider's wire. Footnotes follow the rows in
+every format: "# " lines in tsv and csv, a "notes" array in json (whose rows
+are under "rows").
 
 Token metrics are the wire's where the session was metered (usage_source
 metered), the agent's elsewhere; --usage reported compares the agent's own.

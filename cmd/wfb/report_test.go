@@ -159,6 +159,9 @@ func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
 	}
 	var significant []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			continue // a footnote
+		}
 		f := strings.Split(line, ",")
 		if f[len(f)-2] == "true" {
 			significant = append(significant, f[0]+" "+f[1])
@@ -166,6 +169,21 @@ func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"candidate cost_usd"}, significant); diff != "" {
 		t.Errorf("significant changes (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// TestDiffThroughAPipeKeepsItsFootnotes stops `wfb diff A B | cat`
+// (tsv) dropping the caveats the terminal table shows: different bench
+// fingerprints, an arm only one side has.
+func TestDiffThroughAPipeKeepsItsFootnotes(t *testing.T) {
+	out, errOut, code := runWFB(t, false, "diff", "base", "arm=candidate,run=r2", "--db", reportFixture(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# [", "different bench fingerprints", "arm baseline only in A: not compared"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("piped diff lacks %q:\n%s", want, out)
+		}
 	}
 }
 
