@@ -1,9 +1,7 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -43,8 +41,10 @@ const (
 //     every cell has exactly one partner, the exact McNemar test compares the
 //     pairs; otherwise Fisher's exact test compares the two sets of cells, and
 //     a footnote says why they did not pair.
-//   - Continuous metrics are compared over every attempt's measured values
-//     with the Mann–Whitney U test.
+//   - Continuous metrics are compared over the cells' measured values with
+//     the Mann–Whitney U test. A cell's value is what `wfb report` takes:
+//     each side accumulates its cells in a Tabulator grouped by task and
+//     arm, so report and diff share one definition (see the package doc).
 type Differ struct {
 	opts  DiffOptions
 	names []string
@@ -55,9 +55,6 @@ type Differ struct {
 
 type cellKey struct{ run, task, arm, rep int32 }
 
-// runRep names a cell within its task and arm.
-type runRep struct{ run, rep int32 }
-
 type cellOut struct {
 	attempt int32
 	ok      bool
@@ -66,29 +63,10 @@ type cellOut struct {
 
 type taskArm struct{ task, arm int32 }
 
-// fineAcc accumulates one task and arm of one side. Its cells are kept here
-// rather than in one map per side, so that Result can build each group's
-// pairs from the group's own cells and let them go before the next group.
-type fineAcc struct {
-	attempts int
-	kinds    map[int32]int
-	// cells has an entry per attempt, in the order added; a cell's outcome
-	// is its final attempt's (see finalCells).
-	cells []cellAttempt
-}
-
-// cellAttempt is one attempt's outcome, with the cell it belongs to.
-type cellAttempt struct {
-	cell runRep
-	out  cellOut
-}
-
 type sideAcc struct {
-	fine map[taskArm]*fineAcc
-	// values are kept by the group they will most likely be compared in,
-	// the arm (and the task with ByTask), so that comparing by arm takes
-	// each sample as it is, without a copy; see groupValues.
-	values   map[taskArm]*samples
+	// tab holds the side's cells by task and arm: their outcomes and their
+	// values of each metric, as `wfb report` computes them.
+	tab      *Tabulator
 	versions map[int32]bool
 	runs     map[int32]bool
 	retries  int
@@ -102,7 +80,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d := &Differ{opts: opts, ids: map[string]int32{}}
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
-		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{}, values: map[taskArm]*samples{},
+		d.sides[i] = &sideAcc{tab: NewTabulator(TabulateOptions{ByTask: true, Metrics: opts.Metrics}),
 			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}}
 	}
 	return d
@@ -124,8 +102,8 @@ func (d *Differ) Add(side int, r *Row) {
 		panic("report: Differ.Add after Result")
 	}
 	s := d.sides[side]
-	run, task, arm := d.id(r.RunID), d.id(r.Task), d.id(r.Arm)
-	s.runs[run] = true
+	s.tab.Add(r)
+	s.runs[d.id(r.RunID)] = true
 	if r.AgentVersion != "" {
 		s.versions[d.id(r.AgentVersion)] = true
 	}
@@ -133,40 +111,7 @@ func (d *Differ) Add(side int, r *Row) {
 		s.retries++
 	}
 	if r.UsageDisagrees {
-		s.disagree[arm]++
-	}
-	kind := int32(0)
-	if !r.OK {
-		k := r.ErrorKind
-		if k == "" {
-			k = "unknown"
-		}
-		kind = d.id(k)
-	}
-	ta := taskArm{task, arm}
-	f := s.fine[ta]
-	if f == nil {
-		f = &fineAcc{kinds: map[int32]int{}}
-		s.fine[ta] = f
-	}
-	f.cells = append(f.cells, cellAttempt{runRep{run, int32(r.Rep)}, outcomeOf(r)})
-	f.attempts++
-	if !r.OK {
-		f.kinds[kind]++
-	}
-	vk := taskArm{task: -1, arm: arm}
-	if d.opts.ByTask {
-		vk.task = task
-	}
-	vs := s.values[vk]
-	if vs == nil {
-		vs = &samples{}
-		s.values[vk] = vs
-	}
-	for _, m := range d.opts.Metrics {
-		if v := r.Values[m]; !math.IsNaN(v) {
-			vs[m].add(v)
-		}
+		s.disagree[d.id(r.Arm)]++
 	}
 }
 
@@ -210,7 +155,9 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 	out.ByArm = sh.byArm
 	members := sh.members()
 	for _, gk := range d.sortedGroups(members) {
-		lines, groupNotes := d.compareGroup(gk, sh.group(gk, members[gk]), sh, out.Options.Metrics)
+		a := sh.group(members[gk])
+		lines, groupNotes := d.compareGroup(gk, a, sh, out.Options.Metrics)
+		a.release()
 		notes = append(notes, groupNotes...)
 		out.Lines = append(out.Lines, lines...)
 	}
@@ -229,8 +176,10 @@ func (d *Differ) spend() {
 // measured reports whether either side has a value for m.
 func (d *Differ) measured(m Metric) bool {
 	for _, s := range d.sides {
-		for _, vs := range s.values {
-			if vs[m].len() > 0 {
+		for _, a := range s.tab.groups {
+			measured := false
+			a.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
+			if measured {
 				return true
 			}
 		}
@@ -320,10 +269,11 @@ func (sh *diffShape) pairKey(c cellKey) pairKey {
 	return p
 }
 
-// fineOf is one task and arm's accumulator, as a member of a group.
+// fineOf is one task and arm's cells on one side, as a member of a group.
 type fineOf struct {
-	ta taskArm
-	f  *fineAcc
+	ta  taskArm
+	acc *tabAcc
+	tab *Tabulator
 }
 
 // members returns each group's fines, per side. A group's pairs and values
@@ -332,7 +282,8 @@ type fineOf struct {
 func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 	members := map[groupKey]*[2][]fineOf{}
 	for i, s := range sh.d.sides {
-		for ta, f := range s.fine {
+		for _, a := range s.tab.groups {
+			ta := taskArm{sh.d.id(a.task), sh.d.id(a.arm)}
 			g, ok := sh.groupKey(ta.task, ta.arm)
 			if !ok {
 				continue
@@ -342,7 +293,7 @@ func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 				m = &[2][]fineOf{}
 				members[g] = m
 			}
-			m[i] = append(m[i], fineOf{ta, f})
+			m[i] = append(m[i], fineOf{ta, a, s.tab})
 		}
 	}
 	return members
@@ -350,84 +301,75 @@ func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 
 // groupAcc is one group of both sides, ready to compare.
 type groupAcc struct {
-	cells    [2]map[pairKey]pairSlot
-	attempts [2]int
-	kinds    [2]map[int32]int
-	values   [2][]*samples // the parts of each side's samples; see values
+	cells [2]map[pairKey]pairSlot
+	// n counts each side's cells; kinds counts them by their final
+	// attempt's error kind.
+	n     [2]int
+	kinds [2]map[int32]int
+	fines *[2][]fineOf // the cells' values are read from here; see values
 }
 
-// group gathers a group's members into its cells, counts and values.
-func (sh *diffShape) group(gk groupKey, members *[2][]fineOf) *groupAcc {
-	a := &groupAcc{}
+// group gathers a group's members into its pair slots and kind counts.
+func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
+	a := &groupAcc{fines: members}
 	for i, fines := range members {
 		n := 0
 		for _, fo := range fines {
-			n += len(fo.f.cells)
+			n += fo.acc.cells.len()
 		}
+		a.n[i] = n
 		a.cells[i] = make(map[pairKey]pairSlot, n)
 		a.kinds[i] = map[int32]int{}
 		for _, fo := range fines {
-			sh.addCells(a.cells[i], fo)
-			a.attempts[i] += fo.f.attempts
-			for k, c := range fo.f.kinds {
-				a.kinds[i][k] += c
-			}
-		}
-		a.values[i] = sh.groupValues(sh.d.sides[i], gk)
-		// Each fine belongs to one group, so its cells are not needed
-		// again: let them go before the next group is built.
-		for _, fo := range fines {
-			fo.f.cells = nil
+			sh.addCells(a.cells[i], a.kinds[i], fo)
 		}
 	}
 	return a
 }
 
-// addCells adds fo's cells to their pair slots.
-func (sh *diffShape) addCells(cells map[pairKey]pairSlot, fo fineOf) {
-	for rr, o := range finalCells(fo.f.cells) {
-		p := sh.pairKey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
-		slot, seen := cells[p]
-		if !seen {
-			slot.first = o
-		}
-		slot.add(o)
-		cells[p] = slot
+// addCells adds fo's cells to their pair slots, and counts their kinds.
+func (sh *diffShape) addCells(cells map[pairKey]pairSlot, kinds map[int32]int, fo fineOf) {
+	d := sh.d
+	for rt, x := range fo.acc.index {
+		run := d.id(fo.tab.names[rt.run])
+		x.each(func(rep int, i int32) {
+			c := fo.acc.cells.at(int(i))
+			if !c.out.ok {
+				kinds[d.id(fo.tab.kindName(c.kind))]++
+			}
+			p := sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)})
+			slot, seen := cells[p]
+			if !seen {
+				slot.first = c.out
+			}
+			slot.add(c.out)
+			cells[p] = slot
+		})
 	}
 }
 
-// finalCells yields each cell of attempts with its final attempt's
-// outcome: the highest attempt number, and of equal numbers the one added
-// last (as isFinal decides for a map of cells). It sorts attempts in place.
-func finalCells(attempts []cellAttempt) iter.Seq2[runRep, cellOut] {
-	slices.SortStableFunc(attempts, func(x, y cellAttempt) int {
-		return cmp.Or(cmp.Compare(x.cell.run, y.cell.run), cmp.Compare(x.cell.rep, y.cell.rep),
-			cmp.Compare(x.out.attempt, y.out.attempt))
-	})
-	return func(yield func(runRep, cellOut) bool) {
-		for i, a := range attempts {
-			if i+1 < len(attempts) && attempts[i+1].cell == a.cell {
-				continue
+// values returns side's measured per-cell values of m in the group.
+func (a *groupAcc) values(side int, m Metric) []float64 {
+	var out []float64
+	for _, fo := range a.fines[side] {
+		fo.acc.values[m].each(func(_ int, v *float64) {
+			if !math.IsNaN(*v) {
+				out = append(out, *v)
 			}
-			if !yield(a.cell, a.out) {
-				return
-			}
-		}
+		})
 	}
+	return out
 }
 
-// groupValues takes the side's samples of group gk out of the side: one
-// part when they were kept under gk (comparing by arm), several when
-// several arms make up the group (comparing the sides as a whole).
-func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) []*samples {
-	var parts []*samples
-	for vk, vs := range s.values {
-		if g, ok := sh.groupKey(vk.task, vk.arm); ok && g == gk {
-			parts = append(parts, vs)
-			delete(s.values, vk)
+// release lets the group's cells go once compared: each fine belongs to
+// one group.
+func (a *groupAcc) release() {
+	for _, fines := range a.fines {
+		for _, fo := range fines {
+			delete(fo.tab.groups, [2]string{fo.acc.task, fo.acc.arm})
+			fo.tab.last = nil
 		}
 	}
-	return parts
 }
 
 // name is the name of id; "" for -1, a group that spans every task or arm.
@@ -476,7 +418,7 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
 	for _, m := range metrics {
-		va, vb := values(a.values[SideA], m), values(a.values[SideB], m)
+		va, vb := a.values(SideA, m), a.values(SideB, m)
 		if m.Kind() == Proportion {
 			line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
 			continue
@@ -484,7 +426,7 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 		line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
 	}
 	notes = append(notes, lineWarnings(where, lines)...)
-	notes = append(notes, d.kindShift(where, a.attempts, a.kinds, alpha)...)
+	notes = append(notes, d.kindShift(where, a.n, a.kinds, alpha)...)
 	return lines, notes
 }
 
@@ -685,7 +627,7 @@ func (d *Differ) kindShift(where string, cells [2]int, kinds [2]map[int32]int, a
 	if significant {
 		tail = "a change in pass rate may come from the environment, not the workflow."
 	}
-	return []string{fmt.Sprintf("%s: the error-kind mix changed (attempts by kind, Fisher exact test): %s; %s",
+	return []string{fmt.Sprintf("%s: the error-kind mix changed (cells by their final attempt's kind, Fisher exact test): %s; %s",
 		where, strings.Join(changed, "; "), tail)}
 }
 
@@ -718,7 +660,7 @@ func (d *Differ) sideWarnings(runs []RunInfo) []string {
 	}
 	for i, s := range d.sides {
 		if s.retries > 0 {
-			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: pass rates use each cell's last attempt; continuous metrics use every attempt.",
+			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: a cell counts once, its outcome by its last attempt, its tokens, cost, turns and wall time summed over its attempts, as in wfb report.",
 				[]string{"A", "B"}[i], s.retries))
 		}
 	}
@@ -752,8 +694,8 @@ func orNone(xs []string) string {
 
 func (d *Differ) armsOf(s *sideAcc) map[int32]bool {
 	arms := map[int32]bool{}
-	for ta := range s.fine {
-		arms[ta.arm] = true
+	for _, a := range s.tab.groups {
+		arms[d.id(a.arm)] = true
 	}
 	return arms
 }
@@ -769,6 +711,6 @@ func (d *Differ) joinNames(set map[int32]bool) string {
 
 // diffNote explains how to read a diff, once, under every diff table.
 func diffNote(alpha float64) string {
-	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians over measured values with the Mann–Whitney U test.",
+	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians per cell (retries summed, as wfb report) over measured values with the Mann–Whitney U test.",
 		alpha, strings.Join(ErrorKindsExcluded(), ", "))
 }
