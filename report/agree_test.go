@@ -32,15 +32,10 @@ type SummaryOf struct {
 func TestReportAndDiffAgreeOnEveryMetric(t *testing.T) {
 	d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: baseMetrics})
 	tabs := [2]*Tabulator{NewTabulator(TabulateOptions{Metrics: baseMetrics}), NewTabulator(TabulateOptions{Metrics: baseMetrics})}
-	for i := range fixture {
-		r := fixture[i].row()
-		side := SideA
-		if r.RunID == "r2" {
-			side = SideB
-		}
-		d.Add(side, &r)
-		tabs[side].Add(&r)
-	}
+	eachFixtureSide(func(side int, r *Row) {
+		d.Add(side, r)
+		tabs[side].Add(r)
+	})
 	df := d.Result(fixtureRuns)
 	for side, tab := range tabs {
 		groups := map[string]*Group{}

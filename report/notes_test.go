@@ -26,14 +26,7 @@ func passRows(d *Differ, side int, run string, n, fail int, kind string) {
 func TestDiffNotesReachEveryFormat(t *testing.T) {
 	for _, f := range Formats {
 		d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: baseMetrics})
-		for i := range fixture {
-			r := fixture[i].row()
-			side := SideA
-			if r.RunID == "r2" {
-				side = SideB
-			}
-			d.Add(side, &r)
-		}
+		eachFixtureSide(d.Add)
 		var buf bytes.Buffer
 		df := d.Result(fixtureRuns)
 		if err := RenderAll(&buf, df.Tables("base", "cand", f), f); err != nil {
