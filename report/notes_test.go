@@ -171,3 +171,21 @@ func TestAnyErrorKindSwapIsDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestGateRulesReadPassRatesInPoints stops a pp rule being judged on the
+// relative change: 50% → 75% is +25pp (and +50% relative).
+func TestGateRulesReadPassRatesInPoints(t *testing.T) {
+	d := NewDiffer(DiffOptions{Alpha: 0.05})
+	passRows(d, SideA, "r1", 100, 50, "verify-failed")
+	passRows(d, SideB, "r2", 100, 25, "verify-failed")
+	df := d.Result(nil)
+	for rules, want := range map[string]int{"pass_rate>+20pp": 1, "pass_rate>+30pp": 0, "pass_rate>+40%": 1, "pass_rate<-5pp": 0, "clean_pass_rate>+20pp": 1} {
+		rs, err := ParseGateRules(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(df.Gate(rs)); got != want {
+			t.Errorf("%s: %d crossings; want %d", rules, got, want)
+		}
+	}
+}

@@ -115,6 +115,7 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 		{"diff_runs_markdown", []string{"diff", "base", "cand", "--format", "markdown"}},
 		{"diff_arms_table", []string{"diff", "arm=baseline,run=r2", "arm=candidate,run=r2", "--format", "table"}},
 		{"diff_runs_csv", []string{"diff", "r1", "r2", "--by", "task,arm", "--alpha", "0.1", "--format", "csv"}},
+		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--format", "markdown"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
