@@ -24,7 +24,7 @@ type SummaryOf struct {
 	Center float64
 }
 
-// TestReportAndDiffAgreeOnEveryMetric stops `wfb report` and `wfb diff`
+// TestReportAndDiffAgreeOnEveryMetric stops `wfb report`, `wfb diff` and `wfb trend`
 // reading the same metric of the same run differently (the issue: wall
 // time 0.082 in report, 0.0745 in diff, since one took a median per cell
 // with retries summed and the other per attempt). Both now take one value
@@ -32,15 +32,23 @@ type SummaryOf struct {
 func TestReportAndDiffAgreeOnEveryMetric(t *testing.T) {
 	d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: baseMetrics})
 	tabs := [2]*Tabulator{NewTabulator(TabulateOptions{Metrics: baseMetrics}), NewTabulator(TabulateOptions{Metrics: baseMetrics})}
+	tr := NewTrender(TrendOptions{Alpha: 0.05, Metrics: baseMetrics, By: "run"}, []string{"r1", "r2"}, -1)
 	eachFixtureSide(func(side int, r *Row) {
 		d.Add(side, r)
+		tr.Add(side, r)
 		tabs[side].Add(r)
 	})
 	df := d.Result(fixtureRuns)
+	trend := tr.Result(fixtureRuns)
 	for side, tab := range tabs {
 		groups := map[string]*Group{}
 		for _, g := range tab.Result().Groups {
 			groups[g.Arm] = g
+		}
+		for _, p := range trend.Points {
+			if p.Bucket == []string{"r1", "r2"}[side] && p.Key != "clean_pass_rate" {
+				metricsAgree(t, "trend", groups[p.Arm], p.Metric, p.Rate, SummaryOf{p.Summary.N, p.Summary.Center})
+			}
 		}
 		checked := 0
 		for _, l := range df.Lines {

@@ -101,22 +101,17 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
 	}
-	reported, err := report.ParseUsage(opts.Usage)
-	if err != nil {
-		return asBadInput(err)
-	}
 	var rules []report.GateRule
 	if opts.FailOn != "" {
 		if rules, err = report.ParseGateRules(opts.FailOn); err != nil {
 			return asBadInput(err)
 		}
 	}
-	r, err := openReader(ctx, s, opts.DB)
+	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	r.cols.Reported = reported
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
 	names := [2]string{"A", "B"}
 	for side, spec := range [2]string{opts.A, opts.B} {

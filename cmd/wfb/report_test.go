@@ -115,6 +115,11 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 		{"diff_runs_markdown", []string{"diff", "base", "cand", "--format", "markdown"}},
 		{"diff_arms_table", []string{"diff", "arm=baseline,run=r2", "arm=candidate,run=r2", "--format", "table"}},
 		{"diff_runs_csv", []string{"diff", "r1", "r2", "--by", "task,arm", "--alpha", "0.1", "--format", "csv"}},
+		{"trend_day_table", []string{"trend", "--by", "day", "--metric", "pass_rate,cost_usd", "--format", "table"}},
+		{"trend_label_tsv", []string{"trend", "--by", "label", "--metric", "cost_usd"}},
+		{"trend_run_markdown", []string{"trend", "arm=candidate", "--by", "run", "--format", "markdown"}},
+		{"trend_day_csv", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "pass_rate,cost_usd", "--format", "csv"}},
+		{"trend_day_json", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "cost_usd", "--format", "json"}},
 		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--format", "markdown"}},
 	}
 	for _, tt := range tests {
@@ -206,6 +211,10 @@ func TestReportCommandsRefuseBadInputWithExit2(t *testing.T) {
 		{[]string{"diff", "r1", "r2", "--by", "arm,task"}, `--by "arm,task": the groupings are arm and task,arm`},
 		{[]string{"report", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"diff", "r1"}, "diff takes exactly two arguments"},
+		{[]string{"trend", "--by", "week"}, `--by "week": the buckets are day, label and run`},
+		{[]string{"trend", "--metric", "colour"}, `--metric "colour": unknown metric`},
+		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two"},
+		{[]string{"trend", "--baseline", "2020-01-01"}, `--baseline "2020-01-01": no such day among 2026-11-29, 2026-11-30`},
 		{[]string{"diff", "r1", "r2", "--alpha", "2"}, "--alpha 2: want a number between 0 and 1"},
 		{[]string{"diff", "r1", "arm=nobody"}, "side B (arm=nobody) selects no attempts"},
 		{[]string{"export", "arm=baseline"}, "export takes a run id or label, not a filter"},
