@@ -301,7 +301,7 @@ func TestDiffWarnsWhenTheSidesDifferInMoreThanTheWorkflow(t *testing.T) {
 	for _, want := range []string{
 		"different bench fingerprints (A: fp-1; B: fp-2)",
 		"different agent versions (A: 1.0; B: 1.1)",
-		"error-kind mix shifted: provider-error 0 of 12 → 11 of 12",
+		"error-kind mix changed (cells by their final attempt's kind, Fisher exact test): provider-error 0 of 12 → 11 of 12 (significant",
 		"arm x (cost): too few values to ever reach significance",
 	} {
 		if !strings.Contains(notes, want) {

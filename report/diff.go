@@ -1,9 +1,7 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
-	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -43,8 +41,10 @@ const (
 //     every cell has exactly one partner, the exact McNemar test compares the
 //     pairs; otherwise Fisher's exact test compares the two sets of cells, and
 //     a footnote says why they did not pair.
-//   - Continuous metrics are compared over every attempt's measured values
-//     with the Mann–Whitney U test.
+//   - Continuous metrics are compared over the cells' measured values with
+//     the Mann–Whitney U test. A cell's value is what `wfb report` takes:
+//     each side accumulates its cells in a Tabulator grouped by task and
+//     arm, so report and diff share one definition (see the package doc).
 type Differ struct {
 	opts  DiffOptions
 	names []string
@@ -55,9 +55,6 @@ type Differ struct {
 
 type cellKey struct{ run, task, arm, rep int32 }
 
-// runRep names a cell within its task and arm.
-type runRep struct{ run, rep int32 }
-
 type cellOut struct {
 	attempt int32
 	ok      bool
@@ -66,29 +63,10 @@ type cellOut struct {
 
 type taskArm struct{ task, arm int32 }
 
-// fineAcc accumulates one task and arm of one side. Its cells are kept here
-// rather than in one map per side, so that Result can build each group's
-// pairs from the group's own cells and let them go before the next group.
-type fineAcc struct {
-	attempts int
-	kinds    map[int32]int
-	// cells has an entry per attempt, in the order added; a cell's outcome
-	// is its final attempt's (see finalCells).
-	cells []cellAttempt
-}
-
-// cellAttempt is one attempt's outcome, with the cell it belongs to.
-type cellAttempt struct {
-	cell runRep
-	out  cellOut
-}
-
 type sideAcc struct {
-	fine map[taskArm]*fineAcc
-	// values are kept by the group they will most likely be compared in,
-	// the arm (and the task with ByTask), so that comparing by arm takes
-	// each sample as it is, without a copy; see groupValues.
-	values   map[taskArm]*samples
+	// tab holds the side's cells by task and arm: their outcomes and their
+	// values of each metric, as `wfb report` computes them.
+	tab      *Tabulator
 	versions map[int32]bool
 	runs     map[int32]bool
 	retries  int
@@ -102,7 +80,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d := &Differ{opts: opts, ids: map[string]int32{}}
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
-		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{}, values: map[taskArm]*samples{},
+		d.sides[i] = &sideAcc{tab: NewTabulator(TabulateOptions{ByTask: true, Metrics: opts.Metrics}),
 			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}}
 	}
 	return d
@@ -124,8 +102,8 @@ func (d *Differ) Add(side int, r *Row) {
 		panic("report: Differ.Add after Result")
 	}
 	s := d.sides[side]
-	run, task, arm := d.id(r.RunID), d.id(r.Task), d.id(r.Arm)
-	s.runs[run] = true
+	s.tab.Add(r)
+	s.runs[d.id(r.RunID)] = true
 	if r.AgentVersion != "" {
 		s.versions[d.id(r.AgentVersion)] = true
 	}
@@ -133,40 +111,7 @@ func (d *Differ) Add(side int, r *Row) {
 		s.retries++
 	}
 	if r.UsageDisagrees {
-		s.disagree[arm]++
-	}
-	kind := int32(0)
-	if !r.OK {
-		k := r.ErrorKind
-		if k == "" {
-			k = "unknown"
-		}
-		kind = d.id(k)
-	}
-	ta := taskArm{task, arm}
-	f := s.fine[ta]
-	if f == nil {
-		f = &fineAcc{kinds: map[int32]int{}}
-		s.fine[ta] = f
-	}
-	f.cells = append(f.cells, cellAttempt{runRep{run, int32(r.Rep)}, outcomeOf(r)})
-	f.attempts++
-	if !r.OK {
-		f.kinds[kind]++
-	}
-	vk := taskArm{task: -1, arm: arm}
-	if d.opts.ByTask {
-		vk.task = task
-	}
-	vs := s.values[vk]
-	if vs == nil {
-		vs = &samples{}
-		s.values[vk] = vs
-	}
-	for _, m := range d.opts.Metrics {
-		if v := r.Values[m]; !math.IsNaN(v) {
-			vs[m].add(v)
-		}
+		s.disagree[d.id(r.Arm)]++
 	}
 }
 
@@ -210,7 +155,9 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 	out.ByArm = sh.byArm
 	members := sh.members()
 	for _, gk := range d.sortedGroups(members) {
-		lines, groupNotes := d.compareGroup(gk, sh.group(gk, members[gk]), sh, out.Options.Metrics)
+		a := sh.group(members[gk])
+		lines, groupNotes := d.compareGroup(gk, a, sh, out.Options.Metrics)
+		a.release()
 		notes = append(notes, groupNotes...)
 		out.Lines = append(out.Lines, lines...)
 	}
@@ -229,8 +176,10 @@ func (d *Differ) spend() {
 // measured reports whether either side has a value for m.
 func (d *Differ) measured(m Metric) bool {
 	for _, s := range d.sides {
-		for _, vs := range s.values {
-			if vs[m].len() > 0 {
+		for _, a := range s.tab.groups {
+			measured := false
+			a.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
+			if measured {
 				return true
 			}
 		}
@@ -320,10 +269,11 @@ func (sh *diffShape) pairKey(c cellKey) pairKey {
 	return p
 }
 
-// fineOf is one task and arm's accumulator, as a member of a group.
+// fineOf is one task and arm's cells on one side, as a member of a group.
 type fineOf struct {
-	ta taskArm
-	f  *fineAcc
+	ta  taskArm
+	acc *tabAcc
+	tab *Tabulator
 }
 
 // members returns each group's fines, per side. A group's pairs and values
@@ -332,7 +282,8 @@ type fineOf struct {
 func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 	members := map[groupKey]*[2][]fineOf{}
 	for i, s := range sh.d.sides {
-		for ta, f := range s.fine {
+		for _, a := range s.tab.groups {
+			ta := taskArm{sh.d.id(a.task), sh.d.id(a.arm)}
 			g, ok := sh.groupKey(ta.task, ta.arm)
 			if !ok {
 				continue
@@ -342,7 +293,7 @@ func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 				m = &[2][]fineOf{}
 				members[g] = m
 			}
-			m[i] = append(m[i], fineOf{ta, f})
+			m[i] = append(m[i], fineOf{ta, a, s.tab})
 		}
 	}
 	return members
@@ -350,84 +301,75 @@ func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 
 // groupAcc is one group of both sides, ready to compare.
 type groupAcc struct {
-	cells    [2]map[pairKey]pairSlot
-	attempts [2]int
-	kinds    [2]map[int32]int
-	values   [2][]*samples // the parts of each side's samples; see values
+	cells [2]map[pairKey]pairSlot
+	// n counts each side's cells; kinds counts them by their final
+	// attempt's error kind.
+	n     [2]int
+	kinds [2]map[int32]int
+	fines *[2][]fineOf // the cells' values are read from here; see values
 }
 
-// group gathers a group's members into its cells, counts and values.
-func (sh *diffShape) group(gk groupKey, members *[2][]fineOf) *groupAcc {
-	a := &groupAcc{}
+// group gathers a group's members into its pair slots and kind counts.
+func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
+	a := &groupAcc{fines: members}
 	for i, fines := range members {
 		n := 0
 		for _, fo := range fines {
-			n += len(fo.f.cells)
+			n += fo.acc.cells.len()
 		}
+		a.n[i] = n
 		a.cells[i] = make(map[pairKey]pairSlot, n)
 		a.kinds[i] = map[int32]int{}
 		for _, fo := range fines {
-			sh.addCells(a.cells[i], fo)
-			a.attempts[i] += fo.f.attempts
-			for k, c := range fo.f.kinds {
-				a.kinds[i][k] += c
-			}
-		}
-		a.values[i] = sh.groupValues(sh.d.sides[i], gk)
-		// Each fine belongs to one group, so its cells are not needed
-		// again: let them go before the next group is built.
-		for _, fo := range fines {
-			fo.f.cells = nil
+			sh.addCells(a.cells[i], a.kinds[i], fo)
 		}
 	}
 	return a
 }
 
-// addCells adds fo's cells to their pair slots.
-func (sh *diffShape) addCells(cells map[pairKey]pairSlot, fo fineOf) {
-	for rr, o := range finalCells(fo.f.cells) {
-		p := sh.pairKey(cellKey{run: rr.run, task: fo.ta.task, arm: fo.ta.arm, rep: rr.rep})
-		slot, seen := cells[p]
-		if !seen {
-			slot.first = o
-		}
-		slot.add(o)
-		cells[p] = slot
+// addCells adds fo's cells to their pair slots, and counts their kinds.
+func (sh *diffShape) addCells(cells map[pairKey]pairSlot, kinds map[int32]int, fo fineOf) {
+	d := sh.d
+	for rt, x := range fo.acc.index {
+		run := d.id(fo.tab.names[rt.run])
+		x.each(func(rep int, i int32) {
+			c := fo.acc.cells.at(int(i))
+			if !c.out.ok {
+				kinds[d.id(fo.tab.kindName(c.kind))]++
+			}
+			p := sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)})
+			slot, seen := cells[p]
+			if !seen {
+				slot.first = c.out
+			}
+			slot.add(c.out)
+			cells[p] = slot
+		})
 	}
 }
 
-// finalCells yields each cell of attempts with its final attempt's
-// outcome: the highest attempt number, and of equal numbers the one added
-// last (as isFinal decides for a map of cells). It sorts attempts in place.
-func finalCells(attempts []cellAttempt) iter.Seq2[runRep, cellOut] {
-	slices.SortStableFunc(attempts, func(x, y cellAttempt) int {
-		return cmp.Or(cmp.Compare(x.cell.run, y.cell.run), cmp.Compare(x.cell.rep, y.cell.rep),
-			cmp.Compare(x.out.attempt, y.out.attempt))
-	})
-	return func(yield func(runRep, cellOut) bool) {
-		for i, a := range attempts {
-			if i+1 < len(attempts) && attempts[i+1].cell == a.cell {
-				continue
+// values returns side's measured per-cell values of m in the group.
+func (a *groupAcc) values(side int, m Metric) []float64 {
+	var out []float64
+	for _, fo := range a.fines[side] {
+		fo.acc.values[m].each(func(_ int, v *float64) {
+			if !math.IsNaN(*v) {
+				out = append(out, *v)
 			}
-			if !yield(a.cell, a.out) {
-				return
-			}
-		}
+		})
 	}
+	return out
 }
 
-// groupValues takes the side's samples of group gk out of the side: one
-// part when they were kept under gk (comparing by arm), several when
-// several arms make up the group (comparing the sides as a whole).
-func (sh *diffShape) groupValues(s *sideAcc, gk groupKey) []*samples {
-	var parts []*samples
-	for vk, vs := range s.values {
-		if g, ok := sh.groupKey(vk.task, vk.arm); ok && g == gk {
-			parts = append(parts, vs)
-			delete(s.values, vk)
+// release lets the group's cells go once compared: each fine belongs to
+// one group.
+func (a *groupAcc) release() {
+	for _, fines := range a.fines {
+		for _, fo := range fines {
+			delete(fo.tab.groups, [2]string{fo.acc.task, fo.acc.arm})
+			fo.tab.last = nil
 		}
 	}
-	return parts
 }
 
 // name is the name of id; "" for -1, a group that spans every task or arm.
@@ -476,7 +418,7 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
 	for _, m := range metrics {
-		va, vb := values(a.values[SideA], m), values(a.values[SideB], m)
+		va, vb := a.values(SideA, m), a.values(SideB, m)
 		if m.Kind() == Proportion {
 			line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
 			continue
@@ -484,7 +426,7 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 		line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
 	}
 	notes = append(notes, lineWarnings(where, lines)...)
-	notes = append(notes, d.kindShift(where, a.attempts, a.kinds, alpha)...)
+	notes = append(notes, d.kindShift(where, a.n, a.kinds, alpha)...)
 	return lines, notes
 }
 
@@ -529,6 +471,51 @@ func (s *pairSlot) add(o cellOut) {
 	}
 }
 
+// comparePaired compares the pass rates of cells that pair one to one. A
+// pair leaves the clean rate when either of its cells errored, so each
+// side's clean rate there is over fewer cells than its own: why says so,
+// with each side's clean rate over all its cells (the report's figure).
+func comparePaired(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
+	sp := make([]stats.Pair, 0, len(cells[SideA]))
+	cp := make([]stats.Pair, 0, len(cells[SideA]))
+	var lost, own [2]int // pairs lost to the partner's error; own clean cells
+	var ownOK [2]int
+	for k, s := range cells[SideA] {
+		oa, ob := s.first, cells[SideB][k].first
+		p := stats.Pair{A: oa.ok, B: ob.ok}
+		sp = append(sp, p)
+		for i, o := range [2]cellOut{oa, ob} {
+			if !o.errored {
+				own[i]++
+				if o.ok {
+					ownOK[i]++
+				}
+			}
+		}
+		switch {
+		case !oa.errored && !ob.errored:
+			cp = append(cp, p)
+		case oa.errored && !ob.errored:
+			lost[SideB]++
+		case ob.errored && !oa.errored:
+			lost[SideA]++
+		}
+	}
+	if lost[SideA] > 0 || lost[SideB] > 0 {
+		why = fmt.Sprintf("clean pass rate paired over %d of %d pairs: %d of A's clean cells and %d of B's left out because their partner errored; over all their own clean cells A is %s (%d of %d) and B %s (%d of %d), as wfb report counts them.",
+			len(cp), len(sp), lost[SideA], lost[SideB], pct(ownOK[SideA], own[SideA]), ownOK[SideA], own[SideA], pct(ownOK[SideB], own[SideB]), ownOK[SideB], own[SideB])
+	}
+	return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), why
+}
+
+// pct spells a/b as a percentage, "NULL" when b is 0.
+func pct(a, b int) string {
+	if b == 0 {
+		return "NULL"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
 func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
 	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
 	for k, s := range cells[SideA] {
@@ -549,17 +536,7 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clea
 	}
 	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
 	if paired {
-		sp := make([]stats.Pair, 0, len(cells[SideA]))
-		cp := make([]stats.Pair, 0, len(cells[SideA]))
-		for k, s := range cells[SideA] {
-			oa, ob := s.first, cells[SideB][k].first
-			p := stats.Pair{A: oa.ok, B: ob.ok}
-			sp = append(sp, p)
-			if !oa.errored && !ob.errored {
-				cp = append(cp, p)
-			}
-		}
-		return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), ""
+		return comparePaired(cells, alpha)
 	}
 	var pass, n, cpass, cn [2]int
 	for i := range 2 {
@@ -611,11 +588,12 @@ func lineWarnings(where string, lines []DiffLine) []string {
 	return notes
 }
 
-// kindShift warns when an error kind's share of attempts differs between
-// the sides significantly (Fisher's exact test at alpha): a change in pass
-// rate may then come from the environment (an outage, a refused sandbox)
-// rather than from the workflow.
-func (d *Differ) kindShift(where string, attempts [2]int, kinds [2]map[int32]int, alpha float64) []string {
+// kindShift describes any change in the error-kind mix between the sides,
+// kind by kind, each with its Fisher exact p-value as a qualifier: a change
+// in pass rate may come from the environment (an outage, a refused
+// sandbox) rather than from the workflow, and at small n a real swap of
+// kinds is never significant, so it is described whatever the test says.
+func (d *Differ) kindShift(where string, cells [2]int, kinds [2]map[int32]int, alpha float64) []string {
 	var ks []string
 	seen := map[int32]bool{}
 	for i := range 2 {
@@ -627,20 +605,30 @@ func (d *Differ) kindShift(where string, attempts [2]int, kinds [2]map[int32]int
 		}
 	}
 	sortKinds(ks)
-	var shifted []string
+	var changed []string
+	significant := false
 	for _, k := range ks {
 		id := d.ids[k]
 		a, b := kinds[SideA][id], kinds[SideB][id]
-		c := stats.CompareRates(a, attempts[SideA], b, attempts[SideB], alpha)
-		if c.Significant {
-			shifted = append(shifted, fmt.Sprintf("%s %d of %d → %d of %d (p=%.3g)", k, a, attempts[SideA], b, attempts[SideB], c.P))
+		if a*cells[SideB] == b*cells[SideA] {
+			continue // the same share on both sides
 		}
+		c := stats.CompareRates(a, cells[SideA], b, cells[SideB], alpha)
+		q := "not significant"
+		if c.Significant {
+			q, significant = "significant", true
+		}
+		changed = append(changed, fmt.Sprintf("%s %d of %d → %d of %d (%s, p=%.3g)", k, a, cells[SideA], b, cells[SideB], q, c.P))
 	}
-	if len(shifted) == 0 {
+	if len(changed) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%s: the error-kind mix shifted: %s; a change in pass rate may come from the environment, not the workflow.",
-		where, strings.Join(shifted, "; "))}
+	tail := "no kind's change is significant at this n, but a change in pass rate may still come from the environment, not the workflow."
+	if significant {
+		tail = "a change in pass rate may come from the environment, not the workflow."
+	}
+	return []string{fmt.Sprintf("%s: the error-kind mix changed (cells by their final attempt's kind, Fisher exact test): %s; %s",
+		where, strings.Join(changed, "; "), tail)}
 }
 
 // sideWarnings compares what the two sides ran: bench fingerprints, agent
@@ -672,7 +660,7 @@ func (d *Differ) sideWarnings(runs []RunInfo) []string {
 	}
 	for i, s := range d.sides {
 		if s.retries > 0 {
-			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: pass rates use each cell's last attempt; continuous metrics use every attempt.",
+			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: a cell counts once, its outcome by its last attempt, its tokens, cost, turns and wall time summed over its attempts, as in wfb report.",
 				[]string{"A", "B"}[i], s.retries))
 		}
 	}
@@ -706,8 +694,8 @@ func orNone(xs []string) string {
 
 func (d *Differ) armsOf(s *sideAcc) map[int32]bool {
 	arms := map[int32]bool{}
-	for ta := range s.fine {
-		arms[ta.arm] = true
+	for _, a := range s.tab.groups {
+		arms[d.id(a.arm)] = true
 	}
 	return arms
 }
@@ -723,6 +711,6 @@ func (d *Differ) joinNames(set map[int32]bool) string {
 
 // diffNote explains how to read a diff, once, under every diff table.
 func diffNote(alpha float64) string {
-	return fmt.Sprintf("Δ = (B − A) / A; ~ = not significant at alpha %v. Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians over measured values with the Mann–Whitney U test.",
+	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians per cell (retries summed, as wfb report) over measured values with the Mann–Whitney U test.",
 		alpha, strings.Join(ErrorKindsExcluded(), ", "))
 }

@@ -23,13 +23,27 @@
 // bound marked *) unless every attempt's cost was measured, and nothing is
 // ever zero-filled.
 //
-// Outcomes are per cell (run, task, arm, rep), judged by the cell's final
-// attempt — the highest attempt number, where its retry chain ended — in
-// `wfb report` and `wfb diff` alike (isFinal picks it for both). Superseded
+// One definition of every metric serves `wfb report`, `wfb diff` and `wfb
+// trend` alike, computed in one place (Tabulator.Add; the Differ keeps each
+// side's cells in a Tabulator):
+//
+//   - The unit is the cell (run, task, arm, rep), not the attempt. A cell's
+//     outcome is its final attempt's — the highest attempt number, where
+//     its retry chain ended (isFinal) — and its tokens, cost, turns and wall
+//     time are sums over all its attempts, retries included; its review
+//     quality is its final attempt's, the artifact the cell ended with.
+//   - Centres are medians over cells (with n, the cells measured), pass
+//     rates are over cells.
+//
+// Why per cell: the cell is what the bench asks for and what a user pays
+// for. Counting attempts would weigh a cell that hit a provider error and
+// was retried twice three times over, and would make a flaky provider look
+// like a cheaper workflow (a failed attempt's few tokens pull the median
+// down); summing the retries charges the cell what it really cost. Cells
+// are also independent units for the tests (an attempt and its retry are
+// not), and they are what pairs across runs (task and rep). Superseded
 // attempts are not dropped: the report counts them (attempts, retried) and
-// names the kinds they ended with. In the report a cell's tokens, cost,
-// turns and wall time are sums over all its attempts, retries included,
-// and its review quality is its final attempt's; medians are over cells.
+// names the kinds they ended with.
 //
 // Two pass rates stand side by side, and no cell ever leaves the strict
 // one:

@@ -90,3 +90,16 @@ func fixtureRowsWhere(keep func(fx) bool) []Row {
 
 // baseMetrics are the metrics of a file without review-quality columns.
 var baseMetrics = []Metric{InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens, CostUSD, Turns, WallTime}
+
+// eachFixtureSide calls add with every fixture row, run r1 as side A and r2
+// as side B.
+func eachFixtureSide(add func(side int, r *Row)) {
+	for i := range fixture {
+		r := fixture[i].row()
+		side := SideA
+		if r.RunID == "r2" {
+			side = SideB
+		}
+		add(side, &r)
+	}
+}

@@ -28,6 +28,13 @@ type Table struct {
 	Columns   []string
 	Rows      [][]any
 	Footnotes []string
+	// Notes says the footnotes belong to the data, as the caveats of an
+	// analysis (report, diff, trend) do: then programs get them too, JSON
+	// as an object {"title", "rows", "notes"} rather than a bare array and
+	// CSV as "# " comment lines after the rows. Tables of raw data (sql,
+	// export, runs) leave it false and stay one bare array or one CSV
+	// table.
+	Notes bool
 }
 
 // Format is an output format for Render.
@@ -39,7 +46,8 @@ const (
 	FormatTable Format = "table"
 	// FormatTSV writes a header line and one line per row, tab-separated;
 	// tab, newline, carriage return and backslash in a cell are escaped as
-	// \t \n \r \\; NULL shows as NULL.
+	// \t \n \r \\; NULL shows as NULL. Footnotes follow the rows as
+	// "# " comment lines, so a pipe keeps them.
 	FormatTSV Format = "tsv"
 	// FormatMarkdown writes a GitHub table (pipes and backslashes escaped,
 	// < and > as entities, newlines as <br>), the title in bold above and
@@ -47,12 +55,18 @@ const (
 	FormatMarkdown Format = "markdown"
 	// FormatCSV writes RFC 4180 CSV with a header line. NULL is an EMPTY
 	// field, and so is an empty string: CSV cannot tell them apart, use json
-	// where that matters. Title and footnotes are not written.
+	// where that matters. A number that is not finite (an unbounded
+	// interval) is empty too. The title is not written; the footnotes of a
+	// table with Notes follow the rows as "# " comment lines (read them
+	// with a comment character: pandas comment='#', Go's csv.Reader
+	// Comment = '#').
 	FormatCSV Format = "csv"
 	// FormatJSON writes an array of objects keyed by column, in column
-	// order; NULL is null, numbers are JSON numbers (non-finite floats,
-	// which JSON cannot hold, are the strings "NaN", "+Inf", "-Inf"), bytes
-	// are base64 strings. Title and footnotes are not written.
+	// order; NULL is null, numbers are JSON numbers (a number that is not
+	// finite, such as an unbounded interval's end, is null: JSON cannot
+	// hold it, and a string in a numeric field breaks programs), bytes are
+	// base64 strings. A table with Notes is written as an object
+	// {"title": …, "rows": [the array], "notes": [the footnotes]}.
 	FormatJSON Format = "json"
 )
 
@@ -250,8 +264,17 @@ func renderTSV(w io.Writer, t *Table) error {
 		}
 		line(cells)
 	}
+	writeCommentNotes(&buf, t.Footnotes)
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeCommentNotes writes footnotes as "# [n] note" lines, each on one
+// line, for the formats that programs split into lines (tsv, csv).
+func writeCommentNotes(buf *bytes.Buffer, notes []string) {
+	for i, n := range notes {
+		fmt.Fprintf(buf, "# [%d] %s\n", i+1, strings.Join(strings.Fields(n), " "))
+	}
 }
 
 var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
@@ -305,7 +328,7 @@ func renderCSV(w io.Writer, t *Table) error {
 	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for i, v := range row {
-			if v != nil {
+			if v != nil && !nonFinite(v) {
 				cells[i] = text(v)
 			}
 		}
@@ -317,13 +340,59 @@ func renderCSV(w io.Writer, t *Table) error {
 	if err := cw.Error(); err != nil {
 		return err
 	}
+	if t.Notes {
+		writeCommentNotes(&buf, t.Footnotes)
+	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
 
+// nonFinite reports whether v is a float that is NaN or infinite.
+func nonFinite(v any) bool {
+	f, ok := v.(float64)
+	return ok && (math.IsNaN(f) || math.IsInf(f, 0))
+}
+
 func renderJSON(w io.Writer, t *Table) error {
-	keys := jsonKeys(t.Columns)
 	var buf bytes.Buffer
+	if t.Notes {
+		title, err := jsonValue(t.Title)
+		if err != nil {
+			return err
+		}
+		buf.WriteString("{\"title\": ")
+		buf.Write(title)
+		buf.WriteString(", \"rows\": ")
+	}
+	if err := jsonRows(&buf, t); err != nil {
+		return err
+	}
+	if t.Notes {
+		buf.WriteString(", \"notes\": [")
+		for i, n := range t.Footnotes {
+			if i > 0 {
+				buf.WriteString(",")
+			}
+			b, err := jsonValue(n)
+			if err != nil {
+				return err
+			}
+			buf.WriteString("\n  ")
+			buf.Write(b)
+		}
+		if len(t.Footnotes) > 0 {
+			buf.WriteString("\n")
+		}
+		buf.WriteString("]}")
+	}
+	buf.WriteString("\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// jsonRows writes the rows as an array of objects keyed by column.
+func jsonRows(buf *bytes.Buffer, t *Table) error {
+	keys := jsonKeys(t.Columns)
 	buf.WriteString("[")
 	for r, row := range t.Rows {
 		if r > 0 {
@@ -351,9 +420,8 @@ func renderJSON(w io.Writer, t *Table) error {
 	if len(t.Rows) > 0 {
 		buf.WriteString("\n")
 	}
-	buf.WriteString("]\n")
-	_, err := w.Write(buf.Bytes())
-	return err
+	buf.WriteString("]")
+	return nil
 }
 
 // jsonKeys makes column names unique, since a JSON object cannot hold the
@@ -378,7 +446,7 @@ func jsonValue(v any) ([]byte, error) {
 		return []byte("null"), nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return json.Marshal(formatFloat(x))
+			return []byte("null"), nil
 		}
 		return []byte(formatFloat(x)), nil
 	case []byte:

@@ -408,7 +408,11 @@ func (t *Tabulation) wideTable(title string) *Table {
 		}
 		d.endRow()
 	}
-	return d.table(false, nil)
+	notes := append([]string{rateNote()}, t.OutcomeNotes...)
+	notes = append(append(notes, cellValueNote()), t.MetricNotes...)
+	tbl := d.table(false, notes)
+	tbl.Notes = true
+	return tbl
 }
 
 // humanLine rounds a diff line's value for people.
@@ -437,12 +441,40 @@ func humanInterval(l *DiffLine, lo, hi float64) any {
 	return end(lo) + " – " + end(hi)
 }
 
-// humanDelta spells the relative change benchstat's way: "~" when not
-// significant, a signed percentage when it is.
-func humanDelta(c *stats.Comparison) string {
+// NotComparable is the Δ of a line where one side has no values: there is
+// nothing to test, which is not the same as a change that is not
+// significant ("~").
+const NotComparable = "n/c"
+
+// Comparable reports whether both sides of l have values to compare.
+func (l *DiffLine) Comparable() bool { return l.Cmp.A.N > 0 && l.Cmp.B.N > 0 }
+
+// Change is B − A: for a pass rate in percentage points, for a metric in
+// its own unit; NaN when not comparable.
+func (l *DiffLine) Change() float64 {
+	if !l.Comparable() {
+		return math.NaN()
+	}
+	d := l.Cmp.B.Center - l.Cmp.A.Center
+	if l.Rate {
+		return d * 100
+	}
+	return d
+}
+
+// humanDelta spells the change benchstat's way: "~" when not significant,
+// "n/c" when not comparable, a signed percentage when significant — or, for
+// a pass rate, signed percentage points, since 50% → 75% is +25pp, not
+// +50%.
+func humanDelta(l *DiffLine) string {
+	c := &l.Cmp
 	switch {
+	case !l.Comparable():
+		return NotComparable
 	case !c.Significant:
 		return "~"
+	case l.Rate:
+		return fmt.Sprintf("%+.1fpp", l.Change())
 	case math.IsNaN(c.Delta):
 		if c.B.Center > c.A.Center {
 			return "up from 0"
@@ -462,31 +494,8 @@ var testNames = map[string]string{
 // sides as the user named them.
 func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 	human := Human(f)
-	level := int(math.Round((1 - df.Options.Alpha) * 100))
 	d := dual{title: fmt.Sprintf("wfb diff: A = %s, B = %s", specA, specB)}
-	if df.Options.ByTask {
-		d.col("task", "task")
-	}
-	d.col("arm", "arm")
-	d.col("metric", "metric")
-	d.col("A", "a")
-	d.col(fmt.Sprintf("A %d%% CI", level), "a_lo")
-	if !human {
-		d.col("", "a_hi")
-	}
-	d.col("B", "b")
-	d.col(fmt.Sprintf("B %d%% CI", level), "b_lo")
-	if !human {
-		d.col("", "b_hi")
-	}
-	d.col("Δ", "delta")
-	d.col("p", "p")
-	d.col("n", "n_a")
-	if !human {
-		d.col("", "n_b")
-		d.col("", "significant")
-	}
-	d.col("test", "test")
+	df.columns(&d, human)
 	for i := range df.Lines {
 		l := &df.Lines[i]
 		c := &l.Cmp
@@ -505,7 +514,11 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 		if !human {
 			d.same(num(c.B.Hi))
 		}
-		d.cell(humanDelta(c), num(c.Delta))
+		d.cell(humanDelta(l), num(c.Delta))
+		if !human {
+			d.same(num(l.Change()))
+			d.same(changeUnit(l))
+		}
 		switch {
 		case math.IsNaN(c.P):
 			d.same(nil)
@@ -530,5 +543,47 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 		d.cell(testNames[c.Test], c.Test)
 		d.endRow()
 	}
-	return []*Table{d.table(human, df.Footnotes)}
+	tbl := d.table(human, df.Footnotes)
+	tbl.Notes = true
+	return []*Table{tbl}
+}
+
+// columns declares the diff table's columns, for people or programs.
+func (df *Diff) columns(d *dual, human bool) {
+	level := int(math.Round((1 - df.Options.Alpha) * 100))
+	if df.Options.ByTask {
+		d.col("task", "task")
+	}
+	d.col("arm", "arm")
+	d.col("metric", "metric")
+	d.col("A", "a")
+	d.col(fmt.Sprintf("A %d%% CI", level), "a_lo")
+	if !human {
+		d.col("", "a_hi")
+	}
+	d.col("B", "b")
+	d.col(fmt.Sprintf("B %d%% CI", level), "b_lo")
+	if !human {
+		d.col("", "b_hi")
+	}
+	d.col("Δ", "delta")
+	if !human {
+		d.col("", "change")
+		d.col("", "change_unit")
+	}
+	d.col("p", "p")
+	d.col("n", "n_a")
+	if !human {
+		d.col("", "n_b")
+		d.col("", "significant")
+	}
+	d.col("test", "test")
+}
+
+// changeUnit names the unit of DiffLine.Change for programs.
+func changeUnit(l *DiffLine) string {
+	if l.Rate {
+		return "pp"
+	}
+	return l.Metric.Unit()
 }

@@ -155,6 +155,18 @@ type repIndex struct {
 	sparse map[int]int32
 }
 
+// each calls f with every rep that has a cell, and the cell's index.
+func (x *repIndex) each(f func(rep int, i int32)) {
+	for rep, i := range x.dense {
+		if i > 0 {
+			f(rep, i-1)
+		}
+	}
+	for rep, i := range x.sparse {
+		f(rep, i)
+	}
+}
+
 // maxDenseRep bounds the slice of a repIndex.
 const maxDenseRep = 1 << 16
 
@@ -209,9 +221,10 @@ type tabAcc struct {
 	superseded map[int32]int   // superseded attempts by kind id
 }
 
-// chunked is a growing column in fixed-size blocks: appending never copies
-// what is there, so a million cells allocate their columns once rather than
-// five times over, as a slice growing by a quarter would.
+// chunked is a growing column in fixed-size blocks: past the first block,
+// appending never copies what is there, so a million cells allocate their
+// columns once rather than five times over, as a slice growing by a quarter
+// would.
 type chunked[T any] struct {
 	blocks [][]T
 	n      int
@@ -222,7 +235,13 @@ const chunkSize = 4096
 func (c *chunked[T]) len() int { return c.n }
 
 func (c *chunked[T]) add(v T) {
-	if c.n%chunkSize == 0 {
+	// The first block grows as a slice does, up to chunkSize: a diff by
+	// task and arm holds a column per task and arm, most of them a few
+	// cells long.
+	switch {
+	case c.n == 0:
+		c.blocks = append(c.blocks, make([]T, 0, 8))
+	case c.n%chunkSize == 0:
 		c.blocks = append(c.blocks, make([]T, 0, chunkSize))
 	}
 	b := &c.blocks[len(c.blocks)-1]

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +17,7 @@ type diffOptions struct {
 	By     string
 	Alpha  float64
 	Usage  string
+	FailOn string
 	A, B   string
 }
 
@@ -38,17 +41,33 @@ For each metric: the centre of A and of B with confidence intervals at
                 runs), Fisher's exact test when cells do not pair one to one;
                 each cell counts its last attempt
   other metrics Mann–Whitney U over measured values (medians shown)
-"~" marks a change that is not significant at --alpha. Footnotes warn when
-samples are too few to ever reach significance, when the sides ran different
-bench fingerprints or agent versions, when the error-kind mix shifted, and
-how many attempts per arm reported usage other than the provider's wire.
+Δ is relative for metrics and in percentage points for pass rates (+25.0pp);
+"~" marks a change that is not significant at --alpha, "n/c" one that is not
+comparable (a side has no values). Footnotes warn when samples are too few to
+ever reach significance, when the sides ran different bench fingerprints or
+agent versions, when pairing left cells out of the clean rate, when the
+error-kind mix changed (with its significance), and how many attempts per arm
+reported usage other than the provider's wire. Footnotes follow the rows in
+every format: "# " lines in tsv and csv, a "notes" array in json (whose rows
+are under "rows").
 
 Token metrics are the wire's where the session was metered (usage_source
 metered), the agent's elsewhere; --usage reported compares the agent's own.
 
---format markdown is a summary ready to paste into a pull request.`,
+--format markdown is a summary ready to paste into a pull request.
+
+--fail-on RULES makes the diff a CI gate: it exits 1 when a SIGNIFICANT change
+crosses a rule, naming it on stderr (and in markdown, whose first line is then
+a one-line verdict). Rules, separated by commas:
+  any               any significant change of any metric
+  pass_rate<-5pp    the strict pass rate fell by more than 5 percentage points
+                    (clean_pass_rate likewise)
+  cost_usd>+10%     the median cost per cell rose by more than 10%
+                    (any results column: input_tokens, duration_ms, num_turns…)
+A rule that does not parse exits 2 naming what is wrong.`,
 		Example: `  wfb diff nightly-2026-11-29 nightly-2026-11-30
-  wfb diff arm=baseline arm=candidate --format markdown >> "$GITHUB_STEP_SUMMARY"`,
+  wfb diff arm=baseline arm=candidate --format markdown >> "$GITHUB_STEP_SUMMARY"
+  wfb diff main pr --fail-on 'pass_rate<-5pp,cost_usd>+10%' --format markdown`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return badInput("diff takes exactly two arguments, A and B (runs, labels or filters), got %d", len(args))
@@ -66,6 +85,7 @@ metered), the agent's elsewhere; --usage reported compares the agent's own.
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
 	usageFlag(cmd, &opts.Usage)
+	f.StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a significant change crosses a rule: any, pass_rate<-5pp, cost_usd>+10%, … (comma-separated)")
 	return cmd
 }
 
@@ -81,16 +101,17 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
 	}
-	reported, err := report.ParseUsage(opts.Usage)
-	if err != nil {
-		return asBadInput(err)
+	var rules []report.GateRule
+	if opts.FailOn != "" {
+		if rules, err = report.ParseGateRules(opts.FailOn); err != nil {
+			return asBadInput(err)
+		}
 	}
-	r, err := openReader(ctx, s, opts.DB)
+	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	r.cols.Reported = reported
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
 	names := [2]string{"A", "B"}
 	for side, spec := range [2]string{opts.A, opts.B} {
@@ -110,5 +131,23 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 			return badInput("diff: side %s (%s) selects no attempts", names[side], spec)
 		}
 	}
-	return report.RenderAll(s.Out, d.Result(r.runs).Tables(opts.A, opts.B, format), format)
+	return renderGated(s, d.Result(r.runs), rules, opts, format)
+}
+
+// renderGated writes the diff, after the verdict line in markdown when
+// there are rules, and fails (exit 1) naming every crossed rule.
+func renderGated(s *Streams, df *report.Diff, rules []report.GateRule, opts *diffOptions, format report.Format) error {
+	failed := df.Gate(rules)
+	if len(rules) > 0 && format == report.FormatMarkdown {
+		if _, err := fmt.Fprintf(s.Out, "%s\n\n", report.Verdict(failed, rules)); err != nil {
+			return err
+		}
+	}
+	if err := report.RenderAll(s.Out, df.Tables(opts.A, opts.B, format), format); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("diff --fail-on: %d significant change(s) cross the gate: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return nil
 }

@@ -65,6 +65,22 @@ func openReader(ctx context.Context, s *Streams, flag string) (*resultsReader, e
 	return &resultsReader{db: db, cols: cols, runs: runs}, nil
 }
 
+// openUsageReader is openReader for the commands with --usage: it reads
+// the flag first (bad input before the file is touched), then opens the
+// file and says which token figures to take.
+func openUsageReader(ctx context.Context, s *Streams, dbFlag, usage string) (*resultsReader, error) {
+	reported, err := report.ParseUsage(usage)
+	if err != nil {
+		return nil, asBadInput(err)
+	}
+	r, err := openReader(ctx, s, dbFlag)
+	if err != nil {
+		return nil, err
+	}
+	r.cols.Reported = reported
+	return r, nil
+}
+
 // Close closes the results file.
 func (r *resultsReader) Close() error { return r.db.Close() }
 

@@ -142,16 +142,11 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	reported, err := report.ParseUsage(opts.Usage)
-	if err != nil {
-		return asBadInput(err)
-	}
-	r, err := openReader(ctx, s, opts.DB)
+	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	r.cols.Reported = reported
 	sel, err := selectReport(ctx, r, opts.Selections)
 	if err != nil {
 		return err

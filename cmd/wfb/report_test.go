@@ -115,6 +115,12 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 		{"diff_runs_markdown", []string{"diff", "base", "cand", "--format", "markdown"}},
 		{"diff_arms_table", []string{"diff", "arm=baseline,run=r2", "arm=candidate,run=r2", "--format", "table"}},
 		{"diff_runs_csv", []string{"diff", "r1", "r2", "--by", "task,arm", "--alpha", "0.1", "--format", "csv"}},
+		{"trend_day_table", []string{"trend", "--by", "day", "--metric", "pass_rate,cost_usd", "--format", "table"}},
+		{"trend_label_tsv", []string{"trend", "--by", "label", "--metric", "cost_usd"}},
+		{"trend_run_markdown", []string{"trend", "arm=candidate", "--by", "run", "--format", "markdown"}},
+		{"trend_day_csv", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "pass_rate,cost_usd", "--format", "csv"}},
+		{"trend_day_json", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "cost_usd", "--format", "json"}},
+		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--format", "markdown"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -159,6 +165,9 @@ func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
 	}
 	var significant []string
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			continue // a footnote
+		}
 		f := strings.Split(line, ",")
 		if f[len(f)-2] == "true" {
 			significant = append(significant, f[0]+" "+f[1])
@@ -166,6 +175,21 @@ func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"candidate cost_usd"}, significant); diff != "" {
 		t.Errorf("significant changes (-want +got):\n%s\n%s", diff, out)
+	}
+}
+
+// TestDiffThroughAPipeKeepsItsFootnotes stops `wfb diff A B | cat`
+// (tsv) dropping the caveats the terminal table shows: different bench
+// fingerprints, an arm only one side has.
+func TestDiffThroughAPipeKeepsItsFootnotes(t *testing.T) {
+	out, errOut, code := runWFB(t, false, "diff", "base", "arm=candidate,run=r2", "--db", reportFixture(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# [", "different bench fingerprints", "arm baseline only in A: not compared"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("piped diff lacks %q:\n%s", want, out)
+		}
 	}
 }
 
@@ -187,6 +211,10 @@ func TestReportCommandsRefuseBadInputWithExit2(t *testing.T) {
 		{[]string{"diff", "r1", "r2", "--by", "arm,task"}, `--by "arm,task": the groupings are arm and task,arm`},
 		{[]string{"report", "--format", "xml"}, `unknown format "xml"`},
 		{[]string{"diff", "r1"}, "diff takes exactly two arguments"},
+		{[]string{"trend", "--by", "week"}, `--by "week": the buckets are day, label and run`},
+		{[]string{"trend", "--metric", "colour"}, `--metric "colour": unknown metric`},
+		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two"},
+		{[]string{"trend", "--baseline", "2020-01-01"}, `--baseline "2020-01-01": no such day among 2026-11-29, 2026-11-30`},
 		{[]string{"diff", "r1", "r2", "--alpha", "2"}, "--alpha 2: want a number between 0 and 1"},
 		{[]string{"diff", "r1", "arm=nobody"}, "side B (arm=nobody) selects no attempts"},
 		{[]string{"export", "arm=baseline"}, "export takes a run id or label, not a filter"},

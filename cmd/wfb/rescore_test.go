@@ -119,6 +119,8 @@ func TestRescoreAddsAScoreFromTheStoredArtifact(t *testing.T) {
 		`att-4-invalid	rev	baseline	3	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	not scored: review artifact review-output.json is invalid: verdict: "maybe" is not one of approve|comment|request_changes`,
 		"att-5-code\tcode\tbaseline\t4\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: not a review task",
 		"att-6-gone\tgone\tbaseline\t5\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: task not in the bench",
+		"# [1] 2 of 6 attempts scored; each scoring added a row to scores (scored_results_v shows the newest).",
+		"# [2] NULL: not measured (precision without findings, recall without labels, verdict_correct without a verdict).",
 	}, "\n") + "\n"
 	if diff := cmp.Diff(want, out); diff != "" {
 		t.Errorf("output (-want +got):\n%s", diff)
@@ -228,7 +230,12 @@ func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !strings.HasPrefix(l, "# ") { // the footnotes after the rows
+			lines = append(lines, l)
+		}
+	}
 	want := fmt.Sprintf("att-7-huge\trev\tbaseline\t6\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: artifact invalid: is %d bytes, more than the 1048576 allowed", len(huge))
 	if diff := cmp.Diff(want, lines[len(lines)-1]); diff != "" {
 		t.Errorf("last row (-want +got):\n%s", diff)

@@ -54,6 +54,7 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newRunsCmd(s),
 		newReportCmd(s),
 		newDiffCmd(s),
+		newTrendCmd(s),
 		newExportCmd(s),
 		newRunCmd(s),
 		newRescoreCmd(s),

@@ -367,8 +367,8 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	if diff := cmp.Diff([]string{"t2/b/0", "t2/b/1"}, cells); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
-	var summary []map[string]any
-	if err := json.Unmarshal(out.Bytes(), &summary); err != nil || len(summary) == 0 || summary[0]["arm"] != "b" {
+	var summary struct{ Rows []map[string]any }
+	if err := json.Unmarshal(out.Bytes(), &summary); err != nil || len(summary.Rows) == 0 || summary.Rows[0]["arm"] != "b" {
 		t.Errorf("the per-arm summary (json) is %s (%v)", out, err)
 	}
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/report"
+)
+
+// trendOptions are the flags and arguments of `wfb trend`.
+type trendOptions struct {
+	DB       string
+	Format   string
+	By       string
+	Metric   string
+	Baseline string
+	Alpha    float64
+	Usage    string
+	Filter   string
+}
+
+func newTrendCmd(s *Streams) *cobra.Command {
+	opts := &trendOptions{}
+	cmd := &cobra.Command{
+		Use:   "trend [FILTER]",
+		Short: "Follow each arm's metrics over days, labels or runs, flagging real changes",
+		Long: `Follow each arm's metrics across the results file, bucket by bucket: --by day
+(the UTC date a run started), label or run, in the order the buckets started.
+
+For each arm, metric and bucket: the centre (median per cell, or pass rate)
+with its confidence interval at 1 − alpha, and the change from the previous
+bucket, tested exactly as wfb diff tests A against B (same cells, pairing
+and tests). "changed" flags a significant step; "~" is not significant,
+"n/c" not comparable. --baseline X also compares every bucket with bucket X.
+
+FILTER (a run id, label or key=value filter, as for wfb report) narrows the
+attempts; without it, every run is in. --metric keeps some metrics:
+pass_rate (the strict rate), clean_pass_rate, or results columns such as
+cost_usd, duration_ms (comma-separated).`,
+		Example: `  wfb trend --by day --metric pass_rate,cost_usd
+  wfb trend arm=candidate --by label --baseline nightly-1 --format markdown`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return badInput("trend takes at most one FILTER, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Filter = args[0]
+			}
+			return trendRun(cmd.Context(), s, opts)
+		},
+	}
+	f := cmd.Flags()
+	dbFlag(cmd, &opts.DB)
+	formatFlag(cmd, &opts.Format)
+	f.StringVar(&opts.By, "by", "day", "buckets: day, label or run")
+	f.StringVar(&opts.Metric, "metric", "", "metrics to show, comma-separated (default all)")
+	f.StringVar(&opts.Baseline, "baseline", "", "also compare every bucket with this one")
+	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
+	usageFlag(cmd, &opts.Usage)
+	return cmd
+}
+
+// trendKeys reads --metric into line keys; pass_rate is the strict rate.
+func trendKeys(spec string) ([]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	valid := []string{"strict_pass_rate", "clean_pass_rate"}
+	for m := range report.NumMetrics {
+		valid = append(valid, m.Column())
+	}
+	var keys []string
+	for _, k := range strings.Split(spec, ",") {
+		k = strings.TrimSpace(k)
+		if k == "pass_rate" {
+			k = "strict_pass_rate"
+		}
+		if !slices.Contains(valid, k) {
+			return nil, badInput("--metric %q: unknown metric; the metrics are pass_rate, %s", k, strings.Join(valid, ", "))
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
+	format, err := outputFormat(s, opts.Format)
+	if err != nil {
+		return err
+	}
+	if !(opts.Alpha > 0 && opts.Alpha < 1) {
+		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
+	}
+	keys, err := trendKeys(opts.Metric)
+	if err != nil {
+		return err
+	}
+	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sel := report.Selection{Spec: "all"}
+	if opts.Filter != "" {
+		if sel, err = r.resolve(ctx, opts.Filter); err != nil {
+			return err
+		}
+	}
+	// A first pass finds the runs the selection touches, so that the
+	// buckets are those with attempts.
+	present := map[string]bool{}
+	if err := r.rows(ctx, sel, func(row *report.Row) { present[row.RunID] = true }); err != nil {
+		return err
+	}
+	names, ofRun, err := report.TrendBuckets(r.runs, opts.By, present)
+	if err != nil {
+		return asBadInput(err)
+	}
+	if len(names) < 2 {
+		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (try --by run, or wfb report)", len(names), opts.By)
+	}
+	baseline := -1
+	if opts.Baseline != "" {
+		if baseline = slices.Index(names, opts.Baseline); baseline < 0 {
+			return badInput("--baseline %q: no such %s among %s", opts.Baseline, opts.By, strings.Join(names, ", "))
+		}
+	}
+	metrics := r.cols.Metrics()
+	tr := report.NewTrender(report.TrendOptions{Alpha: opts.Alpha, Metrics: metrics, Keys: keys, By: opts.By}, names, baseline)
+	if err := r.rows(ctx, sel, func(row *report.Row) { tr.Add(ofRun[row.RunID], row) }); err != nil {
+		return err
+	}
+	return report.RenderAll(s.Out, tr.Result(r.runs).Tables(format), format)
+}
