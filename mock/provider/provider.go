@@ -225,10 +225,13 @@ func (p *Provider) Requests() []Request {
 
 // MessageRequests returns the recorded POST .../v1/messages requests only:
 // the model turns, without the probes a client sends before them.
-func (p *Provider) MessageRequests() []Request {
+func (p *Provider) MessageRequests() []Request { return p.requestsTo(isMessages) }
+
+// requestsTo returns the recorded requests api accepts.
+func (p *Provider) requestsTo(api func(method, path string) bool) []Request {
 	var out []Request
 	for _, r := range p.Requests() {
-		if isMessages(r.Method, r.Path) {
+		if api(r.Method, r.Path) {
 			out = append(out, r)
 		}
 	}
