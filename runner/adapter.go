@@ -52,8 +52,10 @@ func adapterFor(agent string) (adapter, error) {
 		return &claudeAdapter{}, nil
 	case bench.AgentCodex:
 		return &codexAdapter{}, nil
+	case bench.AgentGemini:
+		return &geminiAdapter{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentStandIn)
+	return nil, fmt.Errorf("unknown agent %q (want %s, %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentGemini, bench.AgentStandIn)
 }
 
 // versionPattern finds a version number in a CLI's --version line, e.g.
