@@ -22,7 +22,7 @@ func DefaultReply() Reply {
 }
 
 // Request is one request the provider received. Secret headers (x-api-key,
-// Authorization, Proxy-Authorization) are recorded as "[REDACTED]": a test
+// x-goog-api-key, Authorization, Proxy-Authorization) are recorded as "[REDACTED]": a test
 // can assert that one was sent, and nothing downstream can leak its value.
 type Request struct {
 	Method string
@@ -64,7 +64,7 @@ func (r Request) String() string {
 const redacted = "[REDACTED]"
 
 // secretHeaders are the headers that carry credentials.
-var secretHeaders = []string{"X-Api-Key", "Authorization", "Proxy-Authorization"}
+var secretHeaders = []string{"X-Api-Key", "X-Goog-Api-Key", "Authorization", "Proxy-Authorization"}
 
 func redactHeader(h http.Header) http.Header {
 	c := h.Clone()
