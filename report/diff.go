@@ -92,6 +92,9 @@ type sideAcc struct {
 	versions map[int32]bool
 	runs     map[int32]bool
 	retries  int
+	// disagree counts, per arm, the attempts whose usage the agent
+	// reported other than the wire.
+	disagree map[int32]int
 }
 
 // NewDiffer returns an empty Differ.
@@ -100,7 +103,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
 		d.sides[i] = &sideAcc{fine: map[taskArm]*fineAcc{}, values: map[taskArm]*samples{},
-			versions: map[int32]bool{}, runs: map[int32]bool{}}
+			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}}
 	}
 	return d
 }
@@ -128,6 +131,9 @@ func (d *Differ) Add(side int, r *Row) {
 	}
 	if r.Attempt > 1 {
 		s.retries++
+	}
+	if r.UsageDisagrees {
+		s.disagree[arm]++
 	}
 	kind := int32(0)
 	if !r.OK {
@@ -668,6 +674,24 @@ func (d *Differ) sideWarnings(runs []RunInfo) []string {
 		if s.retries > 0 {
 			notes = append(notes, fmt.Sprintf("%s has %d retried attempts: pass rates use each cell's last attempt; continuous metrics use every attempt.",
 				[]string{"A", "B"}[i], s.retries))
+		}
+	}
+	return append(notes, d.disagreementNotes()...)
+}
+
+// disagreementNotes counts, per side and arm, the attempts whose usage the
+// agent reported other than the provider's wire.
+func (d *Differ) disagreementNotes() []string {
+	var notes []string
+	for i, s := range d.sides {
+		arms := make([]string, 0, len(s.disagree))
+		for arm, n := range s.disagree {
+			arms = append(arms, fmt.Sprintf("%s %d", d.names[arm], n))
+		}
+		if len(arms) > 0 {
+			sort.Strings(arms)
+			notes = append(notes, fmt.Sprintf("%s: usage disagreed with the provider's wire (usage_check) for attempts of arm %s; token figures are the wire's unless --usage reported.",
+				[]string{"A", "B"}[i], strings.Join(arms, ", arm ")))
 		}
 	}
 	return notes

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb/internal/gate"
 )
 
 // fixtureHTML builds the page for the fixture: report tables by task and
@@ -74,7 +76,7 @@ func TestHTMLRendersInHeadlessChromium(t *testing.T) {
 		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {
 			t.Fatalf("chromium not found on PATH and WFB_REQUIRE_CHROMIUM=1: install the Debian package chromium")
 		}
-		t.Skip("chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
+		gate.Skipf(t, "WFB_REQUIRE_CHROMIUM", "chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
 	}
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")

@@ -40,6 +40,39 @@ type Columns struct {
 	// ids; empty when the file has no scores table.
 	Scores []string
 	scores map[string]bool
+	// Reported makes the token metrics the agent's own report even where
+	// the wire measured them (`--usage reported`); by default a report
+	// uses the wire's figures where usage_source is 'metered'.
+	Reported bool
+}
+
+// Usage settings of `wfb report` and `wfb diff`.
+const (
+	UsageMetered  = "metered"
+	UsageReported = "reported"
+)
+
+// ParseUsage reads --usage: metered (the wire's usage where the session
+// was metered, the agent's elsewhere; "" too) or reported (the agent's
+// always).
+func ParseUsage(s string) (reported bool, err error) {
+	switch s {
+	case UsageMetered, "":
+		return false, nil
+	case UsageReported:
+		return true, nil
+	}
+	return false, fmt.Errorf("--usage %q: want %s or %s", s, UsageMetered, UsageReported)
+}
+
+// metricExpr is the SQL a usage metric is read with: the wire's column
+// where usage_source says the wire measured it, unless Reported.
+func (c Columns) metricExpr(m Metric) string {
+	col := `r."` + m.Column() + `"`
+	if c.Reported || !c.Has("usage_source") || !m.Token() {
+		return col
+	}
+	return `CASE WHEN r.usage_source = 'metered' THEN r."metered_` + m.Column() + `" ELSE ` + col + ` END`
 }
 
 // Has reports whether the results table has column name.
@@ -410,13 +443,14 @@ func hasScores(ctx context.Context, src Source, cols Columns, runID string) (boo
 
 // loader scans results rows into one reused Row.
 type loader struct {
-	cols    Columns
-	fn      func(*Row)
-	row     Row
-	intern  map[string]string
-	rep     int64
-	attempt int64
-	ok      int64
+	cols      Columns
+	fn        func(*Row)
+	row       Row
+	intern    map[string]string
+	rep       int64
+	attempt   int64
+	ok        int64
+	disagrees int64
 }
 
 func newLoader(cols Columns, fn func(*Row)) *loader {
@@ -451,11 +485,14 @@ func (l *loader) query(withRun, scored bool) (string, []any) {
 		col("r.agent_version", textDest{&l.row.AgentVersion, l.intern})
 	}
 	col("r.ok", intDest{&l.ok, "ok"})
+	if l.cols.Has("usage_check") {
+		col("COALESCE(r.usage_check LIKE 'disagree%', 0)", intDest{&l.disagrees, "usage_check"})
+	}
 	col("r.error_kind", textDest{&l.row.ErrorKind, l.intern})
 	for _, m := range l.cols.Metrics() {
 		switch {
 		case !m.Quality():
-			col(`r."`+m.Column()+`"`, metricDest{&l.row.Values[m], m.Column()})
+			col(l.cols.metricExpr(m), metricDest{&l.row.Values[m], m.Column()})
 		case scored:
 			col(`s."`+m.Column()+`"`, metricDest{&l.row.Values[m], m.Column()})
 		}
@@ -472,6 +509,7 @@ func (l *loader) scan(dests []any) func(store.Scanner) error {
 			return err
 		}
 		l.row.Rep, l.row.Attempt, l.row.OK = int(l.rep), int(l.attempt), l.ok == 1
+		l.row.UsageDisagrees = l.disagrees == 1
 		l.fn(&l.row)
 		return nil
 	}

@@ -22,7 +22,7 @@ func TestRescoreTableKeepsUnmeasuredApartFromZero(t *testing.T) {
 			Score: &store.Score{TP: 1, Precision: &half, Recall: &half, WeightedF1: &half}, Note: "scored"},
 		{Attempt: store.Result{AttemptID: "att-3", Task: "code", Arm: "a", Rep: 2}, Note: "not scored: not a review task"},
 	}
-	got := RescoreTable("rescore run-r", rows)
+	got := RescoreTable("rescore run-r", rows, FormatCSV)
 	want := &Table{
 		Title: "rescore run-r",
 		Columns: []string{"attempt_id", "task", "arm", "rep", "tp", "fp", "fn",

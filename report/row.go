@@ -21,6 +21,10 @@ type Row struct {
 	OK           bool
 	ErrorKind    string // empty when OK
 	Values       [NumMetrics]float64
+	// UsageDisagrees says the wire and the agent reported different usage
+	// for the attempt (results.usage_check); the token metrics are the
+	// wire's unless the report asked for the agent's.
+	UsageDisagrees bool
 }
 
 // Metric names one measured quantity of an attempt.
@@ -96,6 +100,10 @@ func (m Metric) Kind() MetricKind { return metrics[m].kind }
 
 // Quality reports whether the metric measures review quality.
 func (m Metric) Quality() bool { return metrics[m].quality }
+
+// Token reports whether m is one of the four usage token counts, which the
+// wire measures beside the agent (results.metered_*).
+func (m Metric) Token() bool { return m <= CacheWriteTokens }
 
 // Unmeasured returns a Values array with every metric not measured.
 func Unmeasured() [NumMetrics]float64 {

@@ -63,7 +63,10 @@ type Group struct {
 	// attempt that was run again).
 	Retried    int
 	Superseded map[string]int
-	Metrics    [NumMetrics]Spread
+	// UsageDisagreements counts the attempts whose usage as the agent
+	// reported it disagreed with the wire's (results.usage_check).
+	UsageDisagreements int
+	Metrics            [NumMetrics]Spread
 	// Values holds the sorted measured per-cell values of the metrics asked
 	// for in TabulateOptions.Keep.
 	Values [NumMetrics][]float64
@@ -189,12 +192,13 @@ type tabCell struct {
 }
 
 type tabAcc struct {
-	task, arm string
-	attempts  int
-	index     map[runTask]*repIndex
-	lastRT    runTask
-	lastIndex *repIndex
-	cells     chunked[tabCell]
+	task, arm     string
+	attempts      int
+	disagreements int
+	index         map[runTask]*repIndex
+	lastRT        runTask
+	lastIndex     *repIndex
+	cells         chunked[tabCell]
 	// values holds, per metric asked for, one value per cell: a summed
 	// metric's sum over the measured attempts (NaN until one is), review
 	// quality from the final attempt. A column ends after the last cell
@@ -320,6 +324,9 @@ func (t *Tabulator) group(r *Row) *tabAcc {
 func (t *Tabulator) Add(r *Row) {
 	a := t.group(r)
 	a.attempts++
+	if r.UsageDisagrees {
+		a.disagreements++
+	}
 	kind := int32(0)
 	if !r.OK {
 		k := r.ErrorKind
@@ -390,7 +397,7 @@ func (t *Tabulator) Result() *Tabulation {
 	kinds, retried := map[string]bool{}, map[string]bool{}
 	for _, a := range t.groups {
 		g := &Group{Task: a.task, Arm: a.arm, Attempts: a.attempts, Cells: a.cells.len(),
-			Failed: map[string]int{}, Superseded: map[string]int{}}
+			Failed: map[string]int{}, Superseded: map[string]int{}, UsageDisagreements: a.disagreements}
 		a.cells.each(func(_ int, c *tabCell) {
 			switch {
 			case c.out.ok:
@@ -536,6 +543,10 @@ func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
 				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for %d of %d attempts: the cost total is the sum over the %d measured (marked *), a lower bound.",
 					name(g), g.Attempts-c.Attempts, g.Attempts, c.Attempts))
 			}
+		}
+		if g.UsageDisagreements > 0 {
+			metric = append(metric, fmt.Sprintf("%s: usage disagreed with the provider's wire for %d of %d attempts (usage_check); the token figures are the wire's unless --usage reported.",
+				name(g), g.UsageDisagreements, g.Attempts))
 		}
 		var missing, partial []string
 		for _, m := range tab.Options.Metrics {

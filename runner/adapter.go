@@ -69,17 +69,29 @@ const probeTimeout = 15 * time.Second
 var versionCache sync.Map // versionKey → string
 
 type versionKey struct {
-	path  string
-	size  int64
-	mtime time.Time
+	path    string
+	size    int64
+	mtime   time.Time
+	backend string
+}
+
+// versionProbe is where and as whom `<cli> --version` runs: the session's
+// sandbox (nil: none), its workspace, and its HOME and TMPDIR.
+type versionProbe struct {
+	sandbox   Isolation
+	dir       string
+	home, tmp string
 }
 
 // probeVersion asks an agent CLI its version (`bin --version`), once per
-// binary (path, size and mtime): a sweep of many sessions probes once. It
-// returns "" when the binary cannot say; the session itself then reports
-// what is wrong with the binary. The probe gets an empty environment and a
-// throwaway HOME, so it can neither read credentials nor leave state.
-func probeVersion(ctx context.Context, bin string) string {
+// binary (path, size, mtime and backend): a sweep of many sessions probes
+// once. The probe is a process of the session like the agent itself: in
+// its sandbox, as its uid, in its cgroup or process group, bounded by
+// probeTimeout, every descendant killed when it ends; it gets no
+// credentials (PATH, HOME, TMPDIR and LANG only). It returns "" when the
+// binary cannot say; the session itself then reports what is wrong with
+// the binary.
+func probeVersion(ctx context.Context, bin string, where versionProbe) string {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return ""
@@ -88,27 +100,48 @@ func probeVersion(ctx context.Context, bin string) string {
 	if err != nil {
 		return ""
 	}
-	key := versionKey{path, fi.Size(), fi.ModTime()}
+	key := versionKey{path: path, size: fi.Size(), mtime: fi.ModTime(), backend: "none"}
+	if where.sandbox != nil {
+		key.backend = where.sandbox.Backend()
+	}
 	if v, ok := versionCache.Load(key); ok {
 		return v.(string)
 	}
-	home, err := os.MkdirTemp("", "wfb-version-probe-")
+	launch, err := launchIn(ctx, where.sandbox)
 	if err != nil {
 		return ""
 	}
-	defer os.RemoveAll(home)
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Env = []string{"PATH=" + DefaultPath, "HOME=" + home, "TMPDIR=" + home}
-	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if err != nil {
+	defer launch.Close()
+	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp}
+	var out []byte
+	pr := runProcess(ctx, processSpec{
+		Argv:       append(append([]string{}, launch.Prefix...), path, "--version"),
+		Dir:        where.dir,
+		Env:        envList(env),
+		NoStdin:    true,
+		Credential: launch.Credential,
+		ExtraFiles: launch.ExtraFiles,
+		Started:    func(pid int) error { return launch.Started(ctx, pid) },
+		Timeout:    probeTimeout,
+		Grace:      time.Second,
+		OnStdoutLine: func(l []byte, _ bool) {
+			if len(out) < 4096 {
+				out = append(append(out, l...), '\n')
+			}
+		},
+	})
+	if pr.State != store.StateExited || pr.ExitCode == nil || *pr.ExitCode != 0 || pr.KillFailure != "" {
 		return ""
 	}
 	v := versionPattern.FindString(string(out))
 	versionCache.Store(key, v)
 	return v
+}
+
+// sessionProbe is where a session's version probe runs: in its sandbox and
+// workspace, with its HOME and TMPDIR.
+func sessionProbe(spec SessionSpec) versionProbe {
+	return versionProbe{sandbox: spec.Sandbox, dir: spec.Workdir, home: spec.Env["HOME"], tmp: spec.Env["TMPDIR"]}
 }
 
 // grantDirs are the directories outside the workspace an agent may write:

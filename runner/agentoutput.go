@@ -54,7 +54,7 @@ func (j *jsonLines) missing(event, exit string, more ...string) string {
 		detail += fmt.Sprintf(", %d not JSON, first %s", j.nonJSON, j.firstNonJSON)
 	}
 	if j.truncated > 0 {
-		detail += fmt.Sprintf(", %d over %d bytes", j.truncated, maxLineBytes)
+		detail += fmt.Sprintf(", %d over the %s line limit", j.truncated, lineLimit())
 	}
 	for _, m := range more {
 		detail += ", " + m
@@ -62,12 +62,86 @@ func (j *jsonLines) missing(event, exit string, more ...string) string {
 	return detail + ")"
 }
 
-// failNonJSON records stdout lines that are not JSON as a session error,
-// whatever the terminal event said.
+// failNonJSON records stdout lines that are not JSON, and lines over the
+// line limit (which are never parsed), as a session error, whatever the
+// terminal event said.
 func (j *jsonLines) failNonJSON(row *store.Result) {
 	if j.nonJSON > 0 {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
 	}
+	if j.truncated > 0 {
+		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines exceed the %s line limit and were not parsed", j.truncated, lineLimit()))
+	}
+}
+
+// lineLimit names maxLineBytes for messages.
+func lineLimit() string { return fmt.Sprintf("%d MiB", maxLineBytes>>20) }
+
+// evidenceBytes bounds the events kept as evidence of a refusal: the store
+// keeps no more of a result event (store.MaxEvidenceBytes).
+const evidenceBytes = store.MaxEvidenceBytes
+
+// keptEvents keeps what the strict parse needs of one kind of event, in
+// memory bounded whatever the agent prints: how many there were, the last
+// one whole (a line is at most maxLineBytes), and the head of all of them,
+// one a line, as evidence when there were too many.
+type keptEvents struct {
+	n        int
+	last     []byte
+	evidence []byte
+	clipped  bool
+}
+
+// add keeps one event; it does not retain l.
+func (k *keptEvents) add(l []byte) {
+	k.n++
+	k.last = append(k.last[:0], l...)
+	if k.n > 1 {
+		k.evidence = k.appendEvidence(k.evidence, []byte{'\n'})
+	}
+	k.evidence = k.appendEvidence(k.evidence, l)
+}
+
+func (k *keptEvents) appendEvidence(dst, b []byte) []byte {
+	room := evidenceBytes - len(dst)
+	if len(b) > room {
+		k.clipped = true
+		b = b[:max(room, 0)]
+	}
+	return append(dst, b...)
+}
+
+// all is the kept head of every event, marked when it was cut.
+func (k *keptEvents) all() string {
+	if k.clipped {
+		return string(k.evidence) + "\n[... cut at " + strconv.Itoa(evidenceBytes) + " bytes ...]"
+	}
+	return string(k.evidence)
+}
+
+// boundedList keeps the first few messages of a kind and counts the rest.
+type boundedList struct {
+	items []string
+	more  int
+}
+
+const boundedListMax = 20
+
+func (b *boundedList) add(s string) {
+	if len(b.items) < boundedListMax {
+		b.items = append(b.items, s)
+		return
+	}
+	b.more++
+}
+
+// join renders the list with sep, saying how many were left out.
+func (b *boundedList) join(sep string) string {
+	s := strings.Join(b.items, sep)
+	if b.more > 0 {
+		s += fmt.Sprintf("%s(%d more)", sep, b.more)
+	}
+	return s
 }
 
 // recordVersion records the CLI version the adapter probed, noting when

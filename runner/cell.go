@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 
+	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -42,8 +44,12 @@ type Cell struct {
 	// agent's processes are gone and before the row is written, so the
 	// agent can never see it. It gets the workspace the agent worked in.
 	// A non-empty failure marks the row verify-failed with that detail; an
-	// error marks it infra-error.
-	Verify func(ctx context.Context, workspace string) (failure string, err error)
+	// error marks it infra-error. cred is the identity the agent ran as
+	// (nil: wfb's own), taken from the session uid pool while the sandbox
+	// still holds it, so verify can work with the files the agent made.
+	Verify func(ctx context.Context, workspace string, cred *syscall.Credential) (failure string, err error)
+	// Meter, when set, meters the session (see SessionSpec.Meter).
+	Meter *meter.Proxy
 }
 
 // RunCell prepares the cell's sandbox, runs its session and writes its row.
@@ -74,7 +80,10 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	for k, v := range c.ExtraEnv {
 		env[k] = v
 	}
-	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env}
+	if sc, ok := rec.(secretScrubber); ok {
+		sc.ScrubSecrets(secretValues(env)...)
+	}
+	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
@@ -89,7 +98,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	spec.Boundary = !sb.WorkspaceWritable() && sb.Backend() == sandbox.HostUnsafe
 	row := runSession(ctx, spec)
 	if c.Verify != nil && row.OK {
-		failure, err := c.Verify(ctx, sb.Workspace())
+		failure, err := c.Verify(ctx, sb.Workspace(), sb.Credential())
 		switch {
 		case err != nil && ctx.Err() != nil:
 			addFailure(&row, store.KindCancelled, "cancelled while verifying")
@@ -99,10 +108,25 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 			addFailure(&row, store.KindVerifyFailed, failure)
 		}
 	}
+	bringBack(&row, sb)
 	if _, err := record(ctx, rec, row); err != nil {
 		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
 	}
 	return row, nil
+}
+
+// bringBack puts what the session made where the caller asked for it, when
+// a root wfb had to give the session a place of its own (see
+// sandbox.Sandbox.ApplyEdits and DeliverArtifacts): the edits of a copy of
+// the workspace applied to the original, the artifacts copied out of the
+// private root. A failure is the row's too.
+func bringBack(row *store.Result, sb *sandbox.Sandbox) {
+	if err := sb.ApplyEdits(); err != nil {
+		addFailure(row, store.KindInfraError, err.Error())
+	}
+	if err := sb.DeliverArtifacts(); err != nil {
+		addFailure(row, store.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
+	}
 }
 
 // row is the row of a cell that never started.

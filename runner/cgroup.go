@@ -16,8 +16,11 @@ import (
 // session ends. Where wfb cannot create one (not root, no cgroup2 mount), the
 // runner falls back to killing the process group, and says so in the row.
 type sessionCgroup struct {
-	dir string
-	fd  *os.File
+	dir, parent string
+	fd          *os.File
+	// limited says the kernel enforces the session's Limits here
+	// (pids.max, memory.max).
+	limited bool
 }
 
 // cgroup2Root finds where the unified hierarchy is mounted.
@@ -74,7 +77,7 @@ func newSessionCgroup() (*sessionCgroup, error) {
 		os.Remove(dir)
 		return nil, err
 	}
-	return &sessionCgroup{dir: dir, fd: fd}, nil
+	return &sessionCgroup{dir: dir, parent: parent, fd: fd}, nil
 }
 
 // reapStaleCgroups removes session cgroups that a wfb killed by SIGKILL

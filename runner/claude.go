@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,7 +25,7 @@ type claudeAdapter struct {
 func (a *claudeAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
 	argv, err := claudeArgv(spec)
 	if err == nil && a.probe {
-		a.version, a.named = probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+		a.version, a.named = probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	}
 	return agentCommand{argv: argv, stdin: prompt}, err
 }
@@ -81,7 +80,7 @@ func claudeArgv(spec SessionSpec) ([]string, error) {
 // refusal.
 type claudeOutput struct {
 	jsonLines
-	results    [][]byte // raw result events, copied
+	results    keptEvents // the result events (at most one is valid)
 	apiRetries int
 	// streamed is set by stream-json's system/init event: only a stream
 	// shows api_retry events, so only then is their count a measurement.
@@ -105,7 +104,7 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 	}
 	switch {
 	case head.Type == "result":
-		o.results = append(o.results, bytes.Clone(l))
+		o.results.add(l)
 	case head.Type == "system" && head.Subtype == "api_retry":
 		o.apiRetries++
 	case head.Type == "system" && head.Subtype == "init":
@@ -126,7 +125,10 @@ type claudeResult struct {
 	Usage         map[string]json.RawMessage `json:"usage"`
 	APIErrorState json.RawMessage            `json:"api_error_status"`
 	Errors        []json.RawMessage          `json:"errors"`
-	Denials       []json.RawMessage          `json:"permission_denials"`
+	// Error is an agent's explanation of a failure as one value (a string,
+	// or an object), as Claude-shaped agents other than Claude Code print.
+	Error   json.RawMessage   `json:"error"`
+	Denials []json.RawMessage `json:"permission_denials"`
 	// ModelUsage is keyed by the model name the agent requested.
 	ModelUsage map[string]map[string]json.RawMessage `json:"modelUsage"`
 }
@@ -213,13 +215,41 @@ func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
 // API_TIMEOUT_MS ("Request timed out ...", which carries no status).
 var apiErrorText = regexp.MustCompile(`(?i)^\s*(API Error|Request timed out)`)
 
+// providerErrorText recognises a provider's failure named in a result's
+// error field: overloaded, rate-limited, a 429 or 5xx status.
+var providerErrorText = regexp.MustCompile(`(?i)overloaded|rate.?limit|\b(429|5[0-9]{2})\b|API Error`)
+
 // providerFailure says whether a failed result came from the model provider
 // (an upstream 4xx/5xx the agent surfaced) rather than the agent itself.
 func (r *claudeResult) providerFailure() bool {
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		return true
 	}
+	if e := r.errorField(); e != "" && providerErrorText.MatchString(e) {
+		return true
+	}
 	return r.Result != nil && apiErrorText.MatchString(*r.Result)
+}
+
+// errorField is the result's error value as text: a string as it is, any
+// other value as its JSON; "" when there is none.
+func (r *claudeResult) errorField() string {
+	s := strings.TrimSpace(string(r.Error))
+	if s == "" || s == "null" {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(r.Error, &text) == nil {
+		return text
+	}
+	return s
+}
+
+// inventedZeros says whether usage of all zeros came with a provider's
+// failure: no request was answered, so the zeros are the agent's filler,
+// not a measurement (Claude Code prints them for a 529).
+func (r *claudeResult) inventedZeros(vals [4]int64) bool {
+	return r.IsError != nil && *r.IsError && r.providerFailure() && vals == [4]int64{}
 }
 
 // claudeCLIOutput is the real Claude Code's output: the strict parse of
@@ -268,18 +298,18 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 // interpret parses Claude Code's result event strictly into the row.
 func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
-	switch n := len(out.results); {
+	switch n := out.results.n; {
 	case n == 0:
 		addFailure(row, store.KindSessionError, out.missing("result event", exit))
 		return
 	case n > 1:
-		row.ResultEvent = string(joinLines(out.results))
+		row.ResultEvent = out.results.all()
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
-	row.ResultEvent = string(out.results[0])
+	row.ResultEvent = string(out.results.last)
 	res := &claudeResult{}
-	if err := json.Unmarshal(out.results[0], res); err != nil {
+	if err := json.Unmarshal(out.results.last, res); err != nil {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
@@ -293,12 +323,13 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 
 	// Measurements: all four usage fields valid, or none recorded.
 	vals, problems := parseUsage(res.Usage)
-	if len(problems) == 0 {
+	invented := len(problems) == 0 && res.inventedZeros(vals)
+	if len(problems) == 0 && !invented {
 		row.InputTokens, row.OutputTokens = &vals[0], &vals[1]
 		row.CacheReadInputTokens, row.CacheCreationInputTokens = &vals[2], &vals[3]
 	}
 	cost, costOK, costWhy := parseCost(res.TotalCostUSD)
-	if len(problems) == 0 && costOK {
+	if len(problems) == 0 && costOK && !invented {
 		row.CostUSD, row.CostSource = &cost, "reported"
 	}
 
@@ -329,6 +360,9 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 		// refused a tool call; the row says so instead of passing silently.
 		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
 	}
+	if invented {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "usage of all zeros with a provider's failure is not recorded: no request was answered, so it is not a measurement")
+	}
 	if costWhy != "" {
 		// Not a failure: cost is simply not measured.
 		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+costWhy)
@@ -343,6 +377,9 @@ func (r *claudeResult) errorText() string {
 	}
 	for _, e := range r.Errors {
 		parts = append(parts, clip(string(e), 200))
+	}
+	if e := r.errorField(); e != "" {
+		parts = append(parts, clip(e, 500))
 	}
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		parts = append(parts, "api_error_status "+s)

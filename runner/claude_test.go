@@ -127,3 +127,50 @@ func TestCostIsNullUnlessFiniteAndNonNegative(t *testing.T) {
 		})
 	}
 }
+
+const zeroUsage = `"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}`
+
+// TestAnErrorStringIsTheDetailAndOverloadedIsTheProvider stops a
+// Claude-shaped agent's own explanation — an "error" string in its result
+// event — from being dropped, and an overloaded provider named there from
+// passing as the agent's fault.
+func TestAnErrorStringIsTheDetailAndOverloadedIsTheProvider(t *testing.T) {
+	for _, c := range []struct {
+		name, errField, kind string
+	}{
+		{"overloaded", `"Overloaded: the provider answered 529 three times"`, store.KindProviderError},
+		{"object", `{"type":"overloaded_error","message":"Overloaded"}`, store.KindProviderError},
+		{"agent's own", `"the tool loop gave up: no progress"`, store.KindSessionError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row := outcome(`{"type":"result","subtype":"error_during_execution","is_error":true,"error":`+c.errField+`,`+okUsage+`}`, 1)
+			if row.OK || row.ErrorKind != c.kind {
+				t.Fatalf("ok %v kind %q, want %q: %s", row.OK, row.ErrorKind, c.kind, row.ErrorDetail)
+			}
+			want := strings.Trim(c.errField, `"`)
+			if !strings.Contains(row.ErrorDetail, want) {
+				t.Errorf("detail %q does not carry the agent's error %q", row.ErrorDetail, want)
+			}
+		})
+	}
+}
+
+// TestAProviderFailuresZeroUsageIsNotMeasured stops the zeros a CLI prints
+// for a 529 (no request was answered) from being recorded as measured
+// usage and cost, even unmetered; a failure with real usage keeps it.
+func TestAProviderFailuresZeroUsageIsNotMeasured(t *testing.T) {
+	row := outcome(`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: Repeated 529 Overloaded errors",`+zeroUsage+`,"total_cost_usd":0}`, 1)
+	if row.ErrorKind != store.KindProviderError {
+		t.Fatalf("kind %q: %s", row.ErrorKind, row.ErrorDetail)
+	}
+	if row.InputTokens != nil || row.OutputTokens != nil || row.CostUSD != nil || row.CostSource != "" {
+		t.Errorf("tokens %v/%v cost %v (%q): invented zeros recorded", row.InputTokens, row.OutputTokens, row.CostUSD, row.CostSource)
+	}
+	if !strings.Contains(row.ErrorDetail, "not a measurement") {
+		t.Errorf("detail %q does not say why the usage is not recorded", row.ErrorDetail)
+	}
+	kept := outcome(`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: 529",`+okUsage+`}`, 1)
+	if kept.InputTokens == nil || *kept.InputTokens != 2000 {
+		t.Errorf("real usage of a failed session: %v", kept.InputTokens)
+	}
+}

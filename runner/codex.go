@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +48,7 @@ func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt str
 	if err != nil {
 		return agentCommand{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	return agentCommand{argv: argv, noStdin: true, env: env}, nil
 }
 
@@ -204,11 +203,11 @@ type codexOutput struct {
 	model, version, named string
 
 	jsonLines
-	terminals   [][]byte // raw turn.completed / turn.failed events, copied
+	terminals   keptEvents // turn.completed / turn.failed events (one is valid)
 	threadID    string
 	retries     int
-	errorEvents []string // top-level error events that are not retries
-	warnings    []string // error items: Codex's warnings, not failures
+	errorEvents boundedList // top-level error events that are not retries
+	warnings    boundedList // error items: Codex's warnings, not failures
 }
 
 // codexRetry matches the error event Codex prints before it retries a
@@ -233,16 +232,16 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 	case "thread.started":
 		o.threadID = ev.ThreadID
 	case "turn.completed", "turn.failed":
-		o.terminals = append(o.terminals, bytes.Clone(l))
+		o.terminals.add(l)
 	case "error":
 		if codexRetry.MatchString(ev.Message) {
 			o.retries++
 		} else {
-			o.errorEvents = append(o.errorEvents, clip(ev.Message, 300))
+			o.errorEvents.add(clip(ev.Message, 300))
 		}
 	case "item.completed":
 		if ev.Item.Type == "error" {
-			o.warnings = append(o.warnings, clip(ev.Item.Message, 200))
+			o.warnings.add(clip(ev.Item.Message, 200))
 		}
 	}
 }
@@ -275,22 +274,22 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 	retries := int64(o.retries)
 	row.APIRetries = &retries
 
-	switch n := len(o.terminals); {
+	switch n := o.terminals.n; {
 	case n == 0:
 		var errs []string
-		if len(o.errorEvents) > 0 {
-			errs = append(errs, "errors: "+strings.Join(o.errorEvents, " | "))
+		if len(o.errorEvents.items) > 0 {
+			errs = append(errs, "errors: "+o.errorEvents.join(" | "))
 		}
 		addFailure(row, store.KindSessionError, o.missing("turn.completed or turn.failed event", exit, errs...))
 		return
 	case n > 1:
-		row.ResultEvent = string(joinLines(o.terminals))
+		row.ResultEvent = o.terminals.all()
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
 		return
 	}
-	row.ResultEvent = string(o.terminals[0])
+	row.ResultEvent = string(o.terminals.last)
 	var term codexTerminal
-	if err := json.Unmarshal(o.terminals[0], &term); err != nil {
+	if err := json.Unmarshal(o.terminals.last, &term); err != nil {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
 		return
 	}
@@ -315,8 +314,8 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 	if len(problems) > 0 {
 		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
-	if len(o.warnings) > 0 {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent warned: "+strings.Join(o.warnings, " | "))
+	if len(o.warnings.items) > 0 {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent warned: "+o.warnings.join(" | "))
 	}
 }
 

@@ -48,7 +48,7 @@ func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt st
 	if err != nil {
 		return agentCommand{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin), spec.AgentVersion
+	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
 	return agentCommand{argv: argv, stdin: prompt, env: env}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/internal/standin"
 )
 
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(helperProcess(mode))
 	}
 	code := m.Run()
+	gate.Report("runner")
 	if sharedBin != "" {
 		os.RemoveAll(filepath.Dir(sharedBin))
 	}
@@ -82,7 +84,7 @@ func helperProcess(mode string) int {
 		for i := 0; i < 20_000; i++ { // ~20 MB of lines
 			os.Stdout.WriteString(junk)
 		}
-		os.Stdout.WriteString(strings.Repeat("y", 10<<20) + "\n") // one 10 MiB line
+		os.Stdout.WriteString(strings.Repeat("y", maxLineBytes+1<<20) + "\n") // one line 1 MiB over the limit
 		os.Stdout.WriteString(`{"type":"result","last":true}` + "\n")
 		return 0
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -38,6 +39,8 @@ type processSpec struct {
 	OnStdoutLine func(line []byte, truncated bool)
 	// Transcript, when set, sees stdout as it is read (transcript.go).
 	Transcript io.Writer
+	// Limits bound the session's processes and memory (zero: defaults).
+	Limits Limits
 }
 
 // processResult is what happened to the process.
@@ -57,11 +60,16 @@ type processResult struct {
 	// KillFailure says descendants could not all be killed.
 	KillFailure string
 	StdoutBytes int64
+	// LimitHit says which resource limit the session reached; wfb
+	// stopped it then.
+	LimitHit string
 }
 
 const (
-	tailBytes    = 64 << 10
-	maxLineBytes = 8 << 20
+	tailBytes = 64 << 10
+	// maxLineBytes bounds one stdout line; a longer one is not parsed and
+	// fails the session (jsonLines.failNonJSON), naming the limit.
+	maxLineBytes = 16 << 20
 	// pipeDrain bounds how long output is read after the process group is
 	// gone; only a descendant that left the group can hold a pipe longer.
 	pipeDrain = 2 * time.Second
@@ -88,19 +96,14 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		res.State, res.SpawnErr = store.StateSpawnFailure, err
 		return res
 	}
-	// A cgroup of the session's own catches descendants that leave the
-	// process group; without one (not root, no cgroup2) the group is all
-	// there is.
-	cg, cgErr := newSessionCgroup()
-	if cgErr == nil {
-		res.Containment = "cgroup"
+	ps.Limits = ps.Limits.orDefault()
+	cg := sessionCgroupFor(ps.Limits, &res)
+	if cg != nil {
 		defer func() {
 			if err := cg.close(); err != nil && res.KillFailure == "" {
 				res.KillFailure = err.Error()
 			}
 		}()
-	} else {
-		res.Containment = "process group only: " + cgErr.Error()
 	}
 
 	start := time.Now()
@@ -115,29 +118,67 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	if ps.Transcript != nil {
 		stdoutSink = io.MultiWriter(stdoutTail, ps.Transcript)
 	}
+	// The session's cgroup, when the process started in it.
+	scg := cg
+	if !cmd.SysProcAttr.UseCgroupFD {
+		scg = nil
+	}
 	readersDone := pipes.read(ps, stdoutSink, stderrTail, &res)
 	pid := cmd.Process.Pid
 	exited := leaderExited(pid)
+	limitHit := make(chan string, 1)
+	go func() {
+		limitHit <- limitWatch{limits: ps.Limits, cg: scg, leader: pid}.watch(exited, func() { killSession(pid, scg) })
+	}()
 	superviseProcess(ctx, ps, pid, exited, &res)
+	res.LimitHit = <-limitHit
 	// The leader is gone (a zombie still); kill what is left of its group,
 	// and of its cgroup: descendants that left the group too.
-	killGroup(pid, syscall.SIGKILL)
-	if cg != nil && cmd.SysProcAttr.UseCgroupFD {
-		if err := cg.kill(); err != nil {
-			res.KillFailure = err.Error()
-		}
+	if err := killSession(pid, scg); err != nil {
+		res.KillFailure = err.Error()
 	}
 	waitErr := cmd.Wait()
 	res.Duration = time.Since(start)
 	pipes.drain(readersDone, &res)
 	recordExit(cmd, waitErr, &res)
+	if res.State == store.StateExited {
+		pipes.readStatus(&res)
+	}
 	return res
+}
+
+// sessionCgroupFor makes the session's cgroup, with its limits when the
+// kernel can enforce them there, and records the containment in res. A
+// cgroup of the session's own catches descendants that leave the process
+// group; without one (not root, no cgroup2) the group is all there is.
+func sessionCgroupFor(l Limits, res *processResult) *sessionCgroup {
+	cg, err := newSessionCgroup()
+	if err != nil {
+		res.Containment = "process group only: " + err.Error()
+		return nil
+	}
+	res.Containment = "cgroup"
+	cg.limited = cg.setLimits(cg.parent, l)
+	return cg
+}
+
+// killSession kills the process group of leader and, when the session has
+// one, its cgroup: descendants that left the group too.
+func killSession(leader int, cg *sessionCgroup) error {
+	killGroup(leader, syscall.SIGKILL)
+	if cg != nil {
+		return cg.kill()
+	}
+	return nil
 }
 
 // processPipes are the agent's stdin, stdout and stderr: the child's ends
 // (r for stdin, w for the others) and the parent's.
 type processPipes struct {
 	inR, inW, outR, outW, errR, errW *os.File
+	// statusR/W carry agent-exec's reason when it could not start the
+	// agent.
+	statusR, statusW *os.File
 }
 
 // openPipes opens the three pipes, or none.
@@ -159,7 +200,25 @@ func openPipes() (*processPipes, error) {
 		p.errW.Close()
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
+	if p.statusR, p.statusW, err = os.Pipe(); err != nil {
+		p.closeChildEnds()
+		p.closeParentEnds()
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
 	return p, nil
+}
+
+// readStatus reads what agent-exec said when it could not start the
+// agent: then the session never ran, a spawn failure.
+func (p *processPipes) readStatus(res *processResult) {
+	defer p.statusR.Close()
+	// agent-exec is gone and the agent never had the pipe: EOF is near.
+	_ = p.statusR.SetReadDeadline(time.Now().Add(time.Second))
+	b, _ := io.ReadAll(io.LimitReader(p.statusR, 4096))
+	if len(b) > 0 {
+		res.State, res.SpawnErr = store.StateSpawnFailure, errors.New(string(b))
+		res.ExitCode, res.Signal = nil, ""
+	}
 }
 
 // closeChildEnds closes the ends the child holds once it started, so that
@@ -168,6 +227,9 @@ func (p *processPipes) closeChildEnds() {
 	p.inR.Close()
 	p.outW.Close()
 	p.errW.Close()
+	if p.statusW != nil {
+		p.statusW.Close()
+	}
 }
 
 // closeParentEnds closes the parent's ends of a process that never
@@ -176,12 +238,40 @@ func (p *processPipes) closeParentEnds() {
 	p.inW.Close()
 	p.outR.Close()
 	p.errR.Close()
+	if p.statusR != nil {
+		p.statusR.Close()
+	}
 }
 
-// newCommand builds the process's command: its own process group, killed
-// with wfb, in the environment the spec names and nothing else.
+// agentExecArgv is the command line that runs argv behind agent-exec (see
+// AgentExecCommand), with the spec's identity and limits: RLIMIT_DATA and
+// RLIMIT_NPROC at twice the limits are backstops, the watch holds the
+// session to the limits themselves (see limitWatch); RLIMIT_NPROC counts
+// every process of a uid, so it is set only when the session runs as a uid
+// of its own.
+func agentExecArgv(self string, ps processSpec) []string {
+	argv := []string{self, AgentExecCommand,
+		"--fds", strconv.Itoa(len(ps.ExtraFiles)), "--status-fd", strconv.Itoa(3 + len(ps.ExtraFiles)),
+		"--data", strconv.FormatInt(2*ps.Limits.Memory, 10)}
+	if c := ps.Credential; c != nil {
+		argv = append(argv, "--uid", strconv.FormatUint(uint64(c.Uid), 10), "--gid", strconv.FormatUint(uint64(c.Gid), 10))
+		if int(c.Uid) != os.Geteuid() {
+			argv = append(argv, "--nproc", strconv.Itoa(2*ps.Limits.Pids))
+		}
+	}
+	return append(append(argv, "--"), ps.Argv...)
+}
+
+// newCommand builds the process's command: agent-exec in front of argv,
+// its own process group, in the environment the spec names and nothing
+// else. agent-exec takes wfb's death as SIGUSR1 and kills the session.
 func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
-	cmd := exec.Command(ps.Argv[0], ps.Argv[1:]...)
+	argv := ps.Argv
+	if self, err := os.Executable(); err == nil {
+		argv = agentExecArgv(self, ps)
+		ps.Credential = nil // agent-exec takes it on for the agent
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = ps.Dir
 	cmd.Env = ps.Env
 	if cmd.Env == nil {
@@ -195,9 +285,14 @@ func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
 		cmd.Stdin = nil // os/exec opens /dev/null
 	}
 	cmd.ExtraFiles = ps.ExtraFiles
+	pdeath := syscall.SIGKILL
+	if len(argv) > 1 && argv[1] == AgentExecCommand {
+		cmd.ExtraFiles = append(append([]*os.File{}, ps.ExtraFiles...), pipes.statusW)
+		pdeath = syscall.SIGUSR1
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
-		Pdeathsig:  syscall.SIGKILL,
+		Pdeathsig:  pdeath,
 		Credential: ps.Credential,
 	}
 	return cmd

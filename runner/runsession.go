@@ -24,6 +24,8 @@ type SessionOptions struct {
 	// Without it the cell's BaseURL is a real provider's.
 	MockScript string
 	StartMock  func(path string) (baseURL string, stop func(), err error)
+	// NoMeter runs the session unmetered (`wfb session --meter=off`).
+	NoMeter bool
 }
 
 // SessionConfig is how a session run on its own was asked for, as its
@@ -60,6 +62,15 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 	}
 	cell := o.Cell
 	cell.RunID = run.ID
+	if !o.NoMeter {
+		p, err := StartMeter(o.DB)
+		if err != nil {
+			err = finishRun(ctx, o.DB, run.ID, store.RunAborted, err)
+			return store.Result{}, store.RunAborted, err
+		}
+		defer p.Close()
+		cell.Meter = p
+	}
 	if o.MockScript != "" {
 		url, stop, err := o.StartMock(o.MockScript)
 		if err != nil {
@@ -90,7 +101,7 @@ func (o SessionOptions) config() RunConfig {
 	if o.MockScript == "" {
 		sc.BaseURL = c.BaseURL
 	}
-	return RunConfig{Command: "session", Session: sc}
+	return RunConfig{Command: "session", Session: sc, Meter: meterSetting(o.NoMeter)}
 }
 
 // finishRun records the run's end with status, even after ctx was

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -62,6 +60,7 @@ type SessionKey struct {
 
 	Prompt  string
 	Timeout time.Duration // 0: no timeout
+	Limits  Limits        // the session's resource limits; zero fields: defaults
 }
 
 // newRow is the row of the session before anything ran, in the sandbox
@@ -105,6 +104,11 @@ type SessionSpec struct {
 	// restores their exact modes after: the host-unsafe way to keep a
 	// workspace read-only (kernel backends bind it read-only instead).
 	Boundary bool
+
+	// Meter, when set, meters the session: the agent reaches its provider
+	// through an attempt of this proxy (see beginMeter), and the row gets
+	// the wire's requests and its cross-check. nil: not metered.
+	Meter *meter.Proxy
 }
 
 // ReviewSpec configures a review session.
@@ -132,66 +136,56 @@ func RecordSession(ctx context.Context, rec Recorder, spec SessionSpec) (store.R
 // the session was given scrubbed from it.
 func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	row := runAgent(ctx, spec)
+	if row.UsageSource == "" && row.InputTokens != nil {
+		// Unmetered, or the wire saw no model request: the agent's word.
+		row.UsageSource = store.UsageReported
+	}
 	scrubSecrets(&row, spec.Env)
 	return row
 }
 
-// scrubSecrets removes, by VALUE, every secret the agent's environment held
-// from the row's free text. Pattern-based redaction (store.Redact) catches
-// keys that look like keys; this catches a key of any shape that the agent
-// echoed (a proxy key, a token without a NAME= in front of it).
+// scrubSecrets removes, by VALUE and in every encoding (see
+// store.Scrubber), every secret the agent's environment held from every
+// text field of the row the agent controls. Pattern-based redaction
+// (store.Redact) catches keys that look like keys; this catches a key of
+// any shape that the agent echoed (a proxy key, a token without a NAME= in
+// front of it, a session id or model name it made up).
 func scrubSecrets(row *store.Result, env map[string]string) {
-	r := secretReplacer(secretValues(env))
-	if r == nil {
-		return
-	}
-	for _, f := range []*string{&row.ErrorDetail, &row.ResultEvent, &row.StdoutTail, &row.StderrTail} {
-		*f = r.Replace(*f)
-	}
+	store.NewScrubber(secretValues(env)...).Result(row)
 }
 
-// secretValues lists the values of env's secrets, as the bench file judges
-// names. Short values would scrub ordinary words; the mock's "offline" is
-// not a secret.
-func secretValues(env map[string]string) []string {
-	var secrets []string
-	for k, v := range env {
-		if bench.IsSecretName(k) && len(v) >= 8 {
-			secrets = append(secrets, v)
-		}
-	}
-	return secrets
-}
-
-// secretReplacer replaces each secret value with store.Redacted; nil when
-// there is none.
-func secretReplacer(secrets []string) *strings.Replacer {
-	if len(secrets) == 0 {
-		return nil
-	}
-	// Longest first, so a secret that contains another goes whole.
-	secrets = slices.Clone(secrets)
-	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, v := range secrets {
-		pairs = append(pairs, v, store.Redacted)
-	}
-	return strings.NewReplacer(pairs...)
+// secretScrubber is a Recorder that scrubs secrets by value from whatever
+// it writes (*store.DB, and so the review recorder): RunCell gives it the
+// agent's secrets before the session, so that an artifact, which the row
+// does not carry, is scrubbed too.
+type secretScrubber interface {
+	ScrubSecrets(values ...string)
 }
 
 // runAgent runs the session and returns its row: the sandbox's launch, the
 // agent's command, the process, and what it printed read strictly.
-func runAgent(ctx context.Context, spec SessionSpec) store.Result {
+func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	backend := "none"
 	if spec.Sandbox != nil {
 		backend = spec.Sandbox.Backend()
 	}
-	row := spec.newRow(backend)
+	row = spec.newRow(backend)
 	launch, err := launchIn(ctx, spec.Sandbox)
 	if err != nil {
 		return failed(row, err)
 	}
 	defer launch.Close()
+	if spec.Meter != nil {
+		m, err := beginMeter(&spec, row.AttemptID)
+		if err != nil {
+			return failed(row, err)
+		}
+		if m != nil {
+			// Deferred (row is the named result): the requests are filed
+			// whatever happens below.
+			defer endMeter(ctx, m, &row)
+		}
+	}
 	ad, err := adapterFor(spec.Agent)
 	if err != nil {
 		return failed(row, stepFailed(store.KindInfraError, "%v", err))
@@ -211,6 +205,7 @@ func runAgent(ctx context.Context, spec SessionSpec) store.Result {
 	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, secretValues(spec.Env))
 	ps.Transcript = transcript
 	pr := runProcess(ctx, ps)
+	execFailure(&pr, launch)
 	recordProcess(&row, pr)
 	if pr.State != store.StateSpawnFailure {
 		row.Transcript = transcript.finish(ws.prompt)
@@ -337,6 +332,19 @@ func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch,
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
+		Limits:       spec.Limits,
+	}
+}
+
+// execFailure makes a sandbox that started but could not execute the agent
+// (bwrap's "execvp ...: No such file or directory") the spawn failure it
+// is, as the same exec failing outside a sandbox is: the agent never ran.
+func execFailure(pr *processResult, launch *sandbox.Launch) {
+	if pr.State != store.StateExited || pr.ExitCode == nil {
+		return
+	}
+	if ee := launch.ExecFailure(int(*pr.ExitCode), pr.StdoutTail, pr.StderrTail); ee != nil {
+		pr.State, pr.SpawnErr = store.StateSpawnFailure, ee
 	}
 }
 
@@ -377,6 +385,10 @@ func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentO
 // agent never produced output worth parsing (it did not start, was stopped,
 // or timed out); the row then already says why.
 func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
+	if pr.LimitHit != "" {
+		addFailure(row, store.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
+		return false
+	}
 	switch pr.State {
 	case store.StateSpawnFailure:
 		addFailure(row, store.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))

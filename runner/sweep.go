@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -40,6 +41,9 @@ type SweepOptions struct {
 	RunID string
 	// Workers runs this many cells at once; 0: the bench's.
 	Workers int
+	// Limits override the bench's per-session resource limits (zero
+	// fields: the bench's, else the defaults).
+	Limits Limits
 	// Harness is wfb's version, recorded and part of the fingerprint.
 	Harness string
 	// Getenv reads wfb's environment: API keys and arm variables.
@@ -57,6 +61,9 @@ type SweepOptions struct {
 	Progress Progress
 	// TempDir holds the cells' workspaces; "": the system's.
 	TempDir string
+	// NoMeter runs the sessions unmetered (`wfb run --meter=off`); by
+	// default one metering proxy serves every session of the sweep.
+	NoMeter bool
 }
 
 // Summary is how a sweep ended.
@@ -83,6 +90,8 @@ type RunConfig struct {
 	Selection   *bench.Selection   `json:"selection,omitempty"`
 	Fingerprint *bench.Fingerprint `json:"fingerprint,omitempty"`
 	Session     *SessionConfig     `json:"session,omitempty"`
+	// Meter is "on" when the sessions were metered, "off" when not.
+	Meter string `json:"meter,omitempty"`
 }
 
 // NotRunDetail starts the detail of the row a cell gets when the outage
@@ -109,6 +118,7 @@ type Sweep struct {
 	agents  map[string]agentCmd          // arm → command
 	trees   map[string]pristine          // task → its pristine tree
 	lock    *os.File                     // this process's hold on the run (lockRun)
+	meter   *meter.Proxy                 // the sessions' metering proxy; nil: not metered
 
 	mu          sync.Mutex
 	retriesUsed int
@@ -123,6 +133,7 @@ type agentCmd struct {
 	args    []string
 	version string
 	staged  bool // bin is the run's own copy (see stageStandIn)
+	probe   bool // version is asked of the binary (probeAgents)
 }
 
 // cellState is one cell and its attempts in attempt order: those a resumed
@@ -155,6 +166,10 @@ func (s *Sweep) Close() error {
 	if s.lock != nil {
 		s.lock.Close() // drops the run's lock
 		s.lock = nil
+	}
+	if s.meter != nil {
+		s.meter.Close()
+		s.meter = nil
 	}
 	for _, c := range s.cells {
 		if c.mockStop != nil {

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -32,11 +34,13 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
 			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
 			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
+			Limits: s.limits(),
 		},
 		AgentStaged: ag.staged,
 		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,
 		ExtraEnv:            map[string]string{},
+		Meter:               s.meter,
 	}
 	if n := len(c.attempts); n > 0 {
 		cell.RetryOf = c.attempts[n-1].AttemptID
@@ -87,7 +91,7 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 // It returns the environment git needs to work in a copy wfb owns for the
 // session uid (nil when it needs none), which the cell's agent gets too.
 func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[string]string, *stepFailure) {
-	if err := copyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
+	if err := sandbox.CopyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
 		return nil, stepFailed(store.KindInfraError, "copy the workspace: %s", err)
 	}
 	if t.Setup != "" {
@@ -102,7 +106,7 @@ func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[
 			return nil, stepFailed(store.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
-	if err := shareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
+	if err := sandbox.ShareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
 		return nil, stepFailed(store.KindInfraError, "share the workspace with the session's group: %s", err)
 	}
 	if t.Workspace.Git == "" || s.cred == nil {
@@ -128,9 +132,9 @@ func (s *Sweep) addVerify(t bench.Task, cell *Cell, gitEnv map[string]string) {
 	timeout := s.bench.TimeoutFor(t)
 	// After the agent, the tree holds what the agent wrote: a test suite
 	// it edited must not run with more rights than the agent had, so
-	// verify runs as the session's identity.
-	cell.Verify = func(ctx context.Context, ws string) (string, error) {
-		res, err := runCommand(ctx, t.Verify, ws, timeout, s.cred, gitEnv)
+	// verify runs as the session's identity: the very uid the agent had.
+	cell.Verify = func(ctx context.Context, ws string, cred *syscall.Credential) (string, error) {
+		res, err := runCommand(ctx, t.Verify, ws, timeout, cred, gitEnv)
 		if err != nil {
 			return "", err
 		}
@@ -180,21 +184,24 @@ type reviewRecorder struct {
 }
 
 func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) error {
-	content, readErr := os.ReadFile(r.artifact)
+	// Read within bounds: the agent controls what is at the path (a
+	// symlink to /dev/zero, a FIFO, gigabytes).
+	captured, readErr := review.Capture(r.artifact)
 	return r.db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := r.db.InsertResultTx(ctx, tx, row); err != nil {
 			return err
 		}
 		if readErr != nil {
-			return nil // never written (or unreadable): the row says so
+			return nil // never written, or no regular file: the row says so
 		}
-		if err := r.db.InsertArtifactTx(ctx, tx, row.AttemptID, review.ReviewOutput, content); err != nil {
+		if err := r.db.InsertArtifactHeadTx(ctx, tx, store.Artifact{AttemptID: row.AttemptID, Name: review.ReviewOutput,
+			Content: captured.Head, SHA256: captured.SHA256, Bytes: captured.Size}); err != nil {
 			return err
 		}
 		if row.FindingsCount == nil || (len(r.task.Labels) == 0 && r.task.Verdict == "") {
 			return nil // not accepted, or nothing to score against
 		}
-		rv, err := review.ParseReviewBytes(r.artifact, content)
+		rv, err := review.ParseReviewBytes(r.artifact, captured.Head)
 		if err != nil {
 			return nil // the row already says artifact-invalid
 		}
@@ -204,4 +211,25 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 	})
 }
 
-var _ Recorder = (*reviewRecorder)(nil)
+// limits are every session's resource limits: the flags', else the
+// bench's, else the defaults.
+func (s *Sweep) limits() Limits {
+	l := Limits{Pids: s.bench.PidsMax, Memory: int64(s.bench.MemoryMaxMiB) << 20}
+	if s.opts.Limits.Pids > 0 {
+		l.Pids = s.opts.Limits.Pids
+	}
+	if s.opts.Limits.Memory > 0 {
+		l.Memory = s.opts.Limits.Memory
+	}
+	return l.orDefault()
+}
+
+// ScrubSecrets passes the agent's secrets to the results file's handle,
+// which scrubs them from the row, the artifact and the score alike.
+func (r *reviewRecorder) ScrubSecrets(values ...string) { r.db.ScrubSecrets(values...) }
+
+var (
+	_ Recorder       = (*reviewRecorder)(nil)
+	_ secretScrubber = (*reviewRecorder)(nil)
+	_ secretScrubber = (*store.DB)(nil)
+)

@@ -48,7 +48,7 @@ func resolveSandbox(ctx context.Context, dir, backend string, reviews []bool, re
 		if err := os.Chmod(f, 0o644); err != nil {
 			return "", nil, fmt.Errorf("sandbox preflight: %w", err)
 		}
-		if err := shareWithSession(ws, cred, !review); err != nil {
+		if err := sandbox.ShareWithSession(ws, cred, !review); err != nil {
 			return "", nil, fmt.Errorf("sandbox preflight: %w", err)
 		}
 		configs = append(configs, sandbox.Options{
@@ -121,4 +121,44 @@ func (s *Sweep) priorBackend() string {
 		}
 	}
 	return seen
+}
+
+// probeAgents asks each used arm's agent binary its version, in the
+// backend the sweep's sessions run in and as their uid (see probeVersion):
+// in a sandbox of its own, on a scratch workspace laid out like a cell's.
+// A binary that cannot say is recorded as unknown; its cells then report
+// what is wrong with it.
+func (s *Sweep) probeAgents(ctx context.Context, used map[string]bool) {
+	for id, ag := range s.agents {
+		if !used["a/"+id] || !ag.probe {
+			continue
+		}
+		ag.version = s.probeAgent(ctx, ag.bin)
+		if ag.version == "" {
+			ag.version = "unknown (" + ag.bin + " --version gave none)"
+		}
+		s.agents[id] = ag
+	}
+}
+
+// probeAgent runs one version probe in a sandbox of the sweep's backend.
+func (s *Sweep) probeAgent(ctx context.Context, bin string) string {
+	dir, err := os.MkdirTemp(s.tmp, "probe-")
+	if err != nil {
+		return ""
+	}
+	defer removeAll(dir)
+	ws := filepath.Join(dir, "workspace")
+	if os.Chmod(dir, 0o755) != nil || os.Mkdir(ws, 0o755) != nil || os.Chmod(ws, 0o755) != nil ||
+		sandbox.ShareWithSession(ws, s.cred, false) != nil {
+		return ""
+	}
+	sb, err := sandbox.Prepare(ctx, sandbox.Options{
+		Workspace: ws, Backend: s.backend, AgentBin: bin, RequirePIDNamespace: s.bench.RequirePIDNamespace,
+	})
+	if err != nil {
+		return ""
+	}
+	defer sb.Close()
+	return probeVersion(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir()})
 }

@@ -49,15 +49,26 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	if err := s.prepareTrees(ctx, used); err != nil {
 		return nil, err
 	}
-	if err := s.prepareRun(ctx, used, prev); err != nil {
-		return nil, err
+	if prev != nil {
+		// A resumed run keeps the backend its sessions ran in
+		// (resolveBackend reads it from their attempts).
+		s.run = prev.run
+		if err := s.loadAttempts(ctx); err != nil {
+			return nil, err
+		}
 	}
-	// Last: it runs live probes, and a refusal must come before anything
-	// is recorded.
+	// It runs live probes, and a refusal must come before anything is
+	// recorded.
 	if err := s.resolveBackend(ctx); err != nil {
 		return nil, err
 	}
-	return s, nil
+	// The versions are the fingerprint's; each is asked in the backend
+	// the sessions run in, as their uid.
+	s.probeAgents(ctx, used)
+	if err := s.prepareRun(ctx, used, prev); err != nil {
+		return nil, err
+	}
+	return s, s.startMeter()
 }
 
 // holdRun takes this process's hold on the run it resumes or records under
@@ -158,7 +169,7 @@ func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
 		env, missing := armEnv(a, s.opts.Getenv)
 		problems = append(problems, missing...)
 		s.envs[a.ID] = env
-		s.agents[a.ID] = s.agentFor(ctx, a)
+		s.agents[a.ID] = s.agentFor(a)
 	}
 	if len(problems) > 0 {
 		return nil, &InputError{Problems: problems}
@@ -205,10 +216,10 @@ func armEnv(a bench.Arm, getenv func(string) string) (map[string]string, []strin
 	return env, missing
 }
 
-// agentFor resolves an arm's agent command and version. A binary that
-// cannot be found is not an input error: each cell records the spawn
-// failure, as a row.
-func (s *Sweep) agentFor(ctx context.Context, a bench.Arm) agentCmd {
+// agentFor resolves an arm's agent command (its version is probed later,
+// see probeAgents). A binary that cannot be found is not an input error:
+// each cell records the spawn failure, as a row.
+func (s *Sweep) agentFor(a bench.Arm) agentCmd {
 	if a.Agent == bench.AgentStandIn && a.AgentBin == "" {
 		return agentCmd{bin: s.opts.StandInBin, args: s.opts.StandInArgs, version: "wfb " + s.opts.Harness}
 	}
@@ -219,11 +230,7 @@ func (s *Sweep) agentFor(ctx context.Context, a bench.Arm) agentCmd {
 	if p, err := exec.LookPath(bin); err == nil {
 		bin = p
 	}
-	v := probeVersion(ctx, bin)
-	if v == "" {
-		v = "unknown (" + bin + " --version gave none)"
-	}
-	return agentCmd{bin: bin, version: v}
+	return agentCmd{bin: bin, probe: true}
 }
 
 // prepareTrees makes the run's directory, stages the stand-in in it, and
@@ -284,7 +291,7 @@ func (s *Sweep) stageStandIn() error {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 			staged = filepath.Join(dir, filepath.Base(ag.bin))
-			if err := copyFile(ag.bin, staged, 0o755); err != nil {
+			if err := sandbox.CopyFile(ag.bin, staged, 0o755); err != nil {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 		}
@@ -304,7 +311,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 		return err
 	}
 	sel := s.opts.Selection
-	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp}
+	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter)}
 	if prev != nil {
 		var was bench.Fingerprint
 		if prev.config.Fingerprint != nil {
@@ -314,8 +321,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 			return &InputError{Problems: append([]string{fmt.Sprintf(
 				"--resume %s: refused, the bench is not the one the run started with (resume needs the same fingerprint):", prev.run.ID)}, changes...)}
 		}
-		s.run = prev.run
-		return s.loadAttempts(ctx)
+		return nil
 	}
 	id := s.opts.RunID
 	if id == "" {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -417,7 +418,7 @@ func TestSetupAndVerifyBracketTheAgentInTheCellsOwnCopy(t *testing.T) {
 breaker: 0
 provider: {mock: edit.yaml}
 tasks:
-  - {id: ok, workspace: ws, prompt: p, setup: "echo ready > setup.txt", verify: "grep -q from-the-environment out.txt && grep -q ready setup.txt && test $(id -u) = ` + sessionUID() + `"}
+  - {id: ok, workspace: ws, prompt: p, setup: "echo ready > setup.txt", verify: "grep -q from-the-environment out.txt && grep -q ready setup.txt && test $(id -u) = $(stat -c %u out.txt) && ` + sessionUIDCheck() + `"}
   - {id: bad-verify, workspace: ws, prompt: p, verify: "echo expected 42; exit 3"}
   - {id: bad-setup, workspace: ws, prompt: p, setup: "echo cannot install deps >&2; exit 1"}
 arms:
@@ -442,13 +443,14 @@ arms:
 	}
 }
 
-// sessionUID is the uid sessions (and verify) run as: nobody's when the
-// test runs as root, else the test's own.
-func sessionUID() string {
+// sessionUIDCheck is a shell test that the uid running it is a session's:
+// one of the unprivileged pool when the test runs as root, else the test's
+// own.
+func sessionUIDCheck() string {
 	if os.Geteuid() == 0 {
-		return "65534"
+		return fmt.Sprintf("test $(id -u) -le %d -a $(id -u) -gt %d", sandbox.DefaultSessionID, sandbox.DefaultSessionID-sandbox.DefaultUIDPool)
 	}
-	return strconv.Itoa(os.Geteuid())
+	return "test $(id -u) = " + strconv.Itoa(os.Geteuid())
 }
 
 // A git workspace is cloned at its pinned commit, whatever the branch has

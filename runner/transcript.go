@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -33,7 +32,7 @@ const transcriptCut = 1 << 20
 type transcriptCapture struct {
 	mu        sync.Mutex
 	max       int64
-	secrets   *strings.Replacer // nil: no secret values
+	secrets   *store.Scrubber // every encoding of the session's secret values
 	enc       *zstd.Encoder
 	out       bytes.Buffer
 	sum       hash.Hash
@@ -48,7 +47,7 @@ func newTranscriptCapture(max int64, secrets []string) *transcriptCapture {
 	if max <= 0 {
 		max = DefaultMaxTranscriptBytes
 	}
-	c := &transcriptCapture{max: max, sum: sha256.New(), secrets: secretReplacer(secrets)}
+	c := &transcriptCapture{max: max, sum: sha256.New(), secrets: store.NewScrubber(secrets...)}
 	// One goroutine and a small window: many sessions run at once, each
 	// with its own encoder, and a transcript compresses well regardless.
 	enc, err := zstd.NewWriter(&c.out, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
@@ -104,9 +103,7 @@ func (c *transcriptCapture) keep(b []byte) {
 		return
 	}
 	s := store.Redact(string(b))
-	if c.secrets != nil {
-		s = c.secrets.Replace(s)
-	}
+	s = c.secrets.Text(s)
 	if room := c.max - c.kept; int64(len(s)) > room {
 		s = s[:room]
 		c.truncated = true
@@ -124,9 +121,7 @@ func (c *transcriptCapture) finish(prompt string) *store.Transcript {
 	c.keep(c.line)
 	c.line = nil
 	c.enc.Close()
-	if c.secrets != nil {
-		prompt = c.secrets.Replace(prompt)
-	}
+	prompt = c.secrets.Text(prompt)
 	return &store.Transcript{
 		Prompt:    store.Redact(prompt),
 		Codec:     TranscriptCodec,

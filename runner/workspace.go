@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,102 +64,6 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	return strings.TrimSpace(out.String()), err
-}
-
-// copyTree copies the directory src to dst (which must not exist): regular
-// files with their modes, directories, and symlinks as symlinks. Anything
-// else (a socket, a device) is an error: a workspace holds files.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch mode := info.Mode(); {
-		case mode.IsDir():
-			if err := os.Mkdir(target, 0o700); err != nil {
-				return err
-			}
-			// Set after creation: the umask must not strip bits.
-			return os.Chmod(target, mode.Perm())
-		case mode&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case mode.IsRegular():
-			return copyFile(p, target, mode.Perm())
-		default:
-			return fmt.Errorf("%s: %s is not a regular file, directory or symlink", p, mode.Type())
-		}
-	})
-}
-
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, perm)
-}
-
-// shareWithSession gives a cell's copy to the session's group when the
-// session runs as another uid: read (and search) for a review, which must
-// read what it reviews and nothing more, and also write for a session that
-// edits its workspace. The tree stays owned by wfb's user, because the
-// sandbox refuses a review's workspace the session uid owns (an owner could
-// chmod the boundary away).
-func shareWithSession(dir string, cred *syscall.Credential, write bool) error {
-	if cred == nil {
-		return nil
-	}
-	gid := int(cred.Gid)
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if err := os.Lchown(p, -1, gid); err != nil {
-			return err
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		add := fs.FileMode(0o040)
-		switch {
-		case info.IsDir() && write:
-			add = 0o070
-		case info.IsDir():
-			add = 0o050
-		case write:
-			add = 0o060
-		}
-		return os.Chmod(p, info.Mode().Perm()|add|(info.Mode()&(fs.ModeSetgid|fs.ModeSticky)))
-	})
 }
 
 // commandResult is what a setup or verify command did.

@@ -150,6 +150,7 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 				continue
 			}
 			argv = append(argv, "--symlink", target, d)
+			bound = append(bound, d) // made already: never again
 		case fi.IsDir():
 			argv = append(argv, "--ro-bind", d, d)
 			bound = append(bound, d)
@@ -172,9 +173,7 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
 		argv = append(argv, "--ro-bind", filepath.Dir(target), filepath.Dir(target))
 	}
-	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) && !covered(real) {
-		argv = append(argv, "--ro-bind", filepath.Dir(real), filepath.Dir(real))
-	}
+	argv = append(argv, agentMounts(s, covered)...)
 	wsBind := "--ro-bind"
 	if s.writable {
 		wsBind = "--bind"
@@ -187,6 +186,59 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 		argv = append(argv, "--bind", s.artifactDir, s.artifactDir)
 	}
 	return append(argv, "--chdir", s.workspace)
+}
+
+// agentMounts makes the agent's executable visible at the path the runner
+// execs, and nothing beside it: the real file read-only (for an npm
+// package, the package's directory), the symlinks on the way recreated as
+// symlinks. What covered says is visible already is left alone.
+func agentMounts(s *Sandbox, covered func(string) bool) []string {
+	af, err := resolveAgentFiles(s.agentBin)
+	if err != nil {
+		return nil // not found: the spawn reports it
+	}
+	var argv []string
+	need := af.real
+	if af.pkg != "" {
+		need = af.pkg
+	}
+	if !covered(need) {
+		argv = append(argv, "--ro-bind", need, need)
+	}
+	// npm's node_modules/.bin/claude → ../@anthropic-ai/claude-code/...:
+	// the exec follows the same links inside, or finds nothing there.
+	for _, l := range af.links {
+		if !covered(l.path) && !within(l.path, need) && !s.linkedInTmp(l) {
+			argv = append(argv, "--symlink", l.target, l.path)
+		}
+	}
+	return argv
+}
+
+// linkedInTmp reports whether an earlier launch of this sandbox already
+// made link under /tmp: there it lands in the private tmp, which outlives
+// one launch, and bubblewrap 0.8.0 refuses to make a symlink that exists.
+func (s *Sandbox) linkedInTmp(l symlink) bool {
+	if !within(l.path, "/tmp") {
+		return false
+	}
+	rel, err := filepath.Rel("/tmp", l.path)
+	if err != nil {
+		return false
+	}
+	target, err := os.Readlink(filepath.Join(s.tmp, rel))
+	return err == nil && target == l.target
+}
+
+// bwrapExecFailed recognises bubblewrap's own report that it could not
+// execute the agent ("bwrap: execvp PATH: REASON", exit 1, and nothing
+// else: the agent never ran to print anything).
+func bwrapExecFailed(exit int, stdout, stderr string) *ExecError {
+	msg := strings.TrimSuffix(stderr, "\n")
+	if exit != 1 || stdout != "" || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "bwrap: execvp ") {
+		return nil
+	}
+	return &ExecError{Backend: Bwrap, Message: msg}
 }
 
 // launch holds the agent at bubblewrap's --block-fd until Started has read
@@ -236,7 +288,8 @@ func (b *bwrap) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 			}
 			return blockW.Close()
 		},
-		closers: []func() error{closeAll},
+		closers:    []func() error{closeAll},
+		execFailed: bwrapExecFailed,
 	}, nil
 }
 

@@ -11,7 +11,8 @@
 //
 // "bwrap" runs the agent under bubblewrap (0.8.0 or newer). When wfb is
 // root, bwrap itself is started as the unprivileged session uid (65534
-// unless WFB_SANDBOX_UID / WFB_SANDBOX_GID or Options say otherwise), so the
+// unless WFB_SANDBOX_UID / WFB_SANDBOX_GID or Options say otherwise; see
+// "Concurrent sessions" for the pool below it), so the
 // session is neither root on the host nor inside: it is in a new user
 // namespace (nested ones forbidden by --disable-userns), new PID, IPC, UTS
 // and cgroup namespaces, with no capabilities, no_new_privs, a new session
@@ -19,9 +20,10 @@
 // system is built from nothing: /usr, /etc, /opt and the /bin, /lib
 // symlinks read-only, a fresh /proc and /dev, the private tmp on /tmp, the
 // private root and the artifact dir read-write, the workspace read-only
-// (read-write when Options.WorkspaceWritable, see below), the agent
-// binary's directory read-only when it lies elsewhere; all at their host
-// paths. What a root review session cannot do there, each tested as a
+// (read-write when Options.WorkspaceWritable, see below), the agent's
+// executable alone read-only when it lies elsewhere (for a program
+// installed from npm, its package's directory; never the files beside
+// it, such as a results file); all at their host paths. What a root review session cannot do there, each tested as a
 // scripted tool call of a real session (sandbox/e2e): write, create,
 // truncate, delete or rename in the workspace; chmod it (read-only mount);
 // remount it read-write or bind over it (no capabilities); unshare a mount
@@ -40,8 +42,8 @@
 // "landlock" re-executes wfb as a launcher (`wfb sandbox-exec`, see
 // LauncherMain) that restricts itself with Landlock, strictly at ABI v3 (a
 // kernel that cannot give v3 is refused, never degraded): read and execute
-// under the system directories, /proc, /dev, the workspace and the agent's
-// directory; everything under the private root and the artifact dir (and
+// under the system directories, /proc, /dev and the workspace, and of the
+// agent's executable alone (or its npm package); everything under the private root and the artifact dir (and
 // the workspace, when Options.WorkspaceWritable); read and write of
 // /dev/null; nothing else. It sets no_new_privs and, when wfb
 // is root, drops to the session uid with no supplementary groups before it
@@ -91,6 +93,33 @@
 // is then the session's to change, so the refusal of a workspace holding
 // files the session uid owns, which guards a review's boundary, does not
 // apply.
+//
+// # Concurrent sessions
+//
+// Every backend that runs the session as another uid (all of them, when wfb
+// is root) takes that uid from a pool: the session uid and the
+// WFB_SANDBOX_UID_POOL−1 uids below it (DefaultUIDPool in all). Prepare
+// holds the first free one with a flock on a file in /run/wfb-session-uids
+// until Close, and waits while every uid is in use; the gid stays the
+// session gid, so a copy shared with the session's group serves any of
+// them. Two open sandboxes therefore never share a uid: one session cannot
+// read another's /proc/PID/environ, signal it, or enter its private root. A
+// review workspace holding a file any pool uid owns is refused, as one the
+// session's own uid owns is. When wfb is not root every session runs as wfb's
+// own uid and no pool applies.
+//
+// # A root wfb's layouts
+//
+// When the session uid cannot use the workspace as it is — cannot reach it
+// (a checkout under root's 0700 home) or, for a session that edits it,
+// cannot write it (a root-owned repo) — Prepare copies it (CopyTree) to a
+// directory beside the private root, removed by Close, and the session
+// works there: Workspace is the copy, Origin the original; ApplyEdits
+// brings an editing session's changes back. A given artifact dir the
+// session cannot write is replaced by one in the private root, and
+// DeliverArtifacts copies the artifacts out (DeliverTo). bubblewrap 0.8.0's
+// --ro-bind-fd, which would bind a descriptor wfb opened, fails as the
+// session uid, hence the copy.
 //
 // # Network
 //

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,7 +65,7 @@ func (*landlock) name() string { return Landlock }
 
 // prefix is `wfb sandbox-exec` with the session's rules. What the session
 // may read: the system directories, /proc, /dev, the workspace and the
-// agent's directory. What it may write: the private root (home, tmp, the
+// agent's executable (or its npm package). What it may write: the private root (home, tmp, the
 // staged agent's directory is root's), the artifact dir, /dev/null, and the
 // workspace when the session edits it (Options.WorkspaceWritable). As root,
 // the launcher drops to the session uid after restricting itself, so it
@@ -88,8 +89,12 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
 		ro(filepath.Dir(target))
 	}
-	if real, err := filepath.EvalSymlinks(s.agentBin); err == nil && filepath.IsAbs(real) {
-		ro(filepath.Dir(real))
+	// The agent's executable (for an npm package, the package), not its
+	// neighbours.
+	if af, err := resolveAgentFiles(s.agentBin); err == nil && af.pkg != "" {
+		ro(af.pkg)
+	} else if err == nil {
+		argv = append(argv, "--rofile", af.real)
 	}
 	if s.writable {
 		argv = append(argv, "--rw", s.workspace)
@@ -120,7 +125,19 @@ func (l *landlock) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 			// Unreachable through Prepare, which refuses the combination.
 			return provePIDNamespace(Landlock, pid)
 		},
+		execFailed: launcherExecFailed,
 	}, nil
+}
+
+// launcherExecFailed recognises the launcher's report that it could not
+// find or execute the agent: exit LauncherNotFound and one line of its own
+// on stderr, nothing else (the agent never ran to print anything).
+func launcherExecFailed(exit int, stdout, stderr string) *ExecError {
+	msg := strings.TrimSuffix(stderr, "\n")
+	if exit != LauncherNotFound || stdout != "" || strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "wfb "+LauncherCommand+": ") {
+		return nil
+	}
+	return &ExecError{Backend: Landlock, Message: msg}
 }
 
 func (l *landlock) probe(ctx context.Context, s *Sandbox) (string, error) {

@@ -30,6 +30,36 @@ type Launch struct {
 
 	started func(ctx context.Context, pid int) error
 	closers []func() error
+	// execFailed recognises the backend's own report that it could not
+	// execute the agent; nil for a backend whose exec is the runner's.
+	execFailed func(exit int, stdout, stderr string) *ExecError
+}
+
+// ExecError is an agent the sandbox could not execute: the backend's
+// launcher (bwrap, or wfb's landlock launcher) started, but its exec of the
+// agent failed, so nothing of the agent ran. The runner records it as a
+// spawn failure, like an exec that fails outside any sandbox.
+type ExecError struct {
+	Backend string
+	// Message is the launcher's own report, e.g. "bwrap: execvp
+	// /path/to/claude: No such file or directory".
+	Message string
+}
+
+func (e *ExecError) Error() string {
+	return fmt.Sprintf("the %s sandbox could not execute the agent: %s", e.Backend, e.Message)
+}
+
+// ExecFailure tells, from how a process started through this launch
+// exited (its exit code and everything it printed), whether the sandbox
+// failed to execute the agent; nil when the agent ran, or the backend
+// (host-unsafe) leaves the exec to the runner's own start, which reports
+// a failure itself.
+func (l *Launch) ExecFailure(exit int, stdout, stderr string) *ExecError {
+	if l.execFailed == nil {
+		return nil
+	}
+	return l.execFailed(exit, stdout, stderr)
 }
 
 // Started runs the backend's checks on the freshly started process pid

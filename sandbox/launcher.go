@@ -16,7 +16,7 @@ import (
 )
 
 // LauncherCommand is the first argument with which the landlock backend re-executes
-// wfb as: `wfb sandbox-exec [--ro DIR]... [--rw DIR]... [--rwfile FILE]...
+// wfb as: `wfb sandbox-exec [--ro DIR]... [--rofile FILE]... [--rw DIR]... [--rwfile FILE]...
 // [--uid N --gid N] -- AGENT ARGS...`.
 const LauncherCommand = "sandbox-exec"
 
@@ -42,8 +42,11 @@ func init() {
 // launcherArgs is the parsed command line of the launcher.
 type launcherArgs struct {
 	ro, rw, rwFiles []string
-	uid, gid        *int
-	argv            []string
+	// roFiles may be read and executed, each a single file (the agent's
+	// executable without its directory's other files).
+	roFiles  []string
+	uid, gid *int
+	argv     []string
 }
 
 func parseLauncherArgs(args []string) (launcherArgs, error) {
@@ -66,6 +69,8 @@ func parseLauncherArgs(args []string) (launcherArgs, error) {
 			a.rw = append(a.rw, val)
 		case "--rwfile":
 			a.rwFiles = append(a.rwFiles, val)
+		case "--rofile":
+			a.roFiles = append(a.roFiles, val)
 		case "--uid", "--gid":
 			n, err := strconv.Atoi(val)
 			if err != nil || n <= 0 {
@@ -124,6 +129,9 @@ func LauncherMain(args []string, stderr io.Writer) int {
 	}
 	if len(a.rwFiles) > 0 {
 		rules = append(rules, golandlock.RWFiles(a.rwFiles...))
+	}
+	if len(a.roFiles) > 0 {
+		rules = append(rules, golandlock.ROFiles(a.roFiles...))
 	}
 	// Strict: no BestEffort. A kernel without v3 is an error here.
 	fd, flags, err := golandlock.V3.NewRulesetFD(rules...)

@@ -3,7 +3,12 @@ package sandbox
 import (
 	"os"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
 )
+
+// TestMain says, in one line, which backend tests skipped (see gate).
+func TestMain(m *testing.M) { gate.Main(m, "sandbox") }
 
 // EnvRequireSandbox makes kernel-backend tests fail instead of skip when the
 // machine cannot run them (CI installs bubblewrap and sets it).
@@ -32,5 +37,14 @@ func requireBackend(t *testing.T, name string) {
 	if os.Getenv(EnvRequireSandbox) == "1" {
 		t.Fatalf("%s=1 and the %s backend is not usable here: %s", EnvRequireSandbox, name, reason)
 	}
-	t.Skipf("the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
+	gate.Skipf(t, EnvRequireSandbox, "the %s backend is not usable here (set %s=1 to make this a failure): %s", name, EnvRequireSandbox, reason)
+}
+
+// exactSessionUID runs a test with a session uid pool of one: a test that
+// names the session uid (65534) in a refusal then waits for that uid while
+// another package's session holds it, instead of being handed the next uid
+// of the pool. The test must not hold two sandboxes at once.
+func exactSessionUID(t *testing.T) {
+	t.Helper()
+	t.Setenv(EnvSessionUIDPool, "1")
 }

@@ -33,46 +33,64 @@ done`
 // refusal names the exact component that blocks.
 func (s *Sandbox) checks(agentExists, givenArtifactDir bool) []check {
 	who := s.who()
-	var cs []check
-	reach := func(target, what string) {
-		for _, a := range ancestors(target) {
-			cs = append(cs, check{"-x", a, fmt.Sprintf("%s cannot traverse %s, on the way to %s %s; fix: chmod o+x %s, or move it", who, a, what, target, a)})
-		}
-	}
-	reach(s.workspace, "the workspace")
-	cs = append(cs,
-		check{"-r", s.workspace, fmt.Sprintf("%s cannot read the workspace %s", who, s.workspace)},
-		check{"-x", s.workspace, fmt.Sprintf("%s cannot enter the workspace %s", who, s.workspace)},
-	)
-	if s.writable {
-		cs = append(cs, check{"-w", s.workspace, fmt.Sprintf("%s cannot write the workspace %s, and this session must edit it (it is not a review); fix: make it writable by that uid or its group (wfb run gives each cell's copy to the session's group with group write)", who, s.workspace)})
-	}
+	cs := s.workspaceChecks()
 	if agentExists {
-		reach(s.agentBin, "the agent binary")
+		cs = append(cs, reach(who, s.agentBin, "the agent binary")...)
 		cs = append(cs, check{"-x", s.agentBin, fmt.Sprintf("%s cannot execute the agent binary %s", who, s.agentBin)})
 		if isScript(s.agentBin) {
 			cs = append(cs, check{"-r", s.agentBin, fmt.Sprintf("%s cannot read the agent script %s (an interpreter must read it)", who, s.agentBin)})
 		}
 	}
-	reach(s.root, "the private root")
+	cs = append(cs, reach(who, s.root, "the private root")...)
 	for _, d := range []struct{ path, what string }{{s.home, "its home"}, {s.tmp, "its tmp"}} {
 		cs = append(cs,
 			check{"-x", d.path, fmt.Sprintf("%s cannot enter %s %s", who, d.what, d.path)},
 			check{"-w", d.path, fmt.Sprintf("%s cannot write %s %s", who, d.what, d.path)},
 		)
 	}
-	if givenArtifactDir {
-		reach(s.artifactDir, "the artifact dir")
+	return append(cs, s.artifactChecks(givenArtifactDir)...)
+}
+
+// reach is a check of every directory above target: the session must
+// traverse each. A refusal names the exact component that blocks.
+func reach(who, target, what string) []check {
+	var cs []check
+	for _, a := range ancestors(target) {
+		cs = append(cs, check{"-x", a, fmt.Sprintf("%s cannot traverse %s, on the way to %s %s; fix: chmod o+x %s, or move it", who, a, what, target, a)})
+	}
+	return cs
+}
+
+// workspaceChecks: the session reaches, reads and enters the workspace,
+// and writes it when it must edit it.
+func (s *Sandbox) workspaceChecks() []check {
+	who := s.who()
+	cs := append(reach(who, s.workspace, "the workspace"),
+		check{"-r", s.workspace, fmt.Sprintf("%s cannot read the workspace %s", who, s.workspace)},
+		check{"-x", s.workspace, fmt.Sprintf("%s cannot enter the workspace %s", who, s.workspace)},
+	)
+	if s.writable {
+		cs = append(cs, check{"-w", s.workspace, fmt.Sprintf("%s cannot write the workspace %s, and this session must edit it (it is not a review); fix: make it writable by that uid or its group (wfb run gives each cell's copy to the session's group with group write)", who, s.workspace)})
+	}
+	return cs
+}
+
+// artifactChecks: the session enters and writes the artifact dir (and
+// reaches a given one).
+func (s *Sandbox) artifactChecks(given bool) []check {
+	who := s.who()
+	var cs []check
+	if given {
+		cs = reach(who, s.artifactDir, "the artifact dir")
 	}
 	fix := ""
 	if s.cred != nil {
 		fix = fmt.Sprintf("; fix: chown %d %s", s.cred.Uid, s.artifactDir)
 	}
-	cs = append(cs,
+	return append(cs,
 		check{"-x", s.artifactDir, fmt.Sprintf("%s cannot enter the artifact dir %s%s", who, s.artifactDir, fix)},
 		check{"-w", s.artifactDir, fmt.Sprintf("%s cannot write the artifact dir %s (an atomic write needs a writable directory)%s", who, s.artifactDir, fix)},
 	)
-	return cs
 }
 
 func (s *Sandbox) who() string {

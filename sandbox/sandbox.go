@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -111,6 +110,16 @@ type Sandbox struct {
 	requirePID  bool
 	writable    bool
 	cred        *syscall.Credential
+	// uid holds the session uid of the pool while the sandbox is open.
+	uid *uidSlot
+	// A root wfb's session works in a copy of a workspace it cannot use
+	// as it is (reachAsRoot): origin is the original, copyDir holds the
+	// copy, baseline the original's mode of each entry the copy began with.
+	origin, copyDir string
+	baseline        map[string]fs.FileMode
+	// deliverTo is the caller's artifact dir when the session writes into
+	// a private one that DeliverArtifacts copies out.
+	deliverTo string
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -165,9 +174,18 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if reason != "" {
 		return nil, refuse(reason)
 	}
+	var slot *uidSlot
+	if l.cred != nil {
+		if slot, reason, err = acquireSessionUID(ctx, l.cred); err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			return nil, refuse(reason)
+		}
+	}
 	root, err := os.MkdirTemp("", "wfb-sandbox-")
 	if err != nil {
-		return nil, fmt.Errorf("create sandbox private root: %w", err)
+		return nil, errors.Join(fmt.Errorf("create sandbox private root: %w", err), slot.release())
 	}
 	sb := &Sandbox{
 		backend:    l.be,
@@ -179,6 +197,7 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		requirePID: opts.RequirePIDNamespace,
 		writable:   opts.WorkspaceWritable,
 		cred:       l.cred,
+		uid:        slot,
 	}
 	defer func() {
 		if err != nil {
@@ -190,6 +209,9 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}()
 	reason, err = sb.layOut(opts, &l)
+	if err == nil && reason == "" {
+		reason, err = sb.reachAsRoot(ctx, opts, &l)
+	}
 	if err == nil && reason == "" {
 		reason, err = sb.preflight(ctx, opts, l)
 	}
@@ -301,7 +323,7 @@ func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string
 	// A session that may edit its workspace has no boundary there to
 	// chmod away; what it owns does not matter.
 	if l.cred != nil && !opts.WorkspaceWritable {
-		if reason := ownedBySession(l.workspace, l.cred.Uid); reason != "" {
+		if reason := ownedBySession(l.workspace, l.cred.Uid, s.uid); reason != "" {
 			return reason, nil
 		}
 	}
@@ -483,9 +505,10 @@ func within(path, dir string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, "../"))
 }
 
-// ownedBySession refuses a workspace holding anything the session uid owns:
-// an owner may chmod its write bits back, so the boundary would not hold.
-func ownedBySession(workspace string, uid uint32) string {
+// ownedBySession refuses a workspace holding anything the session uid, or
+// another uid of its pool, owns: an owner may chmod its write bits back, so
+// the boundary would not hold against it or a concurrent session.
+func ownedBySession(workspace string, uid uint32, pool *uidSlot) string {
 	var reason string
 	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -495,8 +518,14 @@ func ownedBySession(workspace string, uid uint32) string {
 		if err != nil {
 			return err
 		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Uid == uid {
+		st, ok := info.Sys().(*syscall.Stat_t)
+		switch {
+		case !ok:
+		case st.Uid == uid:
 			reason = fmt.Sprintf("%s in the workspace is owned by the session uid %d, which could chmod the write boundary away; chown it to another user or pick another session uid (%s)", p, uid, EnvSessionUID)
+			return fs.SkipAll
+		case pool.holds(st.Uid):
+			reason = fmt.Sprintf("%s in the workspace is owned by uid %d, a session uid of wfb's pool (%d..%d), so a concurrent session could chmod the write boundary away; chown it to another user", p, st.Uid, pool.low, pool.high)
 			return fs.SkipAll
 		}
 		return nil
@@ -556,9 +585,16 @@ func (s *Sandbox) Credential() *syscall.Credential {
 	return &c
 }
 
-// Close removes the private root. It is safe to call more than once.
+// Close removes the private root and gives the session uid back to the
+// pool. It is safe to call more than once.
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
+		defer func() { s.closeErr = errors.Join(s.closeErr, s.uid.release()) }()
+		if s.copyDir != "" {
+			if err := os.RemoveAll(s.copyDir); err != nil {
+				s.closeErr = fmt.Errorf("remove the workspace copy: %w", err)
+			}
+		}
 		if err := os.RemoveAll(s.root); err != nil {
 			// A session may have left directories without write or search
 			// permission; give them back to the owner and try again.
@@ -588,6 +624,13 @@ func PrepareReviewWorkspace(sb *Sandbox, name string) (string, error) {
 	}
 	p := filepath.Join(sb.artifactDir, name)
 	_, err := os.Lstat(p)
+	if err != nil && sb.deliverTo != "" {
+		// It will be copied out there: one already there is as bad.
+		_, err = os.Lstat(filepath.Join(sb.deliverTo, name))
+		if err == nil {
+			p = filepath.Join(sb.deliverTo, name)
+		}
+	}
 	switch {
 	case err == nil:
 		return "", &RefusedError{Backend: sb.Backend(), Reason: fmt.Sprintf("artifact %s already exists and would be scored as this session's; remove it or use a fresh artifact dir", p)}
@@ -605,25 +648,8 @@ func stageAgent(bin, root string) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
-	src, err := os.Open(bin)
-	if err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	defer src.Close()
 	dst := filepath.Join(dir, filepath.Base(bin))
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	if _, err := io.Copy(out, src); err != nil {
-		out.Close()
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	if err := out.Close(); err != nil {
-		return "", fmt.Errorf("stage the agent binary: %w", err)
-	}
-	// Explicit, so a restrictive umask cannot make it unexecutable.
-	if err := os.Chmod(dst, 0o755); err != nil {
+	if err := CopyFile(bin, dst, 0o755); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
 	return dst, nil

@@ -169,6 +169,7 @@ func TestPrepareRefusesWithASpecificReason(t *testing.T) {
 // others can read, that lacks a writable home/tmp/artifact dir, or that
 // outlives the sandbox.
 func TestPrepareMakesAPrivateRootThatCloseRemoves(t *testing.T) {
+	exactSessionUID(t)
 	tmp := privateTmp(t)
 	ws := newWorkspace(t, traversableDir(t))
 	sb, err := Prepare(context.Background(), Options{Workspace: ws, Backend: HostUnsafe, AgentBin: "true"})
@@ -290,6 +291,7 @@ func TestPrepareLeavesAMissingAgentToTheSpawn(t *testing.T) {
 // artifact dir that the session cannot write into (the empty-artifact run),
 // and its removal by Close (artifacts must outlive the sandbox).
 func TestPrepareCreatesAGivenArtifactDirTheSessionCanWrite(t *testing.T) {
+	exactSessionUID(t)
 	privateTmp(t)
 	base := traversableDir(t)
 	art := filepath.Join(base, "artifacts")

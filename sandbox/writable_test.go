@@ -108,11 +108,14 @@ func TestAnEditingSessionsWritesLandOnEveryBackend(t *testing.T) {
 // TestPreflightHoldsEachConfigurationToItsOwnPromise stops a preflight that
 // checks one configuration's promise for both: an editing session is
 // refused a workspace its uid cannot write (it would fail at the agent's
-// first edit, as a confusing tool error), while a review runs there; and a
+// first edit, as a confusing tool error) — unless wfb is root, which gives
+// it a writable copy whose edits it applies back — while a review runs
+// there; and a
 // review is refused a workspace holding a file the session uid owns (it
 // could chmod the boundary away), while an editing session, which has no
 // boundary to undo, runs there.
 func TestPreflightHoldsEachConfigurationToItsOwnPromise(t *testing.T) {
+	exactSessionUID(t)
 	readOnly := func(t *testing.T, ws string) {
 		// 0555: neither the session uid of a root wfb nor a non-root owner
 		// may write it.
@@ -136,7 +139,7 @@ func TestPreflightHoldsEachConfigurationToItsOwnPromise(t *testing.T) {
 		writable bool
 		reason   string // "" when Prepare must pass
 	}{
-		{"editing session, workspace it cannot write", readOnly, true, "cannot write the workspace"},
+		{"editing session, workspace it cannot write", readOnly, true, map[bool]string{true: "", false: "cannot write the workspace"}[os.Geteuid() == 0]},
 		{"review, workspace it cannot write", readOnly, false, ""},
 		{"review, file owned by the session uid", ownedBySessionUID, false, "is owned by the session uid 65534, which could chmod the write boundary away"},
 		{"editing session, file owned by the session uid", ownedBySessionUID, true, ""},
@@ -156,6 +159,9 @@ func TestPreflightHoldsEachConfigurationToItsOwnPromise(t *testing.T) {
 				if tc.reason == "" {
 					if err != nil {
 						t.Fatalf("Prepare: %v", err)
+					}
+					if copied := sb.Origin() == ws; copied != (tc.writable && os.Geteuid() == 0 && tc.name == tests[0].name) {
+						t.Errorf("the session works in a copy: %v (workspace %s)", copied, sb.Workspace())
 					}
 					sb.Close()
 				} else {

@@ -68,6 +68,7 @@ type DB struct {
 	path      string
 	readOnly  bool
 	immutable bool // see Immutable
+	secrets   secretSet
 }
 
 // migration is one embedded schema step.

@@ -80,8 +80,8 @@ func (d *DB) CreateRun(ctx context.Context, r Run) error {
 	_, err := d.db.ExecContext(ctx, `INSERT INTO runs
 		(run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, nullString(Redact(r.Label)), r.Kind, formatTime(r.StartedAt), finished, status,
-		nullString(r.Fingerprint), r.Harness, nullString(Redact(r.Config)))
+		r.ID, nullString(d.clean(r.Label)), r.Kind, formatTime(r.StartedAt), finished, status,
+		nullString(r.Fingerprint), r.Harness, nullString(d.clean(r.Config)))
 	if err != nil {
 		if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 			return fmt.Errorf("create run %s: a run with this id is already recorded", r.ID)
@@ -211,15 +211,16 @@ func (d *DB) InsertResult(ctx context.Context, r *Result) error {
 // InsertResultTx records one attempt inside tx. Results are append-only: an
 // attempt id already recorded is refused with ErrDuplicateAttempt, never
 // overwritten. An empty AttemptID is filled in with a new id. Free text
-// (error detail and evidence) is redacted IN r, so that whatever the caller
-// prints next is as clean as the file, and evidence is bounded to
+// (every text the agent controls: error detail, evidence, session id,
+// model names, version, verdict) is redacted IN r, and scrubbed of the
+// secrets registered with ScrubSecrets, so that whatever the caller prints
+// next is as clean as the file, and evidence is bounded to
 // MaxEvidenceBytes per field, before anything is written.
 func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if r.AttemptID == "" {
 		r.AttemptID = NewID("att")
 	}
-	r.ErrorDetail = Redact(r.ErrorDetail)
-	r.ResultEvent, r.StdoutTail, r.StderrTail = Redact(r.ResultEvent), Redact(r.StdoutTail), Redact(r.StderrTail)
+	r.scrubText(d.clean)
 	if err := validateResult(r); err != nil {
 		return err
 	}
@@ -234,17 +235,21 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens,
 		cost_usd, cost_source, num_turns, session_id, verdict, findings_count,
 		usage_semantics, reported_input_tokens, reported_cached_input_tokens,
-		reasoning_output_tokens, api_retries, permission_denials
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		reasoning_output_tokens, api_retries, permission_denials,
+		metered_input_tokens, metered_output_tokens, metered_cache_read_input_tokens, metered_cache_creation_input_tokens,
+		usage_source, usage_check, metered_cost_usd, cost_check
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.RunID, r.AttemptID, r.Task, r.Arm, r.Rep, r.Attempt, nullString(r.RetryOf),
 		nullString(r.Agent), nullString(r.AgentVersion), nullString(r.Model), nullString(r.Sandbox),
 		formatTime(r.StartedAt), nullInt(r.DurationMS),
-		ok, nullString(r.ErrorKind), nullString(Redact(r.ErrorDetail)), nullString(r.ProcessState), nullInt(r.ExitCode),
+		ok, nullString(r.ErrorKind), nullString(r.ErrorDetail), nullString(r.ProcessState), nullInt(r.ExitCode),
 		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens), nullInt(r.CacheCreationInputTokens),
 		nullFloat(r.CostUSD), nullString(r.CostSource), nullInt(r.NumTurns), nullString(r.SessionID),
 		nullString(r.Verdict), nullInt(r.FindingsCount),
 		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
-		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials))
+		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
+		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
+		nullString(r.UsageSource), nullString(Redact(r.UsageCheck)), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck))
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -263,9 +268,12 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if err := insertTranscript(ctx, tx, r); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
-	event := headBounded(Redact(r.ResultEvent), MaxEvidenceBytes)
-	stdout := tailBounded(Redact(r.StdoutTail), MaxEvidenceBytes)
-	stderr := tailBounded(Redact(r.StderrTail), MaxEvidenceBytes)
+	if err := d.insertAttemptRequests(ctx, tx, r); err != nil {
+		return fmt.Errorf("insert result %s: %w", r.AttemptID, err)
+	}
+	event := headBounded(r.ResultEvent, MaxEvidenceBytes)
+	stdout := tailBounded(r.StdoutTail, MaxEvidenceBytes)
+	stderr := tailBounded(r.StderrTail, MaxEvidenceBytes)
 	if event == "" && stdout == "" && stderr == "" {
 		return nil
 	}
@@ -319,13 +327,25 @@ func validateMeasures(where string, r *Result) error {
 		{"num_turns", r.NumTurns}, {"findings_count", r.FindingsCount},
 		{"reported_input_tokens", r.ReportedInputTokens}, {"reported_cached_input_tokens", r.ReportedCachedInputTokens},
 		{"reasoning_output_tokens", r.ReasoningOutputTokens}, {"api_retries", r.APIRetries}, {"permission_denials", r.PermissionDenials},
+		{"metered_input_tokens", r.MeteredInputTokens}, {"metered_output_tokens", r.MeteredOutputTokens},
+		{"metered_cache_read_input_tokens", r.MeteredCacheReadInputTokens}, {"metered_cache_creation_input_tokens", r.MeteredCacheCreationInputTokens},
 	} {
 		if c.v != nil && *c.v < 0 {
 			return fmt.Errorf("%s: %s %d is negative", where, c.col, *c.v)
 		}
 	}
-	if c := r.CostUSD; c != nil && (*c < 0 || math.IsInf(*c, 0) || math.IsNaN(*c)) {
-		return fmt.Errorf("%s: cost_usd %v is not a finite, non-negative number (an unmeasured cost is NULL)", where, *c)
+	for _, c := range []struct {
+		col string
+		v   *float64
+	}{{"cost_usd", r.CostUSD}, {"metered_cost_usd", r.MeteredCostUSD}} {
+		if c.v != nil && (*c.v < 0 || math.IsInf(*c.v, 0) || math.IsNaN(*c.v)) {
+			return fmt.Errorf("%s: %s %v is not a finite, non-negative number (an unmeasured cost is NULL)", where, c.col, *c.v)
+		}
+	}
+	switch r.UsageSource {
+	case "", UsageMetered, UsageReported:
+	default:
+		return fmt.Errorf("%s: usage_source %q is not one of %s, %s (or empty)", where, r.UsageSource, UsageMetered, UsageReported)
 	}
 	return nil
 }
@@ -337,6 +357,8 @@ const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, 
 	r.cost_usd, r.cost_source, r.num_turns, r.session_id, r.verdict, r.findings_count,
 	r.usage_semantics, r.reported_input_tokens, r.reported_cached_input_tokens,
 	r.reasoning_output_tokens, r.api_retries, r.permission_denials,
+	r.metered_input_tokens, r.metered_output_tokens, r.metered_cache_read_input_tokens, r.metered_cache_creation_input_tokens,
+	r.usage_source, r.usage_check, r.metered_cost_usd, r.cost_check,
 	e.result_event, e.stdout_tail, e.stderr_tail`
 
 // Results returns the attempts of a run, with their evidence, ordered by
@@ -351,48 +373,10 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 	defer rows.Close()
 	var out []Result
 	for rows.Next() {
-		var (
-			r                                                                  Result
-			retryOf, agent, agentVersion, model, sandbox                       sql.NullString
-			errKind, errDetail, state, costSource, sessionID, verdict          sql.NullString
-			event, stdout, stderr                                              sql.NullString
-			duration, exit, in, outTok, cacheRead, cacheCreate, turns, finding sql.NullInt64
-			cost                                                               sql.NullFloat64
-			semantics                                                          sql.NullString
-			repIn, repCached, reasoning, retries, denials                      sql.NullInt64
-			started                                                            string
-			ok                                                                 int64
-		)
-		if err := rows.Scan(&r.RunID, &r.AttemptID, &r.Task, &r.Arm, &r.Rep, &r.Attempt, &retryOf,
-			&agent, &agentVersion, &model, &sandbox, &started, &duration,
-			&ok, &errKind, &errDetail, &state, &exit,
-			&in, &outTok, &cacheRead, &cacheCreate,
-			&cost, &costSource, &turns, &sessionID, &verdict, &finding,
-			&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
-			&event, &stdout, &stderr); err != nil {
+		r, err := scanResult(rows)
+		if err != nil {
 			return nil, fmt.Errorf("results of run %s: %w", runID, err)
 		}
-		t, err := parseTime(started)
-		if err != nil {
-			return nil, fmt.Errorf("result %s: started_at: %w", r.AttemptID, err)
-		}
-		r.StartedAt = t
-		r.OK = ok == 1
-		r.RetryOf, r.Agent, r.AgentVersion, r.Model, r.Sandbox = retryOf.String, agent.String, agentVersion.String, model.String, sandbox.String
-		r.ErrorKind, r.ErrorDetail, r.ProcessState = errKind.String, errDetail.String, state.String
-		r.CostSource, r.SessionID, r.Verdict = costSource.String, sessionID.String, verdict.String
-		r.ResultEvent, r.StdoutTail, r.StderrTail = event.String, stdout.String, stderr.String
-		r.DurationMS, r.ExitCode = intPtr(duration), intPtr(exit)
-		r.InputTokens, r.OutputTokens = intPtr(in), intPtr(outTok)
-		r.CacheReadInputTokens, r.CacheCreationInputTokens = intPtr(cacheRead), intPtr(cacheCreate)
-		r.NumTurns, r.FindingsCount = intPtr(turns), intPtr(finding)
-		if cost.Valid {
-			c := cost.Float64
-			r.CostUSD = &c
-		}
-		r.UsageSemantics = semantics.String
-		r.ReportedInputTokens, r.ReportedCachedInputTokens = intPtr(repIn), intPtr(repCached)
-		r.ReasoningOutputTokens, r.APIRetries, r.PermissionDenials = intPtr(reasoning), intPtr(retries), intPtr(denials)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -402,6 +386,67 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 		return nil, fmt.Errorf("results of run %s: %w", runID, err)
 	}
 	return out, nil
+}
+
+// scanResult reads one row of resultColumns.
+func scanResult(s Scanner) (Result, error) {
+	var (
+		r                                                                  Result
+		retryOf, agent, agentVersion, model, sandbox                       sql.NullString
+		errKind, errDetail, state, costSource, sessionID, verdict          sql.NullString
+		event, stdout, stderr                                              sql.NullString
+		duration, exit, in, outTok, cacheRead, cacheCreate, turns, finding sql.NullInt64
+		cost                                                               sql.NullFloat64
+		semantics                                                          sql.NullString
+		repIn, repCached, reasoning, retries, denials                      sql.NullInt64
+		m                                                                  meteredColumns
+		started                                                            string
+		ok                                                                 int64
+	)
+	if err := s.Scan(&r.RunID, &r.AttemptID, &r.Task, &r.Arm, &r.Rep, &r.Attempt, &retryOf,
+		&agent, &agentVersion, &model, &sandbox, &started, &duration,
+		&ok, &errKind, &errDetail, &state, &exit,
+		&in, &outTok, &cacheRead, &cacheCreate,
+		&cost, &costSource, &turns, &sessionID, &verdict, &finding,
+		&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
+		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck,
+		&event, &stdout, &stderr); err != nil {
+		return r, err
+	}
+	t, err := parseTime(started)
+	if err != nil {
+		return r, fmt.Errorf("result %s: started_at: %w", r.AttemptID, err)
+	}
+	r.StartedAt = t
+	r.OK = ok == 1
+	r.RetryOf, r.Agent, r.AgentVersion, r.Model, r.Sandbox = retryOf.String, agent.String, agentVersion.String, model.String, sandbox.String
+	r.ErrorKind, r.ErrorDetail, r.ProcessState = errKind.String, errDetail.String, state.String
+	r.CostSource, r.SessionID, r.Verdict = costSource.String, sessionID.String, verdict.String
+	r.ResultEvent, r.StdoutTail, r.StderrTail = event.String, stdout.String, stderr.String
+	r.DurationMS, r.ExitCode = intPtr(duration), intPtr(exit)
+	r.InputTokens, r.OutputTokens = intPtr(in), intPtr(outTok)
+	r.CacheReadInputTokens, r.CacheCreationInputTokens = intPtr(cacheRead), intPtr(cacheCreate)
+	r.NumTurns, r.FindingsCount = intPtr(turns), intPtr(finding)
+	r.CostUSD = floatPtr(cost)
+	r.UsageSemantics = semantics.String
+	r.ReportedInputTokens, r.ReportedCachedInputTokens = intPtr(repIn), intPtr(repCached)
+	r.ReasoningOutputTokens, r.APIRetries, r.PermissionDenials = intPtr(reasoning), intPtr(retries), intPtr(denials)
+	m.into(&r)
+	return r, nil
+}
+
+// meteredColumns are the columns of migration 0006 as scanned.
+type meteredColumns struct {
+	in, out, cacheRead, cacheCreate sql.NullInt64
+	source, check, costCheck        sql.NullString
+	cost                            sql.NullFloat64
+}
+
+func (m *meteredColumns) into(r *Result) {
+	r.MeteredInputTokens, r.MeteredOutputTokens = intPtr(m.in), intPtr(m.out)
+	r.MeteredCacheReadInputTokens, r.MeteredCacheCreationInputTokens = intPtr(m.cacheRead), intPtr(m.cacheCreate)
+	r.UsageSource, r.UsageCheck, r.CostCheck = m.source.String, m.check.String, m.costCheck.String
+	r.MeteredCostUSD = floatPtr(m.cost)
 }
 
 func intPtr(n sql.NullInt64) *int64 {

@@ -98,7 +98,7 @@ func (d *DB) InsertRequestsTx(ctx context.Context, tx *sql.Tx, reqs []MeteredReq
 		if err := validateRequest(r); err != nil {
 			return err
 		}
-		if err := insertRequest(ctx, tx, r); err != nil {
+		if err := d.insertRequest(ctx, tx, r); err != nil {
 			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
 				return fmt.Errorf("insert request %s (attempt %q, seq %d): already recorded (requests are append-only)", r.RequestID, r.AttemptID, r.Seq)
 			}
@@ -107,7 +107,7 @@ func (d *DB) InsertRequestsTx(ctx context.Context, tx *sql.Tx, reqs []MeteredReq
 		if r.Exchange == nil {
 			continue
 		}
-		if err := insertExchange(ctx, tx, r); err != nil {
+		if err := d.insertExchange(ctx, tx, r); err != nil {
 			return fmt.Errorf("insert exchange %s: %w", r.RequestID, d.classify(err))
 		}
 	}
@@ -129,14 +129,14 @@ func validateRequest(r *MeteredRequest) error {
 	return nil
 }
 
-func insertRequest(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
+func (d *DB) insertRequest(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
 	var raw any
 	if len(r.UsageRaw) > 0 {
 		b, err := json.Marshal(r.UsageRaw)
 		if err != nil {
 			return err
 		}
-		raw = Redact(string(b))
+		raw = d.clean(string(b))
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO requests (
 		request_id, attempt_id, seq, protocol, method, path, requested_model, response_model, status,
@@ -145,24 +145,24 @@ func insertRequest(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
 		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, reasoning_output_tokens,
 		usage_raw, usage_problem
 	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.RequestID, nullString(r.AttemptID), r.Seq, nullString(r.Protocol), r.Method, Redact(r.Path),
+		r.RequestID, nullString(r.AttemptID), r.Seq, nullString(r.Protocol), r.Method, d.clean(r.Path),
 		nullString(r.RequestedModel), nullString(r.ResponseModel), nullInt(r.Status),
 		formatTime(r.StartedAt), r.LatencyMS, nullInt(r.TTFBMS), boolInt(r.Streamed), r.RequestBytes, r.ResponseBytes,
-		nullString(r.ErrorType), nullString(r.ProxyError), nullString(headBounded(Redact(r.ErrorDetail), maxRequestDetail)),
+		nullString(r.ErrorType), nullString(r.ProxyError), nullString(headBounded(d.clean(r.ErrorDetail), maxRequestDetail)),
 		nullInt(r.RetryOf), nullInt(r.FallbackOf), boolInt(r.Billed), nullString(r.UsageSemantics),
 		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens),
 		nullInt(r.CacheCreationInputTokens), nullInt(r.ReasoningOutputTokens),
-		raw, nullString(Redact(r.UsageProblem)))
+		raw, nullString(d.clean(r.UsageProblem)))
 	return err
 }
 
-func insertExchange(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
+func (d *DB) insertExchange(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
 	x := r.Exchange
-	reqH, err := headerJSON(x.RequestHeaders)
+	reqH, err := d.headerJSON(x.RequestHeaders)
 	if err != nil {
 		return err
 	}
-	respH, err := headerJSON(x.ResponseHeaders)
+	respH, err := d.headerJSON(x.ResponseHeaders)
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func insertExchange(ctx context.Context, tx *sql.Tx, r *MeteredRequest) error {
 }
 
 // headerJSON is a header as stored: a JSON object, redacted; NULL when nil.
-func headerJSON(h map[string][]string) (any, error) {
+func (d *DB) headerJSON(h map[string][]string) (any, error) {
 	if h == nil {
 		return nil, nil
 	}
@@ -186,7 +186,7 @@ func headerJSON(h map[string][]string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Redact(string(b)), nil
+	return d.clean(string(b)), nil
 }
 
 func boolInt(b bool) int {
@@ -304,4 +304,15 @@ func (d *DB) Exchange(ctx context.Context, requestID string) (Exchange, error) {
 		}
 	}
 	return x, nil
+}
+
+// insertAttemptRequests records the result row's metered requests inside
+// its transaction: each must belong to the row's attempt.
+func (d *DB) insertAttemptRequests(ctx context.Context, tx *sql.Tx, r *Result) error {
+	for i := range r.Requests {
+		if got := r.Requests[i].AttemptID; got != r.AttemptID {
+			return fmt.Errorf("metered request %d belongs to attempt %q, not this row's", i+1, got)
+		}
+	}
+	return d.InsertRequestsTx(ctx, tx, r.Requests)
 }

@@ -59,29 +59,39 @@ func (d *DB) InsertArtifact(ctx context.Context, attemptID, name string, content
 // MaxArtifactBytes before it is written; the digest and size are of the
 // content as given.
 func (d *DB) InsertArtifactTx(ctx context.Context, tx *sql.Tx, attemptID, name string, content []byte) error {
-	switch {
-	case attemptID == "":
-		return fmt.Errorf("insert artifact: attempt_id is empty")
-	case name == "":
-		return fmt.Errorf("insert artifact %s: name is empty", attemptID)
-	}
 	sum := sha256.Sum256(content)
-	stored := content
+	return d.InsertArtifactHeadTx(ctx, tx, Artifact{
+		AttemptID: attemptID, Name: name, Content: content, SHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(content)),
+	})
+}
+
+// InsertArtifactHeadTx stores an artifact of which the caller read only
+// the head (a.Content, at least its first MaxArtifactBytes unless that is
+// all there is) and measured the whole: a.SHA256 and a.Bytes describe the
+// artifact as written. Otherwise as InsertArtifactTx.
+func (d *DB) InsertArtifactHeadTx(ctx context.Context, tx *sql.Tx, a Artifact) error {
+	switch {
+	case a.AttemptID == "":
+		return fmt.Errorf("insert artifact: attempt_id is empty")
+	case a.Name == "":
+		return fmt.Errorf("insert artifact %s: name is empty", a.AttemptID)
+	}
+	stored := a.Content
 	if len(stored) > MaxArtifactBytes {
 		stored = stored[:MaxArtifactBytes]
 	}
-	stored = []byte(Redact(string(stored)))
+	stored = []byte(d.clean(string(stored)))
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO artifacts (attempt_id, name, content, sha256, bytes) VALUES (?, ?, ?, ?, ?)`,
-		attemptID, name, stored, hex.EncodeToString(sum[:]), int64(len(content)))
+		a.AttemptID, a.Name, stored, a.SHA256, a.Bytes)
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return fmt.Errorf("insert artifact %s: the attempt already has an artifact (artifacts are append-only)", attemptID)
+			return fmt.Errorf("insert artifact %s: the attempt already has an artifact (artifacts are append-only)", a.AttemptID)
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("insert artifact %s: attempt %q is not recorded", attemptID, attemptID)
+			return fmt.Errorf("insert artifact %s: attempt %q is not recorded", a.AttemptID, a.AttemptID)
 		}
-		return fmt.Errorf("insert artifact %s: %w", attemptID, d.classify(err))
+		return fmt.Errorf("insert artifact %s: %w", a.AttemptID, d.classify(err))
 	}
 	return nil
 }
@@ -155,7 +165,7 @@ func (d *DB) InsertScoreTx(ctx context.Context, tx *sql.Tx, s *Score) error {
 		(score_id, attempt_id, scored_at, labels_digest, tp, fp, fn, precision, recall, weighted_f1, verdict_correct, matches)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ScoreID, s.AttemptID, formatTime(s.ScoredAt), s.LabelsDigest, s.TP, s.FP, s.FN,
-		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(s.Matches))
+		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(d.clean(s.Matches)))
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:

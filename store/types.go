@@ -90,6 +90,29 @@ type Result struct {
 	// stored in model_usage, one row per model.
 	ModelUsage []ModelUsage
 
+	// The wire's witness (migration 0006): the sums over the attempt's
+	// billed requests as the metering proxy read them, in the token
+	// columns' semantics; nil when not measured.
+	MeteredInputTokens              *int64
+	MeteredOutputTokens             *int64
+	MeteredCacheReadInputTokens     *int64
+	MeteredCacheCreationInputTokens *int64
+	// UsageSource says which witness reports use: UsageMetered,
+	// UsageReported, or "" when neither is a measurement.
+	UsageSource string
+	// UsageCheck is the cross-check's verdict: "" not checked, "agree", or
+	// the verdict with each field in question and both its values.
+	UsageCheck string
+	// MeteredCostUSD is the wire's usage priced with wfb's price table; nil
+	// when not measured or the model is not priced. CostCheck compares it
+	// with CostUSD: "" not checked, "agree", or both values.
+	MeteredCostUSD *float64
+	CostCheck      string
+	// Requests are the attempt's metered requests, written in the same
+	// transaction as the row (their AttemptID is the row's). Results does
+	// not read them back: see DB.Requests.
+	Requests []MeteredRequest
+
 	// Evidence, redacted before it is stored.
 	ResultEvent string // the agent's final result event, raw JSON
 	StdoutTail  string
@@ -99,6 +122,12 @@ type Result struct {
 	// transcripts; nil: no process ran, nothing was captured.
 	Transcript *Transcript
 }
+
+// Usage sources recorded in results.usage_source.
+const (
+	UsageMetered  = "metered"
+	UsageReported = "reported"
+)
 
 // Usage semantics recorded in results.usage_semantics.
 const (

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/wfbench/wfb/internal/gate"
 )
 
 // chromiumBin finds Chromium, as the report's render test does: a skip
@@ -24,7 +25,7 @@ func chromiumBin(t *testing.T) string {
 		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {
 			t.Fatalf("chromium not found on PATH and WFB_REQUIRE_CHROMIUM=1: install the Debian package chromium")
 		}
-		t.Skip("chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
+		gate.Skipf(t, "WFB_REQUIRE_CHROMIUM", "chromium not found on PATH: install the Debian package chromium (or set WFB_REQUIRE_CHROMIUM=1 to make this a failure)")
 	}
 	return bin
 }

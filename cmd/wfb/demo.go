@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -97,11 +98,34 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 		}
 		return errNotOK
 	}
+	exe, _ := os.Executable()
+	wfb := hintCommand(exe, exec.LookPath)
 	fmt.Fprintf(s.ErrOut, "wfb demo: every cell behaved as expected. Recorded in %s as run %s; try:\n"+
-		"  wfb report --db %s --by task,arm %s\n"+
-		"  wfb sql --db %s \"SELECT task, arm, rep, attempt, ok, error_kind, error_detail FROM results_v WHERE run_id = '%s'\"\n",
-		path, sum.RunID, path, sum.RunID, path, sum.RunID)
+		"  %s report --db %s --by task,arm %s\n"+
+		"  %s sql --db %s \"SELECT task, arm, rep, attempt, ok, error_kind, error_detail FROM results_v WHERE run_id = '%s'\"\n",
+		path, sum.RunID, wfb, path, sum.RunID, wfb, path, sum.RunID)
 	return nil
+}
+
+// hintCommand is how the user can run this wfb again, for a hint that
+// works where it is printed: "wfb" when that is what the PATH finds,
+// "go run ./cmd/wfb" for a binary `go run` built in its cache (the
+// README's first command; nothing is installed), else the binary's path.
+func hintCommand(exe string, lookPath func(string) (string, error)) string {
+	if exe == "" {
+		return "wfb"
+	}
+	if onPath, err := lookPath("wfb"); err == nil {
+		a, errA := os.Stat(onPath)
+		b, errB := os.Stat(exe)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return "wfb"
+		}
+	}
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ./cmd/wfb"
+	}
+	return exe
 }
 
 // recordedRows reads back every attempt of a run.

@@ -14,6 +14,7 @@ type diffOptions struct {
 	Format string
 	By     string
 	Alpha  float64
+	Usage  string
 	A, B   string
 }
 
@@ -39,7 +40,11 @@ For each metric: the centre of A and of B with confidence intervals at
   other metrics Mann–Whitney U over measured values (medians shown)
 "~" marks a change that is not significant at --alpha. Footnotes warn when
 samples are too few to ever reach significance, when the sides ran different
-bench fingerprints or agent versions, and when the error-kind mix shifted.
+bench fingerprints or agent versions, when the error-kind mix shifted, and
+how many attempts per arm reported usage other than the provider's wire.
+
+Token metrics are the wire's where the session was metered (usage_source
+metered), the agent's elsewhere; --usage reported compares the agent's own.
 
 --format markdown is a summary ready to paste into a pull request.`,
 		Example: `  wfb diff nightly-2026-11-29 nightly-2026-11-30
@@ -60,6 +65,7 @@ bench fingerprints or agent versions, and when the error-kind mix shifted.
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
+	usageFlag(cmd, &opts.Usage)
 	return cmd
 }
 
@@ -75,11 +81,16 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
 	}
+	reported, err := report.ParseUsage(opts.Usage)
+	if err != nil {
+		return asBadInput(err)
+	}
 	r, err := openReader(ctx, s, opts.DB)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	r.cols.Reported = reported
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
 	names := [2]string{"A", "B"}
 	for side, spec := range [2]string{opts.A, opts.B} {

@@ -26,7 +26,7 @@ func TestMockAgentPassesArgsVerbatimAndKeepsTheAgentsExitCode(t *testing.T) {
 	env := map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "ANTHROPIC_API_KEY": "offline"}
 
 	// First request: the scripted success, prompt from stdin.
-	s, out, errOut := TestStreams("review the change", env)
+	s, out, errOut := testStreams("review the change", env)
 	if code := run(t.Context(), []string{"mock", "agent", "-p", "--output-format", "json"}, s); code != 0 {
 		t.Fatalf("exit %d, want 0\nstderr:\n%s", code, errOut)
 	}
@@ -67,7 +67,7 @@ func TestMockAgentPassesArgsVerbatimAndKeepsTheAgentsExitCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", tt.env)
+			s, out, errOut := testStreams("", tt.env)
 			code := run(t.Context(), append([]string{"mock", "agent"}, tt.args...), s)
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d", code, tt.wantCode)

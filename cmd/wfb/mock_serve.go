@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -56,7 +55,7 @@ only. The script format is documented on provider.Script.`,
 func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error {
 	script, err := provider.LoadScript(opts.script)
 	if err != nil {
-		return asBadInput(err)
+		return err // a *provider.ScriptError: exit 2 by exitRules
 	}
 	p := provider.New(script)
 	p.Log = s.ErrOut
@@ -66,8 +65,5 @@ func mockServeRun(cmd *cobra.Command, s *Streams, opts *mockServeOptions) error 
 		fmt.Fprintf(s.ErrOut, "mock provider serving %s at %s (%d replies, then the default); interrupt to stop\n",
 			opts.script, url, len(script.Replies))
 	})
-	if errors.Is(err, provider.ErrNotLoopback) {
-		return asBadInput(err)
-	}
-	return err
+	return err // provider.ErrNotLoopback is exit 2 by exitRules
 }

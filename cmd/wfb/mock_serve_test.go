@@ -150,7 +150,7 @@ func TestMockServeRefusesBadInputWithExitTwo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			code := run(context.Background(), append([]string{"mock", "serve"}, tt.args...), s)
 			if code != exitBadInput {
 				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitBadInput, errOut)

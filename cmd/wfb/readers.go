@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,20 +34,6 @@ func sayImmutable(s *Streams, db *store.DB) {
 	if db.Immutable() {
 		fmt.Fprintf(s.ErrOut, "wfb: %s is in a read-only place (no -shm can be made beside it); reading it as immutable, so a writer changing it meanwhile would go unseen\n", db.Path())
 	}
-}
-
-// resultsFileError marks an error opening a results file as bad input when
-// it is the user's to fix: no such file, not a results file, or a schema
-// this wfb cannot read (newer, or older than a read-only open accepts).
-// exitRules classifies all of these already; it remains for the callers in
-// rescore.go until they drop it.
-func resultsFileError(err error) error {
-	switch {
-	case errors.Is(err, store.ErrNoSuchFile), errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotResultsFile),
-		errors.Is(err, store.ErrSchemaTooNew), errors.Is(err, store.ErrSchemaTooOld):
-		return asBadInput(err)
-	}
-	return err
 }
 
 // resultsReader is a results file opened read-only together with what
@@ -95,15 +79,16 @@ func (r *resultsReader) rows(ctx context.Context, sel report.Selection, fn func(
 	return report.LoadRows(ctx, r.db, r.cols, sel, fn)
 }
 
-// parseBy reads --by: "arm" or "task,arm" (in either order). It reports
-// whether to group by task as well.
+// parseBy reads --by: "arm", or "task,arm" (rows per task, then arm). Any
+// other grouping is refused: "arm,task" would promise rows ordered by arm
+// first, which the tables do not do. It reports whether to group by task
+// as well.
 func parseBy(by string) (bool, error) {
-	parts := strings.Split(strings.ReplaceAll(by, " ", ""), ",")
-	switch {
-	case len(parts) == 1 && parts[0] == "arm":
+	switch strings.ReplaceAll(by, " ", "") {
+	case "arm":
 		return false, nil
-	case len(parts) == 2 && ((parts[0] == "task" && parts[1] == "arm") || (parts[0] == "arm" && parts[1] == "task")):
+	case "task,arm":
 		return true, nil
 	}
-	return false, badInput("--by %q: want arm or task,arm", by)
+	return false, badInput("--by %q: the groupings are arm and task,arm", by)
 }

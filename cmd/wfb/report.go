@@ -19,6 +19,7 @@ type reportOptions struct {
 	Format     string
 	By         string
 	HTML       string
+	Usage      string
 	Selections []string
 }
 
@@ -53,6 +54,11 @@ how many cells, and a footnote counts the cells whose sum misses an unmeasured
 attempt (a lower bound). NULL means not measured. The cost total sums every
 attempt's measured cost; with * some attempts' cost was not measured.
 
+Token metrics are the provider's wire where the session was metered
+(usage_source metered), the agent's report elsewhere; --usage reported shows
+the agent's own figures. A footnote counts, per arm, the attempts whose usage
+the agent reported other than the wire (usage_check).
+
 --html FILE also writes one self-contained HTML page with charts.`,
 		Example: `  wfb report
   wfb report --by task,arm --format markdown >> "$GITHUB_STEP_SUMMARY"
@@ -67,7 +73,14 @@ attempt's measured cost; with * some attempts' cost was not measured.
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	usageFlag(cmd, &opts.Usage)
 	return cmd
+}
+
+// usageFlag declares --usage, shared by report and diff.
+func usageFlag(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "usage", report.UsageMetered,
+		"token figures: metered (the provider's wire where the session was metered, else the agent's) or reported (the agent's own)")
 }
 
 // selectReport turns the arguments of `wfb report` into one selection:
@@ -129,11 +142,16 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	reported, err := report.ParseUsage(opts.Usage)
+	if err != nil {
+		return asBadInput(err)
+	}
 	r, err := openReader(ctx, s, opts.DB)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	r.cols.Reported = reported
 	sel, err := selectReport(ctx, r, opts.Selections)
 	if err != nil {
 		return err

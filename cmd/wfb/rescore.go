@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
@@ -23,10 +22,11 @@ type rescoreOptions struct {
 func newRescoreCmd(s *Streams) *cobra.Command {
 	opts := &rescoreOptions{}
 	cmd := &cobra.Command{
-		Use:   "rescore RUN --bench FILE [--db FILE] [--format FORMAT]",
+		Use:   "rescore RUN|LABEL --bench FILE [--db FILE] [--format FORMAT]",
 		Short: "Score a run's stored review artifacts again with the bench's current labels",
-		Long: `Score every review attempt of RUN again, from the artifact stored with it,
-against the labels (and verdict) its task has in the bench file now.
+		Long: `Score every review attempt of RUN (or of every run with LABEL) again,
+from the artifact stored with it, against the labels (and verdict) its task
+has in the bench file now.
 
 Each scoring adds a row to the scores table; nothing is updated or deleted,
 and scored_results_v shows the newest. An attempt is not scored, and the
@@ -40,11 +40,14 @@ the order of findings never matters. precision is NULL without findings,
 recall NULL without labels. weighted_f1 weighs labels (and unmatched
 findings) by severity: critical 4, high 3, medium 2, low 1.
 
+Ratios are rounded to three decimals for people (table, tsv, markdown),
+whole for programs (csv, json), as in wfb report.
+
 Exit status 2 for a bad bench file, an unknown run or a missing results file.`,
 		Example: `  wfb rescore run-20261130T024031Z-1f2e3d4c --bench bench.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badInput("rescore takes exactly one RUN id, got %d", len(args))
+				return badInput("rescore takes exactly one RUN id or LABEL, got %d arguments", len(args))
 			}
 			return nil
 		},
@@ -69,26 +72,50 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 	}
 	b, err := bench.Load(opts.Bench, nil)
 	if err != nil {
-		return asBadInput(err)
+		return err
 	}
 	path := dbPath(opts.DB, s)
 	db, err := store.OpenExisting(ctx, path)
 	if err != nil {
-		return resultsFileError(err)
+		return err
 	}
 	defer db.Close()
-	rescored, err := runner.Rescore(ctx, db, opts.RunID, b)
-	if errors.Is(err, store.ErrNotFound) {
-		return badInput("rescore: run %q is not in %s (wfb runs lists them)", opts.RunID, path)
-	}
+	runIDs, err := rescoreRuns(ctx, db, opts.RunID)
 	if err != nil {
 		return err
 	}
 	// The same fields: report builds from what runner returns, never
 	// importing runner.
-	rows := make([]report.RescoreRow, len(rescored))
-	for i, r := range rescored {
-		rows[i] = report.RescoreRow(r)
+	var rows []report.RescoreRow
+	for _, id := range runIDs {
+		rescored, err := runner.Rescore(ctx, db, id, b)
+		if err != nil {
+			return err
+		}
+		for _, r := range rescored {
+			rows = append(rows, report.RescoreRow(r))
+		}
 	}
-	return report.Render(s.Out, report.RescoreTable("rescore "+opts.RunID+" against "+opts.Bench, rows), format)
+	return report.Render(s.Out, report.RescoreTable("rescore "+opts.RunID+" against "+opts.Bench, rows, format), format)
+}
+
+// rescoreRuns resolves RUN as export does: a run id or, failing that, a
+// label (every run with it). A filter is refused: rescore adds rows.
+func rescoreRuns(ctx context.Context, db *store.DB, spec string) ([]string, error) {
+	cols, err := report.LoadColumns(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := report.LoadRuns(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := report.ResolveSelection(ctx, db, cols, runs, spec)
+	switch {
+	case err != nil:
+		return nil, err
+	case sel.IsFilter():
+		return nil, badInput("rescore takes a run id or label, not a filter (%s)", spec)
+	}
+	return sel.RunIDs, nil
 }

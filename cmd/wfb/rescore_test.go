@@ -18,7 +18,7 @@ import (
 // stderr and the exit code.
 func wfbCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), args, s)
 	return out.String(), errOut.String(), code
 }
@@ -60,7 +60,7 @@ func rescoreFixture(t *testing.T) (bench, db string) {
 	}
 	defer d.Close()
 	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC)
-	if err := d.CreateRun(ctx, store.Run{ID: "run-r", Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
+	if err := d.CreateRun(ctx, store.Run{ID: "run-r", Label: "nightly", Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	finding := `{"id":"f1","severity":"medium","path":"a.go","line":4,"category":"bug","evidence":"e","recommendation":"r","blocking":true}`
@@ -113,7 +113,7 @@ func TestRescoreAddsAScoreFromTheStoredArtifact(t *testing.T) {
 	// approving a high label is the wrong verdict.
 	want := strings.Join([]string{
 		"attempt_id\ttask\tarm\trep\ttp\tfp\tfn\tprecision\trecall\tweighted_f1\tverdict_correct\twas_weighted_f1\tnote",
-		"att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.8571428571428571\t1\t0.25\tscored",
+		"att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored",
 		"att-2-approved\trev\tbaseline\t1\t0\t0\t2\tNULL\t0\t0\t0\tNULL\tscored",
 		"att-3-missing\trev\tbaseline\t2\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: no artifact stored",
 		`att-4-invalid	rev	baseline	3	NULL	NULL	NULL	NULL	NULL	NULL	NULL	NULL	not scored: review artifact review-output.json is invalid: verdict: "maybe" is not one of approve|comment|request_changes`,
@@ -184,9 +184,10 @@ func TestRescoreRefusesBadInputWithExit2(t *testing.T) {
 	}{
 		{"no bench", []string{"rescore", "run-r", "--db", db}, "--bench FILE is required"},
 		{"bad bench", []string{"rescore", "run-r", "--bench", badBench, "--db", db}, "bad.yaml:1"},
-		{"unknown run", []string{"rescore", "run-x", "--bench", bench, "--db", db}, `run "run-x" is not in`},
+		{"unknown run", []string{"rescore", "run-x", "--bench", bench, "--db", db}, `no run or label "run-x"; latest runs: run-r (nightly)`},
+		{"a filter", []string{"rescore", "arm=baseline", "--bench", bench, "--db", db}, "rescore takes a run id or label, not a filter"},
 		{"missing file", []string{"rescore", "run-r", "--bench", bench, "--db", missing}, "no such file"},
-		{"no run", []string{"rescore", "--bench", bench, "--db", db}, "exactly one RUN"},
+		{"no run", []string{"rescore", "--bench", bench, "--db", db}, "exactly one RUN id or LABEL"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,5 +232,22 @@ func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
 	want := fmt.Sprintf("att-7-huge\trev\tbaseline\t6\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tNULL\tnot scored: artifact invalid: is %d bytes, more than the 1048576 allowed", len(huge))
 	if diff := cmp.Diff(want, lines[len(lines)-1]); diff != "" {
 		t.Errorf("last row (-want +got):\n%s", diff)
+	}
+}
+
+// TestRescoreTakesALabelAndRoundsRatiosAsReportDoes stops rescore from
+// taking only a run id where export takes a label, and from printing
+// 0.8571428571428571 to people where report prints 0.857; programs (csv)
+// still get the whole value.
+func TestRescoreTakesALabelAndRoundsRatiosAsReportDoes(t *testing.T) {
+	for format, want := range map[string]string{
+		"tsv": "att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored\n",
+		"csv": "att-1-found,rev,baseline,0,1,0,1,1,0.5,0.8571428571428571,1,0.25,scored\n",
+	} {
+		bench, db := rescoreFixture(t) // a file of its own: a rescore changes "was"
+		out, errOut, code := wfbCmd(t, "rescore", "nightly", "--bench", bench, "--db", db, "--format", format)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("%s: exit %d, stderr %s; output lacks %q:\n%s", format, code, errOut, want, out)
+		}
 	}
 }

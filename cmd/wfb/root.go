@@ -18,7 +18,7 @@ var version = "0.1.0-dev"
 // Main runs wfb with args (without the program name) and returns the exit
 // code.
 func Main(args []string, s *Streams) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	return run(ctx, args, s)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,14 +30,12 @@ type runOptions struct {
 	Shard            string
 	RunID            string
 	Format           string
+	Meter            string
+	limits           limitFlags
 }
 
-func newRunCmd(s *Streams) *cobra.Command {
-	opts := &runOptions{}
-	cmd := &cobra.Command{
-		Use:   "run BENCH",
-		Short: "Run a bench: every task × arm × repetition, one row per attempt",
-		Long: `Run every cell of a bench file (task × arm × repetition) and record one row per
+// runLong is `wfb run --help`.
+const runLong = `Run every cell of a bench file (task × arm × repetition) and record one row per
 attempt in the results file, whatever happened, as each attempt ends: a crash,
 even SIGKILL, loses at most the cells in flight.
 
@@ -73,8 +70,21 @@ records into the same run id (--run-id or $WFB_RUN_ID, required with a shard),
 each in its own results file; wfb merge combines the files into one run. A
 sharded run is resumed shard by shard, each naming its shard again.
 
+Every session is metered (--meter=off disables it): the agent reaches its
+provider through a loopback proxy of this process, under a base URL of its
+attempt's own, and the provider's usage on the wire is cross-checked against
+what the agent reported (results.usage_check; the requests table keeps every
+request and exchange).
+
 Exit status: 0 when the run completed (failed cells are measurements: see
-wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
+wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`
+
+func newRunCmd(s *Streams) *cobra.Command {
+	opts := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run BENCH",
+		Short: "Run a bench: every task × arm × repetition, one row per attempt",
+		Long:  runLong,
 		Example: `  wfb run bench.yaml
   wfb run bench.yaml --label nightly --workers 4 --arms baseline,candidate
   wfb run bench.yaml --resume run-20260101T000000Z-1a2b3c4d`,
@@ -87,6 +97,9 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Bench = args[0]
 			if err := checkCounts(cmd, opts); err != nil {
+				return err
+			}
+			if err := opts.limits.check(cmd); err != nil {
 				return err
 			}
 			return runRun(cmd.Context(), s, opts)
@@ -105,7 +118,20 @@ wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`,
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
+	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
+	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
 	return cmd
+}
+
+// meterOff reads --meter: on (the default) or off.
+func meterOff(v string) (bool, error) {
+	switch v {
+	case "on":
+		return false, nil
+	case "off":
+		return true, nil
+	}
+	return false, badInput("--meter %q: want on or off", v)
 }
 
 // checkCounts refuses --runs and --workers outside the ranges a bench file
@@ -219,16 +245,22 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
+	noMeter, err := meterOff(opts.Meter)
+	if err != nil {
+		return err
+	}
 	sel, err := opts.selection(s)
 	if err != nil {
 		return err
 	}
 	b, err := bench.Load(opts.Bench, checkScript)
 	if err != nil {
-		return asBadInput(err)
+		return err // a *bench.Error: exit 2 by exitRules
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
+		NoMeter: noMeter,
+		Limits:  opts.limits.limits(),
 	})
 	return err
 }
@@ -267,11 +299,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {
 	o.Progress = runner.NewProgressLine(s.ErrOut, s.ErrOutIsTerminal)
 	sw, err := runner.NewSweep(ctx, o)
-	var input *runner.InputError
-	if errors.As(err, &input) {
-		return runner.Summary{}, asBadInput(err)
-	}
-	if err != nil {
+	if err != nil { // a *runner.InputError is exit 2 by exitRules
 		return runner.Summary{}, err
 	}
 	defer sw.Close()

@@ -261,10 +261,11 @@ arms: [{id: a, agent: stand-in}]
 }
 
 // countAgents counts the stand-in agents (wfb mock agent) that are
-// children of the process parent.
+// descendants of the process parent (its agent-exec's children).
 func countAgents(parent int) int {
 	entries, _ := os.ReadDir("/proc")
-	n := 0
+	ppid := map[string]string{}
+	var agents []string
 	for _, e := range entries {
 		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
@@ -272,12 +273,22 @@ func countAgents(parent int) int {
 		}
 		// pid (comm) state ppid ...; comm may hold spaces, so read after ')'.
 		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 2 || fields[1] != strconv.Itoa(parent) {
+		if len(fields) < 2 {
 			continue
 		}
+		ppid[e.Name()] = fields[1]
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if args := strings.Split(string(cmdline), "\x00"); len(args) > 2 && args[1] == "mock" && args[2] == "agent" {
-			n++
+			agents = append(agents, e.Name())
+		}
+	}
+	n := 0
+	for _, a := range agents {
+		for p, depth := ppid[a], 0; p != "" && depth < 8; p, depth = ppid[p], depth+1 {
+			if p == strconv.Itoa(parent) {
+				n++
+				break
+			}
 		}
 	}
 	return n
@@ -312,7 +323,7 @@ tasks:
 arms:
   - {id: a, agent: aider}
 `)
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db}, s)
 	if code != exitBadInput {
 		t.Fatalf("exit %d, want %d\n%s", code, exitBadInput, errOut)
@@ -343,7 +354,7 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}, {id: t2, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 `)
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db, "--tasks", "t2", "--arms", "b", "--runs", "2", "--label", "pick", "--format", "json"}, s)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -368,7 +379,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 		{"run", bench, "--db", db, "--shard", "3/3"},
 		{"run", bench, bench},
 	} {
-		s, _, errOut := TestStreams("", nil)
+		s, _, errOut := testStreams("", nil)
 		if code := run(context.Background(), args, s); code != exitBadInput {
 			t.Errorf("%v: exit %d, want 2\n%s", args[3:], code, errOut)
 		}
@@ -378,7 +389,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	}
 
 	// Resuming a complete run runs nothing and says so.
-	s, _, errOut = TestStreams("", nil)
+	s, _, errOut = testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", db, "--resume", runs[0].ID}, s); code != exitOK {
 		t.Fatalf("resume of a complete run: exit %d\n%s", code, errOut)
 	}
@@ -391,7 +402,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // README's first command must work on a fresh machine, as root too.
 func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "wfb.db")
-	s, out, errOut := TestStreams("", nil)
+	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"demo", "--db", db, "--format", "markdown"}, s)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
@@ -410,7 +421,9 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rows by kind (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected"} {
+	// The test binary, like `go run`'s, lives in a go-build directory: the
+	// closing hint must be one that works without wfb installed.
+	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected", "\n  go run ./cmd/wfb report --db " + db} {
 		if !strings.Contains(out.String()+errOut.String(), s) {
 			t.Errorf("output lacks %q", s)
 		}
@@ -455,7 +468,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	}
 	mustRun := func(args ...string) {
 		t.Helper()
-		s, _, errOut := TestStreams("", nil)
+		s, _, errOut := testStreams("", nil)
 		if code := run(context.Background(), args, s); code != exitOK {
 			t.Fatalf("wfb %v: exit %d\n%s", args, code, errOut)
 		}
@@ -481,13 +494,13 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	}
 
 	// A shard resumes as its shard, never as the whole run.
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", shards[0], "--resume", "nightly-1"}, s); code != exitBadInput {
 		t.Errorf("resume of a shard without --shard: exit %d, want 2\n%s", code, errOut)
 	}
 	mustRun("run", bench, "--db", shards[0], "--resume", "nightly-1", "--shard", "0/3")
 	// Without a run id, shards could not be merged into one run.
-	s, _, errOut = TestStreams("", nil)
+	s, _, errOut = testStreams("", nil)
 	if code := run(context.Background(), []string{"run", bench, "--db", filepath.Join(dir, "x.db"), "--shard", "0/3"}, s); code != exitBadInput {
 		t.Errorf("--shard without --run-id: exit %d, want 2\n%s", code, errOut)
 	}
@@ -508,7 +521,7 @@ provider: {base_url: "`+p.URL()+`", api_key_env: KEY}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}]
 `)
-	s, _, errOut := TestStreams("", map[string]string{"KEY": "k"})
+	s, _, errOut := testStreams("", map[string]string{"KEY": "k"})
 	if code := run(context.Background(), []string{"run", bench, "--db", db}, s); code != exitFailed {
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
@@ -523,5 +536,79 @@ arms: [{id: a, agent: stand-in}]
 	want := []string{store.KindProviderError, store.KindProviderError, store.KindInfraError, store.KindInfraError}
 	if diff := cmp.Diff(want, kinds); diff != "" || runs[0].Status != store.RunAborted {
 		t.Errorf("status %s, kinds (-want +got):\n%s", runs[0].Status, diff)
+	}
+}
+
+// TestUnboundedInputsAreRefusedWithExit2NamingTheLimit stops wfb from
+// reading /dev/zero until it is killed, or spending seconds and gigabytes
+// on 20,000 nested "[": the bench file, and a mock script named by run,
+// session or mock serve, are refused with exit 2, the limit named, before
+// the results file exists.
+func TestUnboundedInputsAreRefusedWithExit2NamingTheLimit(t *testing.T) {
+	nested := strings.Repeat("[", 20000)
+	deepBench, db := runFixture(t, "default: {text: hi}\n", nested)
+	scriptBench, _ := runFixture(t, nested, "provider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n")
+	deepScript := filepath.Join(filepath.Dir(scriptBench), "replies.yaml")
+	workspace := filepath.Join(filepath.Dir(scriptBench), "ws")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"run /dev/zero", []string{"run", "/dev/zero"}, "/dev/zero: cannot read the bench file: it is a character device, not a regular file"},
+		{"run a nested bench", []string{"run", deepBench}, "bench.yaml:1:100: the bench file nests deeper than 100 levels (the depth limit)"},
+		{"run a bench naming a nested script", []string{"run", scriptBench}, "replies.yaml:1:100: the script nests deeper than 100 levels (the depth limit)"},
+		{"session --mock-script /dev/zero", []string{"session", "--workspace", workspace, "--prompt", "p", "--mock-script", "/dev/zero"}, "cannot read the script: it is a character device"},
+		{"session --mock-script nested", []string{"session", "--workspace", workspace, "--prompt", "p", "--mock-script", deepScript}, "the depth limit"},
+		{"mock serve /dev/zero", []string{"mock", "serve", "--script", "/dev/zero"}, "/dev/zero: cannot read the script: it is a character device"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, errOut := testStreams("", nil)
+			code := run(context.Background(), append(tc.args, "--db", db), s)
+			if tc.args[0] == "mock" {
+				code = run(context.Background(), tc.args, s)
+			}
+			if code != exitBadInput || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("exit %d, want %d naming %q; stderr:\n%s", code, exitBadInput, tc.want, clipText(errOut.String()))
+			}
+			if _, err := os.Stat(db); !os.IsNotExist(err) {
+				t.Errorf("the results file was created (%v)", err)
+			}
+		})
+	}
+}
+
+func clipText(s string) string {
+	if len(s) > 2000 {
+		return s[:2000] + "..."
+	}
+	return s
+}
+
+// TestTheDemoHintNamesACommandThatWorks stops the demo's closing hint from
+// saying "wfb report" where no wfb is on the PATH (after `go run`, "wfb:
+// not found").
+func TestTheDemoHintNamesACommandThatWorks(t *testing.T) {
+	dir := t.TempDir()
+	installed := filepath.Join(dir, "wfb")
+	if err := os.WriteFile(installed, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	found := func(string) (string, error) { return installed, nil }
+	notFound := func(string) (string, error) { return "", exec.ErrNotFound }
+	for _, tc := range []struct {
+		exe      string
+		lookPath func(string) (string, error)
+		want     string
+	}{
+		{installed, found, "wfb"},
+		{"/tmp/go-build1234/b001/exe/wfb", notFound, "go run ./cmd/wfb"},
+		{"/tmp/go-build1234/b001/exe/wfb", found, "go run ./cmd/wfb"}, // another wfb on the PATH
+		{"/opt/tools/wfb", notFound, "/opt/tools/wfb"},
+	} {
+		if got := hintCommand(tc.exe, tc.lookPath); got != tc.want {
+			t.Errorf("hintCommand(%s) = %q, want %q", tc.exe, got, tc.want)
+		}
 	}
 }

@@ -34,6 +34,8 @@ type sessionOptions struct {
 	DB          string
 	Label       string
 	Format      string
+	Meter       string
+	limits      limitFlags
 }
 
 func newSessionCmd(s *Streams) *cobra.Command {
@@ -47,10 +49,17 @@ With --mock-script, wfb starts its scripted provider itself and the session runs
 offline. With --base-url, the API key is read from ANTHROPIC_API_KEY, passed to
 the agent, and never stored.
 
+The session is metered (--meter=off disables it): its provider traffic goes
+through a loopback proxy, its requests are recorded, and the provider's usage
+is cross-checked against the agent's report (see wfb run --help).
+
 Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 2 on bad input.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.limits.check(cmd); err != nil {
+				return err
+			}
 			return sessionRun(cmd.Context(), s, opts)
 		},
 	}
@@ -70,6 +79,8 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	f.StringVar(&opts.Meter, "meter", "on", "meter the session's provider traffic (on) or not (off); recorded in the run's config")
+	opts.limits.add(cmd, "")
 	return cmd
 }
 
@@ -114,7 +125,8 @@ func (o *sessionOptions) validate() error {
 	if _, err := parseOutputFormat(o.Format); err != nil {
 		return asBadInput(err)
 	}
-	return nil
+	_, err = meterOff(o.Meter)
+	return err
 }
 
 func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
@@ -125,7 +137,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	if opts.MockScript != "" {
 		var err error
 		if script, err = provider.LoadScript(opts.MockScript); err != nil {
-			return asBadInput(err)
+			return err // a *provider.ScriptError: exit 2 by exitRules
 		}
 	}
 	apiKey := "offline"
@@ -146,7 +158,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	defer db.Close()
 	row, status, err := runner.RunSession(ctx, runner.SessionOptions{
 		DB: db, Label: opts.Label, Harness: version, Cell: opts.cell(agentBin, agentArgs, apiKey),
-		MockScript: opts.MockScript, StartMock: serveScript(script),
+		MockScript: opts.MockScript, StartMock: serveScript(script), NoMeter: opts.Meter == "off",
 	})
 	if err != nil {
 		return err
@@ -170,7 +182,7 @@ func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.C
 		SessionKey: runner.SessionKey{
 			Task: filepath.Base(o.Workspace), Arm: o.Agent,
 			Agent: o.Agent, AgentBin: bin, AgentArgs: args, Model: o.Model,
-			Prompt: o.Prompt, Timeout: o.Timeout,
+			Prompt: o.Prompt, Timeout: o.Timeout, Limits: o.limits.limits(),
 		},
 		Workspace: o.Workspace, Sandbox: o.Sandbox, Review: o.Review, WorkspaceWritable: o.Edit,
 		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey,

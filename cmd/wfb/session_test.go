@@ -101,7 +101,7 @@ func TestSessionCommandRecordsAndPrintsTheRow(t *testing.T) {
 			if c.review {
 				args = append(args, "--review")
 			}
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			code := run(context.Background(), args, s)
 			if code != c.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.wantCode, out, errOut)
@@ -141,10 +141,11 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 		"base url no key":  {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", "http://127.0.0.1:1"},
 		"unknown flag":     {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--frobnicate"},
 		"artifact no rev.": {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--artifact-dir", "/tmp"},
+		"bad meter":        {"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--meter", "maybe"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			if code := run(context.Background(), args, s); code != exitBadInput {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
 			}
@@ -157,7 +158,7 @@ func TestSessionCommandRefusesBadInputBeforeRecording(t *testing.T) {
 		})
 	}
 	// The bad script's error names the file, line and field.
-	s, _, errOut := TestStreams("", nil)
+	s, _, errOut := testStreams("", nil)
 	run(context.Background(), cases["bad script"], s)
 	if !strings.Contains(errOut.String(), bad+":2") || !strings.Contains(errOut.String(), "status") {
 		t.Errorf("bad script error %q does not name file:line and field", errOut)
@@ -176,7 +177,7 @@ func TestSessionCommandRefusesABaseURLCarryingCredentials(t *testing.T) {
 		"not http":          "ftp://u:s3cret@127.0.0.1:1",
 	} {
 		t.Run(name, func(t *testing.T) {
-			s, out, errOut := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": "k"})
+			s, out, errOut := testStreams("", map[string]string{"ANTHROPIC_API_KEY": "k"})
 			args := []string{"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--base-url", u, "--timeout", "5s"}
 			if code := run(context.Background(), args, s); code != exitBadInput {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, exitBadInput, out, errOut)
@@ -201,7 +202,7 @@ func TestSessionCommandNeverStoresTheAPIKey(t *testing.T) {
 	// Point at a provider that does not exist: the session fails, the row
 	// (and its evidence) is still written, and must not carry the key.
 	const key = "sk-ant-api03-wfbtestkeyDO-NOT-STORE-0123456789"
-	s, _, _ := TestStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
+	s, _, _ := testStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
 	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p",
 		"--base-url", "http://127.0.0.1:9", "--db", db, "--timeout", "20s", "--format", "json"}, s)
 	if code != exitFailed {
@@ -239,7 +240,7 @@ func TestSessionCommandEditsOnlyWithEdit(t *testing.T) {
 			if edit {
 				args = append(args, "--edit")
 			}
-			s, out, errOut := TestStreams("", nil)
+			s, out, errOut := testStreams("", nil)
 			if code := run(context.Background(), args, s); code != exitOK {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 			}
@@ -248,5 +249,106 @@ func TestSessionCommandEditsOnlyWithEdit(t *testing.T) {
 				t.Errorf("with --edit=%v the workspace file reads %q", edit, got)
 			}
 		})
+	}
+}
+
+// TestSessionCommandMetersByDefaultAndRecordsTheSetting stops `wfb session`
+// from running unmetered unasked (or metered when told off), and the run's
+// config from hiding which it was.
+func TestSessionCommandMetersByDefaultAndRecordsTheSetting(t *testing.T) {
+	script := "default: {text: hi, usage: {input_tokens: 2000, output_tokens: 300, cache_read_input_tokens: 7000, cache_creation_input_tokens: 1000}}\n"
+	for _, c := range []struct {
+		flag            []string
+		config, check   string
+		source          string
+		requests        int
+		meteredInputNil bool
+	}{
+		{nil, `"meter":"on"`, "agree", store.UsageMetered, 1, false},
+		{[]string{"--meter=off"}, `"meter":"off"`, "", store.UsageReported, 0, true},
+	} {
+		t.Run(c.config, func(t *testing.T) {
+			workspace, db := sessionFixture(t)
+			args := append([]string{"session", "--workspace", workspace, "--prompt", "p",
+				"--mock-script", writeScript(t, script), "--db", db, "--format", "json", "--timeout", "30s"}, c.flag...)
+			s, out, errOut := testStreams("", nil)
+			if code := run(context.Background(), args, s); code != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			rows := storedRows(t, db)
+			r := rows[0]
+			if r.UsageCheck != c.check || (r.MeteredInputTokens == nil) != c.meteredInputNil || (c.source != "" && r.UsageSource != c.source) {
+				t.Errorf("check %q metered input %v source %q", r.UsageCheck, r.MeteredInputTokens, r.UsageSource)
+			}
+			d, err := store.OpenReadOnly(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			runs, _ := d.Runs(context.Background())
+			if !strings.Contains(runs[0].Config, c.config) {
+				t.Errorf("config %s does not record %s", runs[0].Config, c.config)
+			}
+			reqs, err := d.Requests(context.Background(), r.AttemptID)
+			if err != nil || len(reqs) != c.requests {
+				t.Errorf("%d requests (%v), want %d", len(reqs), err, c.requests)
+			}
+		})
+	}
+}
+
+// TestSessionCommandScrubsTheKeyFromEveryColumnTheAgentControls stops an
+// agent from smuggling the API key it was given into the results file
+// through a column nobody redacted: its session id, a per-model usage key,
+// its result text (percent-encoded in either case, or JSON-escaped). The
+// key has no key shape, so only scrubbing by value can catch it. Neither
+// the file (WAL included) nor `wfb export` nor the printed row holds it.
+func TestSessionCommandScrubsTheKeyFromEveryColumnTheAgentControls(t *testing.T) {
+	workspace, db := sessionFixture(t)
+	const key = "wfbplain-proxy-key-0123456789"
+	forms := []string{key, "wfbplain%2dproxy%2Dkey%2d0123456789", "wfbplain%2Dproxy-key-0123456789", `\u0077fbplain\u002dproxy-key-0123456789`}
+	counts := `"inputTokens":1,"outputTokens":1,"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"costUSD":0.001`
+	event := `{"type":"result","subtype":"success","is_error":false,"num_turns":1,` +
+		`"result":"see https://p/?k=` + forms[1] + ` and ` + forms[3] + `","session_id":"'"$ANTHROPIC_API_KEY"'","total_cost_usd":0.001,` +
+		`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},` +
+		`"modelUsage":{"'"$ANTHROPIC_API_KEY"'":{` + counts + `},"` + forms[2] + `":{` + counts + `}}}`
+	agent := filepath.Join(filepath.Dir(workspace), "leaky-agent")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.0 (Claude Code)'; exit 0; fi\ncat >/dev/null\n" +
+		"printf '%s\\n' '" + event + "'\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, out, errOut := testStreams("", map[string]string{"ANTHROPIC_API_KEY": key})
+	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p", "--agent", "claude",
+		"--agent-bin", agent, "--base-url", "http://127.0.0.1:9", "--db", db, "--timeout", "20s", "--format", "json",
+		"--sandbox", "host-unsafe", "--label", "leak"}, s)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	printed := out.String()
+	var raw []byte
+	for _, f := range []string{db, db + "-wal", db + "-shm"} {
+		b, _ := os.ReadFile(f)
+		raw = append(raw, b...)
+	}
+	var exported string
+	for _, format := range []string{"csv", "jsonl"} {
+		o, e, code := wfbCmd(t, "export", "leak", "--db", db, "--format", format)
+		if code != exitOK {
+			t.Fatalf("export: exit %d: %s", code, e)
+		}
+		exported += o
+	}
+	for name, text := range map[string]string{"results file": string(raw), "export": exported, "printed row": printed} {
+		for _, f := range forms {
+			if strings.Contains(text, f) {
+				t.Errorf("the %s holds the key as %q", name, f)
+			}
+		}
+	}
+	// Control: the session id and models were recorded, scrubbed.
+	rows := storedRows(t, db)
+	if len(rows) != 1 || rows[0].SessionID != store.Redacted || len(rows[0].ModelUsage) != 2 {
+		t.Fatalf("rows %+v, want one with a scrubbed session id and two model rows", rows)
 	}
 }

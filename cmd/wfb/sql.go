@@ -26,8 +26,8 @@ func newSQLCmd(s *Streams) *cobra.Command {
 
 The file is opened read-only by the engine itself: INSERT, UPDATE, DELETE,
 DROP, ATTACH and PRAGMA tricks are refused by SQLite, whatever the query
-looks like. The stable interface is the tables runs and results and the
-views results_v and arm_summary_v (see the README).
+looks like. The stable interface (names and columns; the README describes
+each) is ` + stableRelationsText() + `.
 
 NULL means "not measured" and is printed as NULL (an empty field in csv,
 null in json); 0 is a measured zero. --format auto draws a table on a
@@ -80,4 +80,18 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 		return err
 	}
 	return report.Render(s.Out, &report.Table{Columns: cols, Rows: rows}, format)
+}
+
+// stableRelations are the tables and views whose names and columns are the
+// stable interface of the results file, as README's "The SQL interface"
+// lists them (a test holds the two and the schema together).
+var stableRelations = struct{ tables, views []string }{
+	tables: []string{"runs", "results", "evidence", "model_usage", "artifacts", "scores", "requests", "exchanges", "transcripts"},
+	views:  []string{"results_v", "measured_results_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v"},
+}
+
+// stableRelationsText spells stableRelations for the help text.
+func stableRelationsText() string {
+	return "the tables " + strings.Join(stableRelations.tables, ", ") +
+		"\nand the views " + strings.Join(stableRelations.views, ", ")
 }

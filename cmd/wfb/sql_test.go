@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,51 @@ func TestSQLRefusesWritesAndBadInputWithExit2(t *testing.T) {
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("wfb sql created %s", missing)
 	}
+}
+
+// TestSQLHelpAndREADMEAgreeOnTheStableInterface stops `wfb sql --help` and
+// README's "The SQL interface" from naming different tables and views as
+// the stable interface, or either naming one the schema lacks.
+func TestSQLHelpAndREADMEAgreeOnTheStableInterface(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	start := strings.Index(section, "## The SQL interface")
+	if start < 0 {
+		t.Fatal(`README has no "## The SQL interface"`)
+	}
+	section = section[start+3:]
+	section = section[:strings.Index(section, "\n## ")]
+	var listed []string
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "- **`") {
+			continue
+		}
+		head, _, _ := strings.Cut(line, " — ")
+		for _, part := range strings.Split(head, "/") {
+			listed = append(listed, strings.Trim(strings.TrimSpace(part), "-*` "))
+		}
+	}
+	stable := append(append([]string{}, stableRelations.tables...), stableRelations.views...)
+	if diff := cmp.Diff(sortedCopy(stable), sortedCopy(listed)); diff != "" {
+		t.Errorf("README's stable tables and views differ from wfb sql --help's (-help +README):\n%s", diff)
+	}
+	out, _, code := wfbCmd(t, "sql", "--help")
+	if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(stableRelationsText()), " ")) {
+		t.Errorf("wfb sql --help does not name the stable interface:\n%s", out)
+	}
+	db := sqlFixture(t)
+	for _, name := range stable {
+		if _, errOut, code := runSQL(t, nil, "--db", db, "SELECT * FROM "+name+" LIMIT 0"); code != exitOK {
+			t.Errorf("%s is named stable but the schema has no such relation: %s", name, errOut)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string{}, s...)
+	slices.Sort(c)
+	return c
 }

@@ -21,9 +21,3 @@ func testStreams(stdin string, env map[string]string) (*Streams, *bytes.Buffer, 
 	}
 	return s, out, errOut
 }
-
-// TestStreams is testStreams under its old name, for the test files other
-// branches are changing (the mock commands', session's, run's, rescore's)
-// while this one moves it out of the binary. go test reserves func TestXxx
-// for tests, hence a variable. Remove it once they call testStreams.
-var TestStreams = testStreams

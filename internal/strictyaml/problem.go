@@ -1,6 +1,7 @@
 package strictyaml
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -54,4 +55,21 @@ func (e *Error) Error() string {
 		lines[i] = p.String()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// CheckRefusal says what is wrong with err as a loader's refusal: it must
+// be an *Error listing at least one problem, each naming its file (or
+// nested under one that does). Nil means a good refusal; the fuzz targets
+// of the loaders hold them to it.
+func CheckRefusal(err error) error {
+	var e *Error
+	if !errors.As(err, &e) || len(e.Problems) == 0 {
+		return fmt.Errorf("refused without an *Error listing problems: %v", err)
+	}
+	for _, p := range e.Problems {
+		if p.File == "" && p.Nested == "" {
+			return fmt.Errorf("a problem without its file: %+v", p)
+		}
+	}
+	return nil
 }

@@ -39,10 +39,15 @@ type Pair struct {
 
 // Parse parses data and returns the body of its single document, nil for a
 // file with none (empty, or comments only). ok is false after a syntax
-// error, which is recorded. A second document is recorded as a problem;
+// error or a file past a limit (MaxBytes, MaxDepth, MaxNodes: checked
+// before the parser runs), which is recorded. A second document is recorded as a problem;
 // kind names the file in that message ("script", "bench file").
 func (w *Walker) Parse(data []byte, kind string) (body ast.Node, ok bool) {
-	f, err := parser.ParseBytes(data, 0)
+	tokens, ok := w.tokenize(data, kind)
+	if !ok {
+		return nil, false
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		p := Problem{File: w.File, Message: err.Error()}
 		if yerr, isYAML := err.(yaml.Error); isYAML {

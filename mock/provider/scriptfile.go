@@ -2,9 +2,10 @@ package provider
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -20,12 +21,15 @@ type ScriptProblem = strictyaml.Problem
 // fix them all rather than one per run.
 type ScriptError = strictyaml.Error
 
-// LoadScript reads and validates the script file at path. Its errors name
-// the file as the path was given.
+// LoadScript reads and validates the script file at path. Every error is
+// a *ScriptError naming the file as the path was given, a file that cannot
+// be read or is past a limit (strictyaml.ReadFile) too.
 func LoadScript(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictyaml.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read script: %w", err)
+		// Bad input like any other problem of the script: a missing
+		// file, a directory, /dev/zero, one over the size limit.
+		return nil, &ScriptError{Problems: []ScriptProblem{{File: path, Message: "cannot read the script: " + readErrText(err)}}}
 	}
 	return ParseScript(path, data)
 }
@@ -383,4 +387,13 @@ func (sp *scriptParser) value(node ast.Node, field string) (any, bool) {
 	}
 	sp.Addf(node, field, "unsupported YAML value %s", strictyaml.Describe(node))
 	return nil, false
+}
+
+// readErrText is a read error without the path the problem already names.
+func readErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

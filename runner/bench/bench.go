@@ -15,6 +15,15 @@ const (
 	MaxWorkers = 256
 )
 
+// The ranges of the per-session resource limits a bench (or a flag) may
+// set: pids_max processes, memory_max_mib MiB.
+const (
+	MinPidsMax      = 8
+	MaxPidsMax      = 1 << 22
+	MinMemoryMaxMiB = 64
+	MaxMemoryMaxMiB = 1 << 24
+)
+
 // Bench is an experiment: tasks × arms × repetitions, with the defaults
 // every cell shares. Load reads one from a YAML file; examples/bench.yaml
 // documents every field.
@@ -31,7 +40,10 @@ type Bench struct {
 	Sandbox             string        // default auto: the strongest backend whose preflight passes
 	RequirePIDNamespace bool
 	Workers             int // cells at once; default 1
-	Provider            Provider
+	// PidsMax and MemoryMaxMiB bound each session's processes and memory;
+	// 0: the runner's defaults (runner.DefaultPidsMax, DefaultMemoryMax).
+	PidsMax, MemoryMaxMiB int
+	Provider              Provider
 	// Retries maps an error kind to how many times a cell is retried after
 	// an attempt that failed with it.
 	Retries map[string]int

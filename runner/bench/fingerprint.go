@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/wfbench/wfb/internal/strictyaml"
 )
 
 // Fingerprint is what a run's results depend on besides the model: the
@@ -93,9 +94,9 @@ func mapChanges(what string, now, was map[string]string, digests bool) []string 
 func (b *Bench) MockScriptDigests() (map[string]string, error) {
 	out := map[string]string{}
 	for _, p := range b.MockScripts() {
-		data, err := os.ReadFile(p)
+		data, err := strictyaml.ReadFile(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mock script %s: %w", p, err)
 		}
 		sum := sha256.Sum256(data)
 		name, err := filepath.Rel(b.Dir, p)

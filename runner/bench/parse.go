@@ -43,7 +43,7 @@ type ScriptChecker func(path string, data []byte) error
 // be nil), is reported in one *Error; a *Error means nothing may
 // start.
 func Load(path string, check ScriptChecker) (*Bench, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictyaml.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Problems: []Problem{{File: path, Message: "cannot read the bench file: " + errText(err)}}}
 	}
@@ -107,7 +107,7 @@ func IsSecretName(name string) bool { return secretName.MatchString(name) }
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
 
-const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, provider, retries, retry_budget, breaker, tasks, arms"
+const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, tasks, arms"
 
 func (p *benchParser) bench(root node) {
 	pairs, ok := p.Mapping(root, "")
@@ -138,6 +138,14 @@ func (p *benchParser) bench(root node) {
 		case "workers":
 			if n, ok := p.IntRange(kv.Value, f, 1, MaxWorkers); ok {
 				p.b.Workers = n
+			}
+		case "pids_max":
+			if n, ok := p.IntRange(kv.Value, f, MinPidsMax, MaxPidsMax); ok {
+				p.b.PidsMax = n
+			}
+		case "memory_max_mib":
+			if n, ok := p.IntRange(kv.Value, f, MinMemoryMaxMiB, MaxMemoryMaxMiB); ok {
+				p.b.MemoryMaxMiB = n
 			}
 		case "provider":
 			if pr, ok := p.provider(kv.Value, f); ok {
@@ -291,7 +299,7 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 
 // script checks a mock script once, its problems joining the bench's.
 func (p *benchParser) script(at node, field, given, abs string) {
-	data, err := os.ReadFile(abs)
+	data, err := strictyaml.ReadFile(abs)
 	if err != nil {
 		p.Addf(at, field, "cannot read mock script %s: %s", given, errText(err))
 		return

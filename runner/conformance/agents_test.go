@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
 )
@@ -44,7 +45,7 @@ var clis = []cli{
 		harmless: provider.Tool{Name: "Glob", Input: map[string]any{"pattern": "*.ts"}},
 		// Bash needs a grant (the hung test gives one through AllowedTools).
 		background:  provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
-		hungTimeout: 3 * time.Second,
+		hungTimeout: hungTimeout,
 	},
 	{
 		name: "codex", agent: bench.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
@@ -56,7 +57,7 @@ var clis = []cli{
 		// A command still running after yield_time_ms is left running in
 		// the background, and the turn goes on.
 		background:  provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
-		hungTimeout: 3 * time.Second,
+		hungTimeout: hungTimeout,
 	},
 	{
 		name: "gemini", agent: bench.AgentGemini, binEnv: "WFB_GEMINI_BIN", model: "gemini-2.5-pro",
@@ -138,7 +139,7 @@ func require(t *testing.T, c cli) cli {
 		if os.Getenv("WFB_REQUIRE_AGENTS") == "1" {
 			t.Fatalf("%s (WFB_REQUIRE_AGENTS=1)", msg)
 		}
-		t.Skipf("%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
+		gate.Skipf(t, "WFB_REQUIRE_AGENTS", "%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
 	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {

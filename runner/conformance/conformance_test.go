@@ -211,7 +211,7 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 				t.Errorf("api retries %v, want a measured 0", row.APIRetries)
 			}
 			var prompts []string
-			for _, req := range modelRequests(r.p) {
+			for _, req := range modelTurns(r.p) {
 				prompts = append(prompts, string(req.RawBody))
 			}
 			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
@@ -323,7 +323,7 @@ func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
 			r := newRig(t, &provider.Script{Replies: replies})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.Prompt = "Run the checks." }))
 			requireOK(t, row)
-			if n := len(modelRequests(r.p)); n != len(replies) {
+			if n := len(modelTurns(r.p)); n != len(replies) {
 				t.Fatalf("%d model requests, want %d (the script was not followed)", n, len(replies))
 			}
 			if diff := cmp.Diff(wantTokens(c, served(t, replies...), 18), rowTokens(row)); diff != "" {
@@ -377,7 +377,7 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 				if row.ProcessState != store.StateExited || row.ExitCode == nil || *row.ExitCode == 0 {
 					t.Errorf("process %s exit %v, want exited non-zero", row.ProcessState, row.ExitCode)
 				}
-				requests := len(modelRequests(r.p))
+				requests := len(modelTurns(r.p))
 				if c.agent == bench.AgentGemini {
 					// wfb allows Gemini CLI one attempt per request: it
 					// retries a broken stream without a trace otherwise.
@@ -429,6 +429,10 @@ func deref(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
+// hungTimeout is the cell timeout of TestAHungProviderIsBoundedAndLeavesNoProcess
+// for a CLI that starts quickly (cli.hungTimeout).
+const hungTimeout = 15 * time.Second
+
 // TestAHungProviderIsBoundedAndLeavesNoProcess stops a provider that never
 // answers from stalling a cell, and a timed-out agent from living on.
 func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
@@ -440,6 +444,9 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			r := newRig(t, &provider.Script{Replies: []provider.Reply{{Text: "starting", Tools: []provider.Tool{c.background}, Usage: provider.FullUsage(10, 5, 0, 0)}}, Default: &provider.Reply{Hang: true}})
 			mark := "wfb-conformance-" + randomHex(t)
 			cell := r.cell(c, func(cell *runner.Cell) {
+				// Long enough for a real CLI to start and make its tool call
+				// on a loaded machine (Claude Code's cold start took over 3 s
+				// at load 15 on 2 cores); the hang is what the timeout ends.
 				cell.Timeout = c.hungTimeout
 				// The agent's own bound is far away: wfb's timeout is what
 				// must end the session.
@@ -462,7 +469,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			// Control: while the request hangs, the marked agent is found,
 			// so finding none afterwards means something.
 			seen := 0
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(c.hungTimeout + 5*time.Second); time.Now().Before(deadline) && len(finished) == 0; time.Sleep(50 * time.Millisecond) {
 				if pending(r.p, 1) {
 					// The tool call returned before this request was made,
 					// so its background job is running.
@@ -531,16 +538,16 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 	}
 }
 
-// modelRequests are the model turns the provider received, whichever API
+// modelTurns are the model turns the provider received, whichever API
 // the agent speaks.
-func modelRequests(p *provider.Provider) []provider.Request {
+func modelTurns(p *provider.Provider) []provider.Request {
 	return append(append(p.MessageRequests(), p.ResponsesRequests()...), p.GeminiRequests()...)
 }
 
 // pending reports whether a model request after the first skip ones is
 // waiting for an answer.
 func pending(p *provider.Provider, skip int) bool {
-	for i, req := range modelRequests(p) {
+	for i, req := range modelTurns(p) {
 		if i >= skip && req.Status == 0 {
 			return true
 		}
@@ -604,7 +611,7 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 			}
 			// The provider saw the key (so it was in use) but recorded it
 			// redacted.
-			reqs := modelRequests(r.p)
+			reqs := modelTurns(r.p)
 			if len(reqs) == 0 {
 				t.Fatal("no model requests")
 			}
@@ -654,7 +661,7 @@ func TestABrokenGeminiStreamIsAProviderError(t *testing.T) {
 				if row.OK || row.ErrorKind != store.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
 				}
-				if n := len(modelRequests(r.p)); n != 1 {
+				if n := len(modelTurns(r.p)); n != 1 {
 					t.Errorf("%d requests, want 1: the broken stream was retried", n)
 				}
 				if row.InputTokens != nil || row.CostUSD != nil {

@@ -2,6 +2,8 @@ package review
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -460,4 +462,67 @@ func position(data []byte, off int) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = off - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return line, col
+}
+
+// Captured is an artifact as wfb keeps it for evidence, valid or not.
+type Captured struct {
+	Head []byte // its first MaxArtifactBytes: all of it, unless it is too large to be valid
+	Size int64  // its size as written
+	// SHA256 is of its whole content (hex), read through once, never held.
+	SHA256 string
+}
+
+// MaxCaptureBytes bounds what Capture reads to digest an artifact too
+// large to be valid: a sparse file can claim exabytes.
+const MaxCaptureBytes = 64 << 20
+
+// Capture reads the artifact at path as evidence within bounds: a
+// symlink, a FIFO, a device or any other file that is not regular is
+// refused (an *InvalidError) without being read, and so is one over
+// MaxCaptureBytes; a regular file is read once, up to the size it had when
+// opened, keeping only its first MaxArtifactBytes. A missing file is
+// ErrArtifactMissing.
+func Capture(path string) (Captured, error) {
+	invalid := func(format string, args ...any) error {
+		return &InvalidError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	f, err := openNoFollow(path)
+	switch {
+	case errors.Is(err, syscall.ELOOP):
+		return Captured{}, invalid("is a symlink; the artifact must be a regular file")
+	case notExist(err):
+		return Captured{}, missing(path)
+	case err != nil:
+		return Captured{}, invalid("cannot open: %v", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return Captured{}, invalid("cannot stat: %v", err)
+	case !fi.Mode().IsRegular():
+		return Captured{}, invalid("is not a regular file (%s)", fi.Mode().Type())
+	case fi.Size() > MaxCaptureBytes:
+		return Captured{}, invalid("is %d bytes, over the %d wfb reads to keep as evidence", fi.Size(), MaxCaptureBytes)
+	}
+	h := sha256.New()
+	head := &headWriter{max: MaxArtifactBytes}
+	n, err := io.Copy(io.MultiWriter(h, head), io.LimitReader(f, fi.Size()))
+	if err != nil {
+		return Captured{}, invalid("cannot read: %v", err)
+	}
+	return Captured{Head: head.b, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := w.max - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }

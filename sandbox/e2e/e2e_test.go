@@ -14,13 +14,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/internal/standin"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -36,42 +37,18 @@ import (
 // matters because the launcher runs with the agent's environment.)
 func TestMain(m *testing.M) {
 	standin.MainIfAsked()
-	os.Exit(m.Run())
+	code := m.Run()
+	gate.Report("sandbox/e2e")
+	os.Exit(code)
 }
 
 const reviewJSON = `{"schema_version": 1, "verdict": "approve", "findings": []}`
 
-var (
-	doctorOnce   sync.Once
-	doctorStatus []sandbox.Status
-	doctorErr    error
-)
-
-// requireBackend skips a test whose backend this machine cannot run (by
-// sandbox.Doctor's live preflight), or fails it under WFB_REQUIRE_SANDBOX=1.
-// A kernel without Landlock stays a skip even then: the backend is refused
-// with the kernel's reason, which is what must happen, not a weaker run.
+// requireBackend skips a test whose backend this machine cannot run, or
+// fails it under WFB_REQUIRE_SANDBOX=1 (see sandboxtest.RequireBackend).
 func requireBackend(t *testing.T, name string) {
 	t.Helper()
-	doctorOnce.Do(func() { doctorStatus, doctorErr = sandbox.Doctor(context.Background()) })
-	if doctorErr != nil {
-		t.Fatalf("doctor: %v", doctorErr)
-	}
-	i := slices.IndexFunc(doctorStatus, func(s sandbox.Status) bool { return s.Backend == name })
-	if i < 0 {
-		t.Fatalf("doctor does not know the %s backend", name)
-	}
-	st := doctorStatus[i]
-	if st.Usable {
-		return
-	}
-	if name == sandbox.Landlock && (strings.Contains(st.Reason, "no Landlock support") || strings.Contains(st.Reason, "Landlock is built into this kernel but not enabled") || strings.Contains(st.Reason, "Landlock ABI is v")) {
-		t.Skipf("landlock refused on this kernel, as it must be: %s", st.Reason)
-	}
-	if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
-		t.Fatalf("WFB_REQUIRE_SANDBOX=1 and the %s backend is not usable here: %s", name, st.Reason)
-	}
-	t.Skipf("the %s backend is not usable here (WFB_REQUIRE_SANDBOX=1 makes this a failure): %s", name, st.Reason)
+	sandboxtest.RequireBackend(t, name)
 }
 
 // rig is one test's results file, run and workspace.
@@ -96,17 +73,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	// The session uid of a root wfb must traverse to the workspace.
-	tmp, err := os.MkdirTemp("", "wfb-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
-		t.Fatal(err)
-	}
+	tmp := sandboxtest.SharedDir(t, "wfb-e2e-")
 	ws := filepath.Join(tmp, "clone")
 	if err := os.Mkdir(ws, 0o755); err != nil {
 		t.Fatal(err)
@@ -486,13 +453,5 @@ func TestNothingOfABwrapSessionOutlivesItsTimeout(t *testing.T) {
 
 func processesWith(t *testing.T, marker string) []string {
 	t.Helper()
-	var out []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), marker) {
-			out = append(out, filepath.Base(filepath.Dir(p)))
-		}
-	}
-	return out
+	return sandboxtest.ProcessesWith(marker)
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/sandboxtest"
+
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -196,11 +198,7 @@ func rowsByTask(t *testing.T, db *store.DB, runID string) map[string]store.Resul
 // firstUsable is the backend doctor finds strongest on this machine.
 func firstUsable(t *testing.T) string {
 	t.Helper()
-	doctorOnce.Do(func() { doctorStatus, doctorErr = sandbox.Doctor(context.Background()) })
-	if doctorErr != nil {
-		t.Fatal(doctorErr)
-	}
-	for _, s := range doctorStatus {
+	for _, s := range sandboxtest.Statuses(t) {
 		if s.Usable {
 			return s.Backend
 		}

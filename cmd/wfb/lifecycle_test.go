@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
+)
+
+// requireBackend skips a test whose sandbox backend this machine cannot
+// run, or fails it under WFB_REQUIRE_SANDBOX=1; host-unsafe runs anywhere.
+func requireBackend(t *testing.T, name string) {
+	t.Helper()
+	if name != sandbox.HostUnsafe {
+		sandboxtest.RequireBackend(t, name)
+	}
+}
+
+// fakeAgent writes an executable shell script named claude into a shared
+// directory and returns its path.
+func fakeAgent(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(sandboxtest.SharedDir(t, "wfb-fake-agent-"), "claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// noneLeft fails the test when a process with marker outlives a moment
+// for the kernel to reap it, and kills what it finds.
+func noneLeft(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		left := sandboxtest.ProcessesWith(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				var n int
+				fmt.Sscan(pid, &n)
+				if p, err := os.FindProcess(n); err == nil {
+					p.Kill()
+				}
+			}
+			t.Fatalf("processes outlived wfb's session: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// sessionUID is the uid a session of this (test) wfb runs as.
+func sessionUID(t *testing.T) int {
+	t.Helper()
+	cred, err := sandbox.SessionCredential(os.Geteuid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cred == nil {
+		return os.Geteuid()
+	}
+	return int(cred.Uid)
+}
+
+// versionProbeAgent answers --version with its uid as the version and
+// leaves a detached process behind; as the session it just fails.
+func versionProbeAgent(t *testing.T, marker string) string {
+	return fakeAgent(t, `if [ "$1" = "--version" ]; then
+  (sh -c 'sleep 300' `+marker+` >/dev/null 2>&1 </dev/null &)
+  echo "$(id -u).0.0 (fake agent)"
+  exit 0
+fi
+exit 3
+`)
+}
+
+// TestTheVersionProbeRunsAsTheSessionInItsSandbox: the agent's --version
+// probe is a process of the session, through `wfb session` and `wfb run`
+// on every backend: it runs as the session's uid (the version it reports
+// is its uid) and nothing it leaves behind outlives wfb.
+func TestTheVersionProbeRunsAsTheSessionInItsSandbox(t *testing.T) {
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Bwrap, sandbox.Landlock} {
+		for _, command := range []string{"session", "run"} {
+			t.Run(backend+"/"+command, func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-probe-leftover-%d", time.Now().UnixNano())
+				agent := versionProbeAgent(t, marker)
+				want := fmt.Sprintf("%d.0.0", sessionUID(t))
+				var args []string
+				var db string
+				if command == "session" {
+					var ws string
+					ws, db = sessionFixture(t)
+					args = []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+						"--sandbox", backend, "--db", db, "--timeout", "30s", "--mock-script", writeScript(t, runOKScript)}
+				} else {
+					var bench string
+					bench, db = runFixture(t, runOKScript, fmt.Sprintf(`sandbox: %s
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, backend, agent))
+					args = []string{"run", bench, "--db", db}
+				}
+				s, out, errOut := testStreams("", nil)
+				run(context.Background(), args, s)
+				_, rows := resultsOf(t, db)
+				if len(rows) != 1 {
+					t.Fatalf("%d rows, want 1\nstdout: %s\nstderr: %s", len(rows), out, errOut)
+				}
+				if rows[0].AgentVersion != want {
+					t.Errorf("agent_version %q, want %q: the probe did not run as the session uid (row: %s %s)",
+						rows[0].AgentVersion, want, rows[0].ErrorKind, rows[0].ErrorDetail)
+				}
+				noneLeft(t, marker)
+			})
+		}
+	}
+}
+
+// floodAgent prints count result events of 4 MiB each (count 0: without
+// end), then exits 0.
+func floodAgent(t *testing.T, count int) string {
+	loop := fmt.Sprintf("i=0; while [ %d -eq 0 ] || [ $i -lt %d ]; do", count, count)
+	return fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+loop+`
+  printf '{"type":"result","subtype":"success","is_error":false,"result":"'
+  head -c 4194304 /dev/zero | tr '\0' a
+  printf '"}\n'
+  i=$((i+1))
+done
+`)
+}
+
+// execWFB runs the real wfb executable with args and returns its exit code,
+// stderr and peak RSS in MiB.
+func execWFB(t *testing.T, wfb string, args ...string) (int, string, int64) {
+	t.Helper()
+	cmd := exec.Command(wfb, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("wfb %v: %v", args, err)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
+	return cmd.ProcessState.ExitCode(), stderr.String(), rss
+}
+
+// TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime: an agent printing
+// hundreds of MiB of result events costs wfb a bounded amount of memory
+// (what the strict parse needs, not every event), and is a session-error
+// naming the count; one that never stops is killed at the timeout.
+func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
+	wfb := buildWFB(t)
+	const maxRSSMiB = 100
+	cases := []struct {
+		name      string
+		count     int
+		timeout   string
+		wantKind  string
+		wantState []string
+		wantIn    string
+	}{
+		{"60 events of 4 MiB, then exit", 60, "120s", store.KindSessionError, []string{store.StateExited}, "60 result events"},
+		{"without end", 0, "5s", store.KindTimeout, []string{store.StateTimeout, store.StateForcedKill}, "timeout"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ws, db := sessionFixture(t)
+			start := time.Now()
+			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude",
+				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", c.timeout,
+				"--mock-script", writeScript(t, runOKScript))
+			t.Logf("%s: exit %d after %s, peak RSS %d MiB", c.name, code, time.Since(start).Round(time.Millisecond), rss)
+			rows := storedRows(t, db)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows, want 1 (exit %d)\n%s", len(rows), code, stderr)
+			}
+			r := rows[0]
+			if r.ErrorKind != c.wantKind || !slices.Contains(c.wantState, r.ProcessState) || !strings.Contains(r.ErrorDetail, c.wantIn) {
+				t.Errorf("row %s / %s: %s; want %s / %v naming %q", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.wantKind, c.wantState, c.wantIn)
+			}
+			if len(r.ResultEvent) > store.MaxEvidenceBytes+100 {
+				t.Errorf("result_event holds %d bytes, want at most the evidence bound %d", len(r.ResultEvent), store.MaxEvidenceBytes)
+			}
+			if rss > maxRSSMiB {
+				t.Errorf("wfb peaked at %d MiB RSS, want at most %d: it kept the agent's output", rss, maxRSSMiB)
+			}
+		})
+	}
+}
+
+// TestALineOverTheLimitIsASessionErrorNamingIt: a stdout line over the
+// line limit is never parsed, and fails the session saying so, even when a
+// valid result event follows.
+func TestALineOverTheLimitIsASessionErrorNamingIt(t *testing.T) {
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+printf '{"type":"system","subtype":"x","pad":"'
+head -c 17000000 /dev/zero | tr '\0' a
+printf '"}\n'
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
+`)
+	s, out, errOut := testStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "30s", "--mock-script", writeScript(t, runOKScript)}, s)
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+	}
+	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
+		t.Errorf("row %s: %s; want a session-error naming the 16 MiB line limit", r.ErrorKind, r.ErrorDetail)
+	}
+}
+
+// TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded: an agent that
+// starts processes without end (a bounded fork bomb: 300 sleepers, far over
+// the limit of 64) and one that takes memory without end (1.5 GiB, over a
+// limit of 256 MiB) are each stopped at their limit, and the row says which
+// limit, on every backend; nothing of them is left.
+func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
+	cases := []struct {
+		name, script, flag, want string
+	}{
+		{"fork bomb", `i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' MARKER & i=$((i+1)); done; wait`, "--pids-max=64", "process limit"},
+		{"memory hog", `head -c 1500M /dev/zero | sh -c 'tail' MARKER > /dev/null`, "--memory-max-mib=256", "memory limit"},
+	}
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Bwrap, sandbox.Landlock} {
+		for _, c := range cases {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-limit-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+strings.ReplaceAll(c.script, "MARKER", marker)+"\n")
+				ws, db := sessionFixture(t)
+				s, out, errOut := testStreams("", nil)
+				run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+					"--sandbox", backend, "--db", db, "--timeout", "20s", c.flag, "--mock-script", writeScript(t, runOKScript)}, s)
+				rows := storedRows(t, db)
+				if len(rows) != 1 {
+					t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+				}
+				r := rows[0]
+				if r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its "+c.want) {
+					t.Errorf("row %s / %s: %s; want a session-error naming the %s", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.want)
+				}
+				noneLeft(t, marker)
+			})
+		}
+	}
+}
+
+// TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput: a bench's pids_max
+// holds for its sessions (the fork bomb is stopped at it), and a limit flag
+// outside the bench's range is refused before anything runs.
+func TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput(t *testing.T) {
+	marker := fmt.Sprintf("wfb-bench-limit-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
+`)
+	bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: host-unsafe
+timeout: 20s
+pids_max: 32
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, agent))
+	s, _, errOut := testStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--memory-max-mib", "63"}, s); code != 2 {
+		t.Fatalf("--memory-max-mib 63: exit %d, want 2\n%s", code, errOut)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Errorf("a refused run created %s", db)
+	}
+	s, _, errOut = testStreams("", nil)
+	run(context.Background(), []string{"run", bench, "--db", db}, s)
+	_, rows := resultsOf(t, db)
+	if len(rows) != 1 || !strings.Contains(rows[0].ErrorDetail, "pids limit 32") {
+		t.Fatalf("rows %+v, want one stopped at the bench's pids limit 32\n%s", rows, errOut)
+	}
+	noneLeft(t, marker)
+}
+
+// TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile kills a real wfb mid-run:
+// SIGHUP (the terminal closed) is handled like SIGTERM — the run ends
+// interrupted, the cell in flight gets its row, exit 130 — and after SIGHUP
+// or even SIGKILL no process of the agent survives (one it detached with
+// setsid included), under host-unsafe and landlock, which have no PID
+// namespace to take them down.
+func TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile(t *testing.T) {
+	wfb := buildWFB(t)
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
+		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGKILL} {
+			t.Run(backend+"/"+sig.String(), func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-survivor-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+setsid sh -c 'sleep 300' `+marker+` </dev/null >/dev/null 2>&1 &
+exec sh -c 'sleep 300' `+marker+`
+`)
+				bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: %s
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, backend, agent))
+				// A wfb killed by SIGKILL leaves its temp dirs: keep them here.
+				scratch := sandboxtest.SharedDir(t, "wfb-killed-")
+				cmd := exec.Command(wfb, "run", bench, "--db", db)
+				cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
+				var stderr syncBuffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				waitFor(t, "the agent and its detached child", func() bool { return len(sandboxtest.ProcessesWith(marker)) >= 2 })
+				cmd.Process.Signal(sig)
+				cmd.Wait()
+				noneLeft(t, marker)
+				integrityOK(t, db)
+				runs, rows := resultsOf(t, db)
+				if sig == syscall.SIGKILL {
+					return
+				}
+				if code := cmd.ProcessState.ExitCode(); code != 130 {
+					t.Errorf("exit %d after SIGHUP, want 130\n%s", code, stderr.String())
+				}
+				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
+					t.Errorf("after SIGHUP: runs %+v rows %+v; want one interrupted run with the cell in flight recorded cancelled", runs, rows)
+				}
+			})
+		}
+	}
+}

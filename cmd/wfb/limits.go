@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
+)
+
+// limitFlags are the per-session resource limits `wfb run` and `wfb
+// session` take (run: over the bench's pids_max and memory_max_mib).
+type limitFlags struct {
+	pids, memoryMiB int
+}
+
+// add declares the flags; over names what they override, if anything.
+func (l *limitFlags) add(cmd *cobra.Command, over string) {
+	f := cmd.Flags()
+	def := func(n int) string {
+		if over != "" {
+			return fmt.Sprintf("(default: %s, else %d)", over, n)
+		}
+		return fmt.Sprintf("(default %d)", n)
+	}
+	f.IntVar(&l.pids, "pids-max", 0, "most processes a session may have at once "+def(runner.DefaultPidsMax))
+	f.IntVar(&l.memoryMiB, "memory-max-mib", 0, "most memory a session may use, in MiB "+def(runner.DefaultMemoryMax>>20))
+}
+
+// check refuses a limit flag given outside the range a bench file accepts.
+func (l *limitFlags) check(cmd *cobra.Command) error {
+	for _, c := range []struct {
+		flag          string
+		val, min, max int
+	}{{"pids-max", l.pids, bench.MinPidsMax, bench.MaxPidsMax}, {"memory-max-mib", l.memoryMiB, bench.MinMemoryMaxMiB, bench.MaxMemoryMaxMiB}} {
+		if cmd.Flags().Changed(c.flag) && (c.val < c.min || c.val > c.max) {
+			return badInput("--%s %d: want %d to %d", c.flag, c.val, c.min, c.max)
+		}
+	}
+	return nil
+}
+
+// limits are the flags' limits; zero fields are not given.
+func (l *limitFlags) limits() runner.Limits {
+	return runner.Limits{Pids: l.pids, Memory: int64(l.memoryMiB) << 20}
+}

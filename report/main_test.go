@@ -1,0 +1,11 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
+)
+
+// TestMain says, in one line, when the Chromium render test skipped (see
+// gate).
+func TestMain(m *testing.M) { gate.Main(m, "report") }

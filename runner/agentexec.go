@@ -1,0 +1,246 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// AgentExecCommand is the first argument with which the runner re-executes
+// wfb in front of every agent process (and its sandbox's prefix):
+//
+//	wfb agent-exec --fds N --status-fd FD [--uid U --gid G] [--nproc N] [--data BYTES] -- ARGV...
+//
+// It runs as wfb's own user, sets the session's rlimits, becomes the child
+// subreaper of everything the agent starts and starts ARGV (as --uid/--gid
+// when given) with fds 3..3+N-1 passed on. It relays the child's exit
+// status as its own. When wfb dies — even of SIGKILL, which no handler of
+// wfb's sees — the kernel tells it (PR_SET_PDEATHSIG, SIGUSR1) and it
+// kills every descendant before it exits: agents never outlive wfb.
+const AgentExecCommand = "agent-exec"
+
+// agentExecStatus is the exit code of an agent-exec that could not start
+// its command; the reason is on its status fd.
+const agentExecStatus = 127
+
+// init serves agent-exec in every program that links the runner (wfb, and
+// the test binaries of packages that run sessions) before its main or
+// TestMain runs.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == AgentExecCommand {
+		os.Exit(agentExecMain(os.Args[2:]))
+	}
+}
+
+// agentExecArgs is agent-exec's parsed command line.
+type agentExecArgs struct {
+	fds, statusFD int
+	cred          *syscall.Credential
+	nproc, data   uint64
+	argv          []string
+}
+
+func parseAgentExecArgs(args []string) (agentExecArgs, error) {
+	a := agentExecArgs{statusFD: -1}
+	var uid, gid int64 = -1, -1
+	for i := 0; i < len(args); i += 2 {
+		if args[i] == "--" {
+			a.argv = args[i+1:]
+			break
+		}
+		if i+1 >= len(args) {
+			return a, fmt.Errorf("%s needs a value", args[i])
+		}
+		n, err := strconv.ParseInt(args[i+1], 10, 64)
+		if err != nil || n < 0 {
+			return a, fmt.Errorf("%s %q: want a non-negative number", args[i], args[i+1])
+		}
+		switch args[i] {
+		case "--fds":
+			a.fds = int(n)
+		case "--status-fd":
+			a.statusFD = int(n)
+		case "--uid":
+			uid = n
+		case "--gid":
+			gid = n
+		case "--nproc":
+			a.nproc = uint64(n)
+		case "--data":
+			a.data = uint64(n)
+		default:
+			return a, fmt.Errorf("unknown flag %q", args[i])
+		}
+	}
+	if len(a.argv) == 0 {
+		return a, errors.New("no command after --")
+	}
+	if (uid < 0) != (gid < 0) {
+		return a, errors.New("--uid and --gid go together")
+	}
+	if uid >= 0 {
+		a.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	}
+	return a, nil
+}
+
+// agentExecMain is agent-exec. Its failures before the command started go
+// to the status fd (the runner records them as the session's spawn
+// failure) and exit agentExecStatus.
+func agentExecMain(args []string) int {
+	a, err := parseAgentExecArgs(args)
+	status := os.Stderr
+	if err == nil && a.statusFD >= 0 {
+		syscall.CloseOnExec(a.statusFD) // never the agent's
+		status = os.NewFile(uintptr(a.statusFD), "status")
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(status, "wfb %s: %v", AgentExecCommand, err)
+		return agentExecStatus
+	}
+	if err != nil {
+		return fail(err)
+	}
+	// Before anything starts: wfb's death is a SIGUSR1 that is handled.
+	parentGone := make(chan os.Signal, 1)
+	signal.Notify(parentGone, syscall.SIGUSR1)
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR1), 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("prctl(PR_SET_PDEATHSIG): %w", err))
+	}
+	if os.Getppid() == 1 {
+		return fail(errors.New("wfb is already gone"))
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fail(fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err))
+	}
+	if err := a.setLimits(); err != nil {
+		return fail(err)
+	}
+	// The runner's SIGTERM to the process group reaches the agent
+	// directly; agent-exec outlives it to relay the agent's status. A
+	// handled signal (not an ignored one) is default again in the child.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	cmd := a.command()
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	status.Close()
+	done := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return relayStatus(cmd.ProcessState)
+	case <-parentGone:
+		killDescendants()
+		return 137
+	}
+}
+
+// setLimits sets the session's rlimits on agent-exec, which its child
+// inherits.
+func (a agentExecArgs) setLimits() error {
+	if a.nproc > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: a.nproc, Max: a.nproc}); err != nil {
+			return fmt.Errorf("setrlimit(RLIMIT_NPROC, %d): %w", a.nproc, err)
+		}
+	}
+	if a.data > 0 {
+		if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: a.data, Max: a.data}); err != nil {
+			return fmt.Errorf("setrlimit(RLIMIT_DATA, %d): %w", a.data, err)
+		}
+	}
+	return nil
+}
+
+// command is the child: argv with stdio and the passed fds, as the
+// session's identity, killed should agent-exec die.
+func (a agentExecArgs) command() *exec.Cmd {
+	cmd := exec.Command(a.argv[0], a.argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	for fd := 3; fd < 3+a.fds; fd++ {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: a.cred, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// relayStatus ends agent-exec as its child ended: with its exit code, or
+// killed by the same signal.
+func relayStatus(st *os.ProcessState) int {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return st.ExitCode()
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	syscall.Kill(os.Getpid(), sig)
+	time.Sleep(time.Second) // the signal ends us; never reached for SIGKILL
+	return 128 + int(sig)
+}
+
+// killDescendants kills every descendant of this process, over and over
+// until none is left: as the child subreaper it inherits the orphans of
+// each one it kills.
+func killDescendants() {
+	self := os.Getpid()
+	for round := 0; round < 100; round++ {
+		pids := descendants(self)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		// Reap what died, so it stops counting as a descendant.
+		for {
+			pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+			if pid <= 0 {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// descendants lists the live descendants of pid, from /proc.
+func descendants(pid int) []int {
+	parent := map[int]int{}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue
+		}
+		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		ppid, _ := strconv.Atoi(fields[1])
+		parent[child] = ppid
+	}
+	var out []int
+	for child := range parent {
+		for p, depth := parent[child], 0; p > 1 && depth < len(parent); p, depth = parent[p], depth+1 {
+			if p == pid {
+				out = append(out, child)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits bound what one session's processes may take. Zero fields take the
+// defaults.
+type Limits struct {
+	// Pids is the most processes (and threads, under a cgroup) the session
+	// may have at once.
+	Pids int
+	// Memory is the most memory, in bytes, the session may use.
+	Memory int64
+}
+
+// The default limits: far above what Claude Code or Codex need for a task,
+// far below what takes a machine down.
+const (
+	DefaultPidsMax   = 1024
+	DefaultMemoryMax = 8 << 30
+	// MinMemoryMax keeps a limit from starving agent-exec and the agent's
+	// runtime before it starts.
+	MinMemoryMax = 64 << 20
+	MinPidsMax   = 8
+)
+
+// orDefault fills zero fields with the defaults.
+func (l Limits) orDefault() Limits {
+	if l.Pids <= 0 {
+		l.Pids = DefaultPidsMax
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemoryMax
+	}
+	return l
+}
+
+// limitPoll is how often wfb looks at a session it limits without a
+// cgroup's controllers.
+const limitPoll = 25 * time.Millisecond
+
+// limitWatch holds the session to its limits while it runs. Under a
+// cgroup with the pids and memory controllers the kernel enforces
+// pids.max and memory.max, and the watch only reads their events. Without
+// them, agent-exec's rlimits bound each process (RLIMIT_DATA at twice the
+// memory limit; RLIMIT_NPROC, at twice the pids limit, when the session has
+// a uid of its own) and
+// the watch holds the session as a whole: it counts the session's
+// processes and sums their resident memory, and stops the session the
+// moment either reaches its limit.
+type limitWatch struct {
+	limits Limits
+	cg     *sessionCgroup
+	leader int
+}
+
+// check returns why the session is over a limit, or "".
+func (w limitWatch) check() string {
+	if w.cg != nil && w.cg.limited {
+		return w.cg.limitEvents(w.limits)
+	}
+	pids := w.processes()
+	if len(pids) >= w.limits.Pids {
+		return fmt.Sprintf("the session reached its process limit (%d processes; pids limit %d)", len(pids), w.limits.Pids)
+	}
+	var rss int64
+	page := int64(os.Getpagesize())
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + pid + "/statm")
+		if f := strings.Fields(string(b)); err == nil && len(f) > 1 {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			rss += n * page
+		}
+	}
+	if rss >= w.limits.Memory {
+		return fmt.Sprintf("the session reached its memory limit (%d MiB resident; memory limit %d MiB)", rss>>20, w.limits.Memory>>20)
+	}
+	return ""
+}
+
+// processes lists the session's processes: its cgroup's, else its process
+// group's.
+func (w limitWatch) processes() []string {
+	if w.cg != nil {
+		b, _ := os.ReadFile(filepath.Join(w.cg.dir, "cgroup.procs"))
+		return strings.Fields(string(b))
+	}
+	var out []string
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	group := strconv.Itoa(w.leader)
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		// pid (comm) state ppid pgrp ...
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 2 && f[2] == group {
+			out = append(out, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return out
+}
+
+// watch checks the session every limitPoll until exited is closed; on the
+// first limit reached it calls stop and returns why.
+func (w limitWatch) watch(exited <-chan struct{}, stop func()) string {
+	t := time.NewTicker(limitPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-exited:
+			// What the leader left behind is still there (killed after
+			// this), and a cgroup's events outlive the processes.
+			return w.check()
+		case <-t.C:
+			if why := w.check(); why != "" {
+				stop()
+				return why
+			}
+		}
+	}
+}
+
+// setLimits asks the kernel to enforce the limits in the session's cgroup:
+// the parent must delegate the pids and memory controllers. It reports
+// whether both limits are in place.
+func (c *sessionCgroup) setLimits(parent string, l Limits) bool {
+	// Enabling controllers for children fails where the parent holds
+	// processes of its own (not the root), or they are bound to cgroup v1:
+	// then rlimits and the watch take over.
+	_ = os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids +memory"), 0)
+	if os.WriteFile(filepath.Join(c.dir, "pids.max"), []byte(strconv.Itoa(l.Pids)), 0) != nil {
+		return false
+	}
+	if os.WriteFile(filepath.Join(c.dir, "memory.max"), []byte(strconv.FormatInt(l.Memory, 10)), 0) != nil {
+		return false
+	}
+	_ = os.WriteFile(filepath.Join(c.dir, "memory.swap.max"), []byte("0"), 0)
+	return true
+}
+
+// limitEvents says which limit the cgroup's events show was hit, or "".
+func (c *sessionCgroup) limitEvents(l Limits) string {
+	if n := eventCount(filepath.Join(c.dir, "pids.events"), "max"); n > 0 {
+		return fmt.Sprintf("the session reached its process limit (pids.max %d refused %d forks)", l.Pids, n)
+	}
+	if n := eventCount(filepath.Join(c.dir, "memory.events"), "oom_kill"); n > 0 {
+		return fmt.Sprintf("the session reached its memory limit (memory.max %d MiB; %d processes OOM-killed)", l.Memory>>20, n)
+	}
+	return ""
+}
+
+// eventCount reads one counter of a cgroup events file.
+func eventCount(path, key string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+" "); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}

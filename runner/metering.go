@@ -1,0 +1,317 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/store"
+)
+
+// AnthropicAPI is the base URL Claude Code uses when ANTHROPIC_BASE_URL is
+// not set.
+const AnthropicAPI = "https://api.anthropic.com"
+
+// meterGrace bounds how long, after the agent's process is gone, the
+// session waits for its metered requests to be filed.
+const meterGrace = 5 * time.Second
+
+// beginMeter starts metering the session as attempt attemptID: the
+// provider base URL the agent would use becomes the attempt's upstream,
+// and the agent is given the attempt's base URL instead (Claude Code's and
+// the stand-in's ANTHROPIC_BASE_URL; Codex's provider base_url, built from
+// OPENAI_BASE_URL when set, else from ANTHROPIC_BASE_URL). spec.Env is
+// replaced, not changed in place. The attempt's secrets are the secret
+// values of the agent's environment. Without a base URL, Claude Code's is
+// its vendor's API; the stand-in and Codex have none, and refuse to run:
+// the attempt is then not metered (nil), so that their refusal stands.
+func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
+	key := "ANTHROPIC_BASE_URL"
+	if spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "" {
+		key = "OPENAI_BASE_URL"
+	}
+	upstream := spec.Env[key]
+	switch {
+	case upstream == "" && spec.Agent == bench.AgentClaude:
+		upstream = AnthropicAPI
+	case upstream == "":
+		return nil, nil
+	}
+	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: secretValues(spec.Env)})
+	if err != nil {
+		return nil, stepFailed(store.KindInfraError, "meter the session: %v", err)
+	}
+	env := maps.Clone(spec.Env)
+	env[key] = a.BaseURL()
+	spec.Env = env
+	return a, nil
+}
+
+// endMeter stops metering the session, files what the wire showed with
+// the row (its requests, written in the row's transaction), and
+// cross-checks the agent's usage against the wire's.
+func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
+	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), meterGrace)
+	defer cancel()
+	log := a.End(endCtx)
+	row.Requests = make([]store.MeteredRequest, len(log.Records))
+	for i, r := range log.Records {
+		row.Requests[i] = MeteredRequest(r)
+	}
+	if len(log.Records) == 0 && !row.OK {
+		meterDown(row, a.BaseURL())
+	}
+	noteProxyErrors(row, log.Records)
+	crossCheck(row, log.Summary)
+}
+
+// meterDown makes a failed session that never reached the metering proxy
+// an infra-error when the proxy is not listening: the agent's provider was
+// never the cause, wfb's own proxy was.
+func meterDown(row *store.Result, baseURL string) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err == nil {
+		conn.Close()
+		return
+	}
+	prev := row.ErrorKind + ": " + row.ErrorDetail
+	row.ErrorKind = store.KindInfraError
+	row.ErrorDetail = fmt.Sprintf("the metering proxy at %s was not listening (%v), so the agent reached no provider; the agent said %s", u.Host, err, prev)
+}
+
+// noteProxyErrors names, in the row's detail, what went wrong between the
+// agent and its provider that only the meter saw: an unreachable or
+// failing upstream, a stream that broke off. A failure the agent called a
+// session error is the provider's when every model request it made failed
+// this way.
+func noteProxyErrors(row *store.Result, recs []meter.Record) {
+	var notes []string
+	models, failed := 0, 0
+	for _, r := range recs {
+		if r.Protocol != "" {
+			models++
+		}
+		switch r.ProxyError {
+		case meter.ErrUpstreamUnreachable, meter.ErrUpstreamFailed, meter.ErrUpstreamCut:
+			failed++
+			notes = append(notes, fmt.Sprintf("request %d (%s %s): %s: %s", r.Seq, r.Method, r.Path, r.ProxyError, clip(r.ErrorDetail, 200)))
+		}
+	}
+	if len(notes) == 0 {
+		return
+	}
+	detail := "the meter saw the provider fail: " + strings.Join(notes, "; ")
+	if !row.OK && row.ErrorKind == store.KindSessionError && failed >= models {
+		row.ErrorKind = store.KindProviderError
+	}
+	row.ErrorDetail = joinDetail(row.ErrorDetail, detail)
+}
+
+// crossCheck applies the wire's witness to the row (see migration 0006):
+// the wire's sums beside the agent's, which one the reports use, and the
+// verdict. A figure the wire lacked or carried as nonsense refuses the
+// measurement whatever the agent printed; the agent's figures for an
+// attempt whose model requests were never billed are invented, not
+// measured.
+func crossCheck(row *store.Result, s meter.Summary) {
+	switch {
+	case len(s.ModelRequests) == 0:
+		// Nothing on the wire to compare: the agent's word stands alone
+		// (runSession marks it reported).
+		return
+	case len(s.Billed) == 0:
+		why := s.Input.Why
+		if row.OK {
+			addFailure(row, store.KindSessionError, "usage refused: the agent reported success but "+why)
+		}
+		if hadUsage(row) {
+			row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent's usage figures are not recorded: "+why+", so they are not a measurement")
+		}
+		dropReported(row)
+		return
+	}
+	c := meter.CrossCheck(reported(row), s)
+	row.UsageCheck = c.String()
+	if c.Outcome == meter.Refused {
+		why := refusal(row, c)
+		row.UsageCheck = meter.Refused + ": " + why
+		addFailure(row, store.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
+		dropReported(row)
+		return
+	}
+	row.MeteredInputTokens, row.MeteredOutputTokens = s.Input.Value, s.Output.Value
+	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = s.CacheRead.Value, s.CacheCreation.Value
+	row.UsageSource = store.UsageMetered
+}
+
+// refusal names each figure the wire refused: why, the wire's value and
+// what the agent printed for it.
+func refusal(row *store.Result, c meter.Check) string {
+	var parts []string
+	for _, f := range c.Fields {
+		if f.Outcome != meter.Refused {
+			continue
+		}
+		wire := f.WireRaw
+		if wire == "" {
+			wire = "absent"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s (wire %s, agent %s)", f.Field, f.Why, wire, agentPrinted(row, f)))
+	}
+	if len(parts) == 0 {
+		return "no usage figure could be compared"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// agentPrinted is what the agent printed for a figure: the row's value
+// when it took one, else the text of its result event's usage field (the
+// agent's own name for it), else "absent".
+func agentPrinted(row *store.Result, f meter.FieldCheck) string {
+	if f.Agent != nil {
+		return fmt.Sprint(*f.Agent)
+	}
+	var ev struct {
+		Usage map[string]json.RawMessage `json:"usage"`
+	}
+	name := f.Field
+	if row.Agent == bench.AgentCodex && name == meter.FieldCacheRead {
+		name = "cached_input_tokens"
+	}
+	if json.Unmarshal([]byte(row.ResultEvent), &ev) == nil {
+		if raw, ok := ev.Usage[name]; ok {
+			return clip(string(raw), 40)
+		}
+	}
+	return "absent"
+}
+
+func hadUsage(row *store.Result) bool {
+	return row.InputTokens != nil || row.OutputTokens != nil || row.CacheReadInputTokens != nil ||
+		row.CacheCreationInputTokens != nil || row.CostUSD != nil
+}
+
+// dropReported clears what the agent reported as a measurement: its token
+// columns, its cost and its per-model usage. Its result event keeps what
+// it printed.
+func dropReported(row *store.Result) {
+	row.InputTokens, row.OutputTokens, row.CacheReadInputTokens, row.CacheCreationInputTokens = nil, nil, nil, nil
+	row.ReportedInputTokens, row.ReportedCachedInputTokens, row.ReasoningOutputTokens = nil, nil, nil
+	row.CostUSD, row.CostSource, row.ModelUsage, row.UsageSemantics = nil, "", nil, ""
+}
+
+// reported is the agent's usage as the row holds it (already in the
+// token columns' semantics).
+func reported(row *store.Result) meter.Reported {
+	return meter.Reported{Input: row.InputTokens, Output: row.OutputTokens,
+		CacheRead: row.CacheReadInputTokens, CacheCreation: row.CacheCreationInputTokens}
+}
+
+// secretValues are the values of the environment's secret-named variables
+// long enough to be told from ordinary words, longest first (so a secret
+// that contains another is replaced whole).
+func secretValues(env map[string]string) []string {
+	var secrets []string
+	for k, v := range env {
+		// Names as the bench file judges them. Short values would scrub
+		// ordinary words; the mock's "offline" is not a secret.
+		if bench.IsSecretName(k) && len(v) >= 8 {
+			secrets = append(secrets, v)
+		}
+	}
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	return secrets
+}
+
+// MeteredRequest converts a meter record to its store row (with its
+// exchange).
+func MeteredRequest(r meter.Record) store.MeteredRequest {
+	m := store.MeteredRequest{
+		RequestID: r.ID, AttemptID: r.AttemptID, Seq: r.Seq, Protocol: r.Protocol, Method: r.Method, Path: r.Path,
+		RequestedModel: r.RequestedModel, ResponseModel: r.ResponseModel,
+		StartedAt: r.StartedAt, LatencyMS: r.Latency.Milliseconds(), Streamed: r.Streamed,
+		RequestBytes: r.RequestBytes, ResponseBytes: r.ResponseBytes,
+		ErrorType: r.ErrorType, ProxyError: r.ProxyError, ErrorDetail: r.ErrorDetail,
+		Billed: r.Billed, UsageSemantics: r.Usage.Semantics,
+		InputTokens: r.Usage.Input.Ptr(), OutputTokens: r.Usage.Output.Ptr(),
+		CacheReadInputTokens: r.Usage.CacheRead.Ptr(), CacheCreationInputTokens: r.Usage.CacheCreation.Ptr(),
+		ReasoningOutputTokens: r.Usage.Reasoning.Ptr(),
+		UsageRaw:              r.Usage.RawValues(), UsageProblem: strings.Join(r.Usage.Problems(), "; "),
+		Exchange: &store.Exchange{
+			RequestHeaders: r.Exchange.RequestHeader, ResponseHeaders: r.Exchange.ResponseHeader,
+			Codec:       r.Exchange.Request.Codec,
+			RequestBody: r.Exchange.Request.Data, RequestSize: r.Exchange.Request.Size,
+			RequestSHA256: r.Exchange.Request.SHA256, RequestTruncated: r.Exchange.Request.Truncated,
+			ResponseBody: r.Exchange.Response.Data, ResponseSize: r.Exchange.Response.Size,
+			ResponseSHA256: r.Exchange.Response.SHA256, ResponseTruncated: r.Exchange.Response.Truncated,
+		},
+	}
+	if m.Exchange.Codec == "" {
+		m.Exchange.Codec = r.Exchange.Response.Codec
+	}
+	if r.Status != 0 {
+		m.Status = ptrInt(int64(r.Status))
+	}
+	if r.TTFB != nil {
+		m.TTFBMS = ptrInt(r.TTFB.Milliseconds())
+	}
+	if r.RetryOf > 0 {
+		m.RetryOf = ptrInt(int64(r.RetryOf))
+	}
+	if r.FallbackOf > 0 {
+		m.FallbackOf = ptrInt(int64(r.FallbackOf))
+	}
+	return m
+}
+
+func ptrInt(v int64) *int64 { return &v }
+
+// StartMeter starts a process's metering proxy (loopback, a free port).
+// Attributed requests come back with their attempt's row; those whose path
+// names no live attempt are written to db as they finish.
+func StartMeter(db *store.DB) (*meter.Proxy, error) {
+	p, err := meter.Start(meter.Options{Redact: store.Redact, Sink: meter.SinkFunc(func(r meter.Record) {
+		if r.AttemptID != "" {
+			return
+		}
+		// Best effort: an unattributed request is no attempt's outcome.
+		_ = db.InsertRequests(context.Background(), []store.MeteredRequest{MeteredRequest(r)})
+	})})
+	if err != nil {
+		return nil, fmt.Errorf("start the metering proxy: %w", err)
+	}
+	return p, nil
+}
+
+// startMeter starts the sweep's metering proxy, unless it runs unmetered.
+func (s *Sweep) startMeter() error {
+	if s.opts.NoMeter {
+		return nil
+	}
+	p, err := StartMeter(s.opts.DB)
+	if err != nil {
+		return err
+	}
+	s.meter = p
+	return nil
+}
+
+// meterSetting is how runs.config records whether sessions were metered.
+func meterSetting(off bool) string {
+	if off {
+		return "off"
+	}
+	return "on"
+}

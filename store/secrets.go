@@ -1,0 +1,214 @@
+package store
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// MinSecretBytes is the shortest value scrubbed by value: a shorter one (the
+// mock provider's "offline") would shred ordinary words, and is no
+// credential.
+const MinSecretBytes = 8
+
+// Scrubber replaces known secret values in text with Redacted, in every
+// form an agent can print them: as they are, percent-encoded (any byte,
+// hex digits in either case, e.g. %2D or %2d, '+' for a space), and
+// JSON-escaped (\u002d, \/, \"), in any mix. Pattern-based Redact catches
+// values shaped like keys; a Scrubber catches the environment's own values
+// whatever their shape. The zero value and nil scrub nothing.
+type Scrubber struct {
+	values []string  // longest first, so a secret containing another goes whole
+	starts [256]bool // the bytes a match can start with
+}
+
+// NewScrubber returns a Scrubber for values; values shorter than
+// MinSecretBytes are ignored.
+func NewScrubber(values ...string) *Scrubber {
+	s := &Scrubber{}
+	for _, v := range values {
+		if len(v) >= MinSecretBytes && !slices.Contains(s.values, v) {
+			s.values = append(s.values, v)
+			s.starts[v[0]] = true
+			s.starts['%'], s.starts['\\'] = true, true
+			if v[0] == ' ' {
+				s.starts['+'] = true
+			}
+		}
+	}
+	slices.SortFunc(s.values, func(a, b string) int { return len(b) - len(a) })
+	return s
+}
+
+// Text returns t with every form of every secret replaced by Redacted.
+func (s *Scrubber) Text(t string) string {
+	if s == nil || len(s.values) == 0 || t == "" {
+		return t
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(t); {
+		n := 0
+		if s.starts[t[i]] {
+			n = s.matchAt(t, i)
+		}
+		if n == 0 {
+			i++
+			continue
+		}
+		b.WriteString(t[last:i])
+		b.WriteString(Redacted)
+		i += n
+		last = i
+	}
+	if last == 0 {
+		return t
+	}
+	b.WriteString(t[last:])
+	return b.String()
+}
+
+// matchAt is the length of the secret (any encoding) at t[i:], or 0.
+func (s *Scrubber) matchAt(t string, i int) int {
+	for _, v := range s.values {
+		if n := encodedAt(t, i, v); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// encodedAt is the length of v, each byte in any of its forms, at t[i:];
+// 0 when v is not there. A byte with more than one form that fits (rare:
+// a backslash) tries each.
+func encodedAt(t string, i int, v string) int {
+	if v == "" {
+		return 0
+	}
+	want := v[0]
+	for _, w := range byteForms(t, i, want) {
+		if len(v) == 1 {
+			return w
+		}
+		if n := encodedAt(t, i+w, v[1:]); n > 0 {
+			return w + n
+		}
+	}
+	return 0
+}
+
+// byteForms are the lengths of the forms of byte want found at t[i:]:
+// literal (1), '+' for a space (1), JSON \/ \" \\ (2), %HH (3), \u00HH (6).
+func byteForms(t string, i int, want byte) []int {
+	if i >= len(t) {
+		return nil
+	}
+	var out []int
+	c := t[i]
+	if c == want || (c == '+' && want == ' ') {
+		out = append(out, 1)
+	}
+	switch c {
+	case '%':
+		if i+2 < len(t) && hexByte(t[i+1], t[i+2]) == int(want) {
+			out = append(out, 3)
+		}
+	case '\\':
+		if i+1 < len(t) && t[i+1] == want && (want == '/' || want == '"' || want == '\\') {
+			out = append(out, 2)
+		}
+		if want < 0x80 && i+5 < len(t) && t[i+1] == 'u' && t[i+2] == '0' && t[i+3] == '0' && hexByte(t[i+4], t[i+5]) == int(want) {
+			out = append(out, 6)
+		}
+	}
+	return out
+}
+
+// hexByte is the byte two hex digits (either case) spell, or -1.
+func hexByte(hi, lo byte) int {
+	h, l := hexDigit(hi), hexDigit(lo)
+	if h < 0 || l < 0 {
+		return -1
+	}
+	return h<<4 | l
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// Result scrubs, in r, every text field an agent's output or artifact can
+// fill (see Result.scrubText).
+func (s *Scrubber) Result(r *Result) { r.scrubText(s.Text) }
+
+// scrubText passes every text field of r that the agent controls — what it
+// printed, what it named itself, its session id, its models, its verdict,
+// its error — through f. A model name f changes into one already listed
+// gets a suffix: model_usage keeps one row per model, and the attempt's
+// row must still be written.
+func (r *Result) scrubText(f func(string) string) {
+	for _, p := range []*string{&r.AgentVersion, &r.Model, &r.ErrorDetail, &r.SessionID, &r.Verdict,
+		&r.ResultEvent, &r.StdoutTail, &r.StderrTail, &r.UsageCheck} {
+		*p = f(*p)
+	}
+	seen := map[string]bool{}
+	for _, u := range r.ModelUsage {
+		seen[u.Model] = true
+	}
+	for i, u := range r.ModelUsage {
+		m := f(u.Model)
+		if m == u.Model {
+			continue // a name listed twice by the agent stays refused
+		}
+		for n := 2; seen[m]; n++ {
+			m = fmt.Sprintf("%s #%d", f(u.Model), n)
+		}
+		seen[m] = true
+		r.ModelUsage[i].Model = m
+	}
+}
+
+// secretSet is the secrets a DB scrubs from everything it writes.
+type secretSet struct {
+	mu       sync.Mutex
+	values   []string
+	scrubber *Scrubber
+}
+
+// ScrubSecrets adds values (the environment's secrets an agent was given)
+// to those this handle scrubs, in every form (see Scrubber), from every
+// text it writes from then on: a result's agent-controlled columns, its
+// per-model usage, its evidence, an artifact, a score's matches, a
+// request's text. Safe for concurrent use.
+func (d *DB) ScrubSecrets(values ...string) {
+	d.secrets.mu.Lock()
+	defer d.secrets.mu.Unlock()
+	added := false
+	for _, v := range values {
+		if len(v) >= MinSecretBytes && !slices.Contains(d.secrets.values, v) {
+			d.secrets.values = append(d.secrets.values, v)
+			added = true
+		}
+	}
+	if added {
+		d.secrets.scrubber = NewScrubber(d.secrets.values...)
+	}
+}
+
+// clean is s as this handle stores free text: the registered secrets
+// scrubbed by value, then Redact.
+func (d *DB) clean(s string) string {
+	d.secrets.mu.Lock()
+	sc := d.secrets.scrubber
+	d.secrets.mu.Unlock()
+	return Redact(sc.Text(s))
+}

@@ -1,0 +1,9 @@
+package view
+
+import (
+	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
+)
+
+func TestMain(m *testing.M) { gate.Main(m, "view") }
