@@ -49,9 +49,9 @@ func modelRequests(reqs []store.MeteredRequest) []store.MeteredRequest {
 
 // wantMetered is what the wire's columns hold after the mock served u (the
 // script's Anthropic fields) under the agent's protocol: for the Responses
-// API, cache writes are part of input and not reported apart.
+// and Gemini APIs, cache writes are part of input and not reported apart.
 func wantMetered(c cli, u [4]int64) [4]*int64 {
-	if c.agent == bench.AgentCodex {
+	if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini {
 		return [4]*int64{ptr(u[0] + u[3]), ptr(u[1]), ptr(u[2]), nil}
 	}
 	return [4]*int64{ptr(u[0]), ptr(u[1]), ptr(u[2]), ptr(u[3])}
