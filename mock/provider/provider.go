@@ -136,6 +136,17 @@ func Start(script *Script) (*Provider, error) {
 	return p, nil
 }
 
+// Serving starts a provider for script on a free loopback port and
+// returns its base URL and the function that closes it (the shape of
+// runner.SweepOptions.StartMock, with a script loaded).
+func Serving(script *Script) (url string, stop func(), err error) {
+	p, err := Start(script)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.URL(), func() { p.Close() }, nil
+}
+
 // ErrNotLoopback is returned (wrapped) for an address that is not on the
 // loopback interface: the provider answers anyone who can reach it, so it
 // never listens beyond this machine.

@@ -84,11 +84,7 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 			if err != nil {
 				return "", nil, err
 			}
-			p, err := provider.Start(sc)
-			if err != nil {
-				return "", nil, err
-			}
-			return p.URL(), func() { p.Close() }, nil
+			return provider.Serving(sc)
 		},
 		AgentEnv: map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1"},
 	})
