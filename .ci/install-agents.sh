@@ -5,6 +5,7 @@
 # $GITHUB_ENV:
 #   WFB_CLAUDE_BIN=/.../claude
 #   WFB_CODEX_BIN=/.../codex
+#   WFB_GEMINI_BIN=/.../gemini (the .bin symlink to a Node script, as users get it)
 # Everything else goes to stderr. The cache is made world-readable so that a
 # sandboxed session running as nobody (uid 65534) can execute the binaries;
 # as root the default cache is therefore /var/cache/wfb-agents (root's HOME is

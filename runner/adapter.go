@@ -52,17 +52,20 @@ func adapterFor(agent string) (adapter, error) {
 		return &claudeAdapter{}, nil
 	case bench.AgentCodex:
 		return &codexAdapter{}, nil
+	case bench.AgentGemini:
+		return &geminiAdapter{}, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentStandIn)
+	return nil, fmt.Errorf("unknown agent %q (want %s, %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentGemini, bench.AgentStandIn)
 }
 
 // versionPattern finds a version number in a CLI's --version line, e.g.
 // "2.1.332 (Claude Code)" or "codex-cli 0.171.0".
 var versionPattern = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`)
 
-// probeTimeout bounds `<cli> --version`; both CLIs answer in well under a
-// second.
-const probeTimeout = 15 * time.Second
+// probeTimeout bounds `<cli> --version`. Claude Code and Codex answer in
+// well under a second; Gemini CLI, a Node program, took 16-22 s at load 16
+// on 2 cores. The answer is cached per binary, so a sweep waits once.
+const probeTimeout = 60 * time.Second
 
 var versionCache sync.Map // versionKey → string
 
@@ -86,7 +89,8 @@ type versionProbe struct {
 // once. The probe is a process of the session like the agent itself: in
 // its sandbox, as its uid, in its cgroup or process group, bounded by
 // probeTimeout, every descendant killed when it ends; it gets no
-// credentials (PATH, HOME, TMPDIR and LANG only). It returns "" when the
+// credentials (PATH, HOME, TMPDIR and LANG, and Gemini CLI's switch that
+// keeps it one process). It returns "" when the
 // binary cannot say; the session itself then reports what is wrong with
 // the binary.
 func probeVersion(ctx context.Context, bin string, where versionProbe) string {
@@ -110,7 +114,9 @@ func probeVersion(ctx context.Context, bin string, where versionProbe) string {
 		return ""
 	}
 	defer launch.Close()
-	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp}
+	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp,
+		// Gemini CLI otherwise starts a second Node process to answer.
+		"GEMINI_CLI_NO_RELAUNCH": "true"}
 	var out []byte
 	pr := runProcess(ctx, processSpec{
 		Argv:       append(append([]string{}, launch.Prefix...), path, "--version"),

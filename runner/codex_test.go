@@ -16,14 +16,19 @@ import (
 // codexOutcome runs the Codex interpretation on stdout as if a process had
 // printed it and exited with code.
 func codexOutcome(model, stdout string, code int64) store.Result {
-	out := &codexOutput{model: model}
+	return outcomeOf(&codexOutput{model: model}, "codex", stdout, code)
+}
+
+// outcomeOf feeds stdout to an adapter's output line by line and
+// interprets it as if the process had exited with code.
+func outcomeOf(out agentOutput, bin, stdout string, code int64) store.Result {
 	for _, l := range strings.Split(stdout, "\n") {
 		if l != "" {
 			out.line([]byte(l), false)
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, processResult{State: store.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -45,16 +50,8 @@ func TestCodexUsageIsNormalisedWithoutDoubleCounting(t *testing.T) {
 	if !row.OK {
 		t.Fatalf("not ok: %s: %s", row.ErrorKind, row.ErrorDetail)
 	}
-	type tokens struct {
-		Semantics                                string
-		Input, CacheRead, CacheCreation, Output  *int64
-		ReportedInput, ReportedCached, Reasoning *int64
-		Retries                                  *int64
-		Session, CostSource                      string
-	}
-	got := tokens{row.UsageSemantics, row.InputTokens, row.CacheReadInputTokens, row.CacheCreationInputTokens, row.OutputTokens,
-		row.ReportedInputTokens, row.ReportedCachedInputTokens, row.ReasoningOutputTokens, row.APIRetries, row.SessionID, row.CostSource}
-	want := tokens{store.UsageOpenAI, ptr(int64(100)), ptr(int64(300)), nil, ptr(int64(20)),
+	got := tokensOf(row)
+	want := rowTokens{store.UsageOpenAI, ptr(int64(100)), ptr(int64(300)), nil, ptr(int64(20)),
 		ptr(int64(400)), ptr(int64(300)), ptr(int64(5)), ptr(int64(0)), "th-1", "derived"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("row (-want +got):\n%s", diff)
@@ -64,6 +61,20 @@ func TestCodexUsageIsNormalisedWithoutDoubleCounting(t *testing.T) {
 	if row.CostUSD == nil || math.Abs(*row.CostUSD-wantCost) > 1e-12 {
 		t.Errorf("cost %v, want %v", row.CostUSD, wantCost)
 	}
+}
+
+// rowTokens are a row's token columns and what goes with them.
+type rowTokens struct {
+	Semantics                                string
+	Input, CacheRead, CacheCreation, Output  *int64
+	ReportedInput, ReportedCached, Reasoning *int64
+	Retries                                  *int64
+	Session, CostSource                      string
+}
+
+func tokensOf(row store.Result) rowTokens {
+	return rowTokens{row.UsageSemantics, row.InputTokens, row.CacheReadInputTokens, row.CacheCreationInputTokens, row.OutputTokens,
+		row.ReportedInputTokens, row.ReportedCachedInputTokens, row.ReasoningOutputTokens, row.APIRetries, row.SessionID, row.CostSource}
 }
 
 // TestCodexUnknownModelHasNoCostNotAGuess stops a derived cost from being

@@ -29,15 +29,20 @@ const meterGrace = 5 * time.Second
 // provider base URL the agent would use becomes the attempt's upstream,
 // and the agent is given the attempt's base URL instead (Claude Code's and
 // the stand-in's ANTHROPIC_BASE_URL; Codex's provider base_url, built from
-// OPENAI_BASE_URL when set, else from ANTHROPIC_BASE_URL). spec.Env is
-// replaced, not changed in place. The attempt's secrets are the secret
-// values of the agent's environment. Without a base URL, Claude Code's is
-// its vendor's API; the stand-in and Codex have none, and refuse to run:
-// the attempt is then not metered (nil), so that their refusal stands.
+// OPENAI_BASE_URL when set, else from ANTHROPIC_BASE_URL; Gemini CLI's
+// GOOGLE_GEMINI_BASE_URL, likewise). The meter tells the protocol by the
+// request's path. spec.Env is replaced, not changed in place. The
+// attempt's secrets are the secret values of the agent's environment.
+// Without a base URL, Claude Code's is its vendor's API; the stand-in,
+// Codex and Gemini CLI have none, and refuse to run: the attempt is then
+// not metered (nil), so that their refusal stands.
 func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
 	key := "ANTHROPIC_BASE_URL"
-	if spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "" {
+	switch {
+	case spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "":
 		key = "OPENAI_BASE_URL"
+	case spec.Agent == bench.AgentGemini && spec.Env["GOOGLE_GEMINI_BASE_URL"] != "":
+		key = "GOOGLE_GEMINI_BASE_URL"
 	}
 	upstream := spec.Env[key]
 	switch {

@@ -49,7 +49,7 @@ type SessionKey struct {
 	RetryOf          string
 
 	// The agent.
-	Agent        string   // bench.AgentStandIn, AgentClaude or AgentCodex
+	Agent        string   // bench.AgentStandIn, AgentClaude, AgentCodex or AgentGemini
 	AgentBin     string   // the executable
 	AgentArgs    []string // arguments before the adapter's flags ("mock", "agent" for the stand-in run through wfb)
 	AgentVersion string

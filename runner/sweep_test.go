@@ -98,11 +98,7 @@ func (r *benchRig) startMock(path string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := provider.Start(sc)
-	if err != nil {
-		return "", nil, err
-	}
-	return p.URL(), func() { p.Close() }, nil
+	return provider.Serving(sc)
 }
 
 // sweep runs a sweep to its end and returns its summary and rows.

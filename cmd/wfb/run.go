@@ -232,11 +232,7 @@ func startMock() func(path string) (string, func(), error) {
 		if err != nil {
 			return "", nil, err
 		}
-		p, err := provider.Start(sc)
-		if err != nil {
-			return "", nil, err
-		}
-		return p.URL(), func() { p.Close() }, nil
+		return provider.Serving(sc)
 	}
 }
 

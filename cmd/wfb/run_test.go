@@ -321,7 +321,7 @@ provider: {mock: replies.yaml}
 tasks:
   - {id: t1, workspace: ./missing, prompt: p}
 arms:
-  - {id: a, agent: gemini}
+  - {id: a, agent: aider}
 `)
 	s, out, errOut := testStreams("", nil)
 	code := run(context.Background(), []string{"run", bench, "--db", db}, s)

@@ -32,12 +32,18 @@ func (m *Match) fits(model string, turn int) bool {
 
 // requestTurn counts the assistant turns a request's conversation holds
 // (see Match.Turn).
-func requestTurn(body map[string]any, responses bool) int {
-	if !responses {
+func requestTurn(body map[string]any, api string) int {
+	switch api {
+	case apiMessages, apiGemini:
+		// Messages' assistant turns; Gemini's contents of role "model".
+		list, role := "messages", "assistant"
+		if api == apiGemini {
+			list, role = "contents", "model"
+		}
 		n := 0
-		msgs, _ := body["messages"].([]any)
+		msgs, _ := body[list].([]any)
 		for _, m := range msgs {
-			if obj, _ := m.(map[string]any); obj["role"] == "assistant" {
+			if obj, _ := m.(map[string]any); obj["role"] == role {
 				n++
 			}
 		}

@@ -47,6 +47,9 @@ func serveMessages(w http.ResponseWriter, reply Reply, id string, body map[strin
 	sent, err := sseWriteMessage(w, status, msg, reply.CutAfterEvents)
 	if errors.Is(err, errSSECut) {
 		*note += fmt.Sprintf(" cut after %d events", sent)
+		if reply.CutCleanly {
+			return
+		}
 		panic(http.ErrAbortHandler)
 	}
 	if err != nil {

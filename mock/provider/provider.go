@@ -22,7 +22,7 @@ func DefaultReply() Reply {
 }
 
 // Request is one request the provider received. Secret headers (x-api-key,
-// Authorization, Proxy-Authorization) are recorded as "[REDACTED]": a test
+// x-goog-api-key, Authorization, Proxy-Authorization) are recorded as "[REDACTED]": a test
 // can assert that one was sent, and nothing downstream can leak its value.
 type Request struct {
 	Method string
@@ -64,7 +64,7 @@ func (r Request) String() string {
 const redacted = "[REDACTED]"
 
 // secretHeaders are the headers that carry credentials.
-var secretHeaders = []string{"X-Api-Key", "Authorization", "Proxy-Authorization"}
+var secretHeaders = []string{"X-Api-Key", "X-Goog-Api-Key", "Authorization", "Proxy-Authorization"}
 
 func redactHeader(h http.Header) http.Header {
 	c := h.Clone()
@@ -135,6 +135,17 @@ func Start(script *Script) (*Provider, error) {
 	srv := p.listening(ln)
 	go srv.Serve(ln) //nolint:errcheck // ErrServerClosed after Close
 	return p, nil
+}
+
+// Serving starts a provider for script on a free loopback port and
+// returns its base URL and the function that closes it (the shape of
+// runner.SweepOptions.StartMock, with a script loaded).
+func Serving(script *Script) (url string, stop func(), err error) {
+	p, err := Start(script)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.URL(), func() { p.Close() }, nil
 }
 
 // ErrNotLoopback is returned (wrapped) for an address that is not on the
@@ -226,10 +237,13 @@ func (p *Provider) Requests() []Request {
 
 // MessageRequests returns the recorded POST .../v1/messages requests only:
 // the model turns, without the probes a client sends before them.
-func (p *Provider) MessageRequests() []Request {
+func (p *Provider) MessageRequests() []Request { return p.requestsTo(isMessages) }
+
+// requestsTo returns the recorded requests api accepts.
+func (p *Provider) requestsTo(api func(method, path string) bool) []Request {
 	var out []Request
 	for _, r := range p.Requests() {
-		if isMessages(r.Method, r.Path) {
+		if api(r.Method, r.Path) {
 			out = append(out, r)
 		}
 	}

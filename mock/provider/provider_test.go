@@ -663,6 +663,7 @@ func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 	body := map[string]any{"model": "m", "messages": []any{map[string]any{"role": "user", "content": "review the change"}}}
 	post(t, url+"/v1/messages?beta=true", body, map[string]string{
 		"X-Api-Key":         key,
+		"X-Goog-Api-Key":    key,
 		"Authorization":     "Bearer " + key,
 		"Anthropic-Version": "2023-06-01",
 	})
@@ -677,6 +678,7 @@ func TestProviderRecordsRequestsWithCredentialsRedacted(t *testing.T) {
 	r := reqs[0]
 	want := map[string][]string{
 		"X-Api-Key":         {"[REDACTED]"},
+		"X-Goog-Api-Key":    {"[REDACTED]"},
 		"Authorization":     {"[REDACTED]"},
 		"Anthropic-Version": {"2023-06-01"},
 	}

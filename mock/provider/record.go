@@ -37,7 +37,11 @@ func RecordReply(x Recorded) (r Reply, notes []string, err error) {
 		return r, nil, fmt.Errorf("the request body is not a JSON object")
 	}
 	model, _ := req["model"].(string)
-	turn := requestTurn(req, x.Responses)
+	api := apiMessages
+	if x.Responses {
+		api = apiResponses
+	}
+	turn := requestTurn(req, api)
 	r.Match = &Match{Model: model, Turn: &turn}
 	r.DelayMS = x.DelayMS
 	if x.Status < 200 || x.Status > 299 {

@@ -50,15 +50,7 @@ func isResponses(method, path string) bool {
 
 // ResponsesRequests returns the recorded POST .../v1/responses requests
 // only: Codex's model turns.
-func (p *Provider) ResponsesRequests() []Request {
-	var out []Request
-	for _, r := range p.Requests() {
-		if isResponses(r.Method, r.Path) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+func (p *Provider) ResponsesRequests() []Request { return p.requestsTo(isResponses) }
 
 // respObject is a Responses API response; the struct fixes the field order.
 type respObject struct {
@@ -95,19 +87,9 @@ type respContent struct {
 // shared delay and hang handling. It returns a note for the log; a scripted
 // cut aborts the handler.
 func (p *Provider) serveResponses(w http.ResponseWriter, reply Reply, id string, body map[string]any, stream bool) string {
-	if reply.Status != 0 && (reply.Status < 200 || reply.Status > 299) {
-		obj := reply.Error
-		if len(obj) == 0 {
-			obj = respDefaultError(reply.Status)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(reply.Status)
-		fmt.Fprintf(w, `{"error":%s}`, obj)
+	status, failed := wrappedFailure(w, reply, respDefaultError)
+	if failed {
 		return ""
-	}
-	status := http.StatusOK
-	if reply.Status != 0 {
-		status = reply.Status
 	}
 	model, _ := body["model"].(string)
 	if model == "" {
@@ -139,6 +121,9 @@ func (p *Provider) serveResponses(w http.ResponseWriter, reply Reply, id string,
 	}
 	err = respWriteEvents(s, resp)
 	if err == errSSECut {
+		if reply.CutCleanly {
+			return "cut cleanly"
+		}
 		// The deferred record and log in serveHTTP run on this panic.
 		panic(http.ErrAbortHandler)
 	}
@@ -257,58 +242,83 @@ func respBuild(reply Reply, id, model string, custom map[string]bool) (respObjec
 // respUsage translates a script's (Anthropic) usage into a Responses usage
 // object, as documented above; nil when the script has no usage key.
 func respUsage(u Usage, reasoning any) Usage {
-	present := func(k string) (any, bool) {
-		v, ok := u[k]
-		return v, ok && v != nil
-	}
-	in, hasIn := present("input_tokens")
-	out, hasOut := present("output_tokens")
-	cacheRead, hasRead := present("cache_read_input_tokens")
-	cacheCreate, hasCreate := present("cache_creation_input_tokens")
-	if !hasIn && !hasOut && !hasRead && !hasCreate && reasoning == nil {
+	su := readScriptUsage(u, reasoning)
+	if su.empty {
 		return nil
 	}
 	wire := Usage{}
-	var total int64
-	summable := hasIn && hasOut
-	if hasIn {
-		n, ok := respWhole(in)
-		sum := n
-		for _, extra := range []struct {
-			v   any
-			has bool
-		}{{cacheRead, hasRead}, {cacheCreate, hasCreate}} {
-			if !extra.has {
-				continue
-			}
-			m, mok := respWhole(extra.v)
-			ok = ok && mok
-			sum += m
-		}
-		if ok {
-			wire["input_tokens"] = sum
-			total = sum
-		} else {
-			wire["input_tokens"] = in
-			summable = false
-		}
+	if su.hasPrompt {
+		wire["input_tokens"] = su.prompt
 	}
-	if hasRead {
-		wire["input_tokens_details"] = map[string]any{"cached_tokens": cacheRead}
+	if su.hasCached {
+		wire["input_tokens_details"] = map[string]any{"cached_tokens": su.cached}
 	}
-	if hasOut {
-		wire["output_tokens"] = out
-		n, ok := respWhole(out)
-		summable = summable && ok
-		total += n
+	if su.hasOut {
+		wire["output_tokens"] = su.out
 	}
 	if reasoning != nil {
 		wire["output_tokens_details"] = map[string]any{"reasoning_tokens": reasoning}
 	}
-	if summable {
-		wire["total_tokens"] = total
+	// Reasoning is part of OpenAI's output tokens, not added to the total.
+	if su.summable {
+		wire["total_tokens"] = su.total
 	}
 	return wire
+}
+
+// scriptUsage is a script's (Anthropic) usage read for the APIs whose
+// prompt count includes cached tokens.
+type scriptUsage struct {
+	empty bool // no usage key at all, and no reasoning
+	// prompt is input_tokens plus the cache fields (promptTotal).
+	prompt, out, cached any
+	hasPrompt, hasOut   bool
+	hasCached           bool
+	total               int64 // prompt + output, when summable
+	summable            bool  // prompt and output are both whole numbers
+	reasoningTotal      int64 // total + reasoning, when reasoningSummable
+	reasoningSummable   bool
+}
+
+func readScriptUsage(u Usage, reasoning any) scriptUsage {
+	var su scriptUsage
+	var promptWhole bool
+	su.prompt, su.hasPrompt, promptWhole = promptTotal(u)
+	su.out, su.hasOut = u["output_tokens"]
+	su.hasOut = su.hasOut && su.out != nil
+	su.cached, su.hasCached = u["cache_read_input_tokens"]
+	su.hasCached = su.hasCached && su.cached != nil
+	su.empty = !su.hasPrompt && !su.hasOut && !su.hasCached && u["cache_creation_input_tokens"] == nil && reasoning == nil
+	p, _ := su.prompt.(int64)
+	o, outWhole := respWhole(su.out)
+	su.total, su.summable = p+o, su.hasPrompt && promptWhole && su.hasOut && outWhole
+	r, rWhole := respWhole(reasoning)
+	su.reasoningTotal = su.total + r
+	su.reasoningSummable = su.summable && (reasoning == nil || rWhole)
+	return su
+}
+
+// promptTotal is the whole prompt of a script's (Anthropic) usage:
+// input_tokens plus the two cache fields that are present, an int64 when
+// all are whole numbers (whole), else input_tokens as written. has is false
+// when input_tokens is absent or null.
+func promptTotal(u Usage) (v any, has, whole bool) {
+	in, ok := u["input_tokens"]
+	if !ok || in == nil {
+		return nil, false, false
+	}
+	sum, whole := respWhole(in)
+	for _, k := range []string{"cache_read_input_tokens", "cache_creation_input_tokens"} {
+		if extra := u[k]; extra != nil {
+			n, ok := respWhole(extra)
+			whole = whole && ok
+			sum += n
+		}
+	}
+	if !whole {
+		return in, true, false
+	}
+	return sum, true, true
 }
 
 // respWhole reads v as a whole number, as a script holds one: a Go integer,
@@ -330,6 +340,27 @@ func respWhole(v any) (int64, bool) {
 		return i, err == nil
 	}
 	return 0, false
+}
+
+// wrappedFailure answers a scripted failure with {"error": ERROR}, the
+// shape OpenAI's and Google's APIs share (def gives ERROR when the script
+// has none), and says so; otherwise it returns the status of the normal
+// reply.
+func wrappedFailure(w http.ResponseWriter, reply Reply, def func(int) json.RawMessage) (status int, failed bool) {
+	if reply.Status != 0 && (reply.Status < 200 || reply.Status > 299) {
+		obj := reply.Error
+		if len(obj) == 0 {
+			obj = def(reply.Status)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(reply.Status)
+		fmt.Fprintf(w, `{"error":%s}`, obj)
+		return reply.Status, true
+	}
+	if reply.Status != 0 {
+		return reply.Status, false
+	}
+	return http.StatusOK, false
 }
 
 // respDefaultError is the error object for a scripted failure status that

@@ -3,8 +3,9 @@ package provider
 import "encoding/json"
 
 // Script is what the provider serves: Replies in order, one per model
-// request (POST /v1/messages, or POST /v1/responses: the two share the
-// sequence), then Default for every later request. Without a
+// request (POST /v1/messages, POST /v1/responses, or Gemini's
+// POST /v1beta/models/{model}:generateContent or :streamGenerateContent:
+// all share the sequence), then Default for every later request. Without a
 // Default, the built-in DefaultReply is served: the text "ok" with usage
 // input 10, output 5, cache_read 0, cache_creation 0.
 //
@@ -34,6 +35,9 @@ import "encoding/json"
 //	    cut_after_events: 3
 //	  - text: "answers the second request of a conversation"
 //	    match: {turn: 1, model: claude-sonnet-4-5}
+//	  - text: "ends short"
+//	    cut_after_events: 1
+//	    cut_cleanly: true
 //	default:
 //	  text: "done"
 //	  usage: {input_tokens: 10, output_tokens: 5,
@@ -66,7 +70,7 @@ import "encoding/json"
 //     Without one, a 4xx/5xx status gets the API's error type for it
 //     (529 overloaded_error, 429 rate_limit_error, 401
 //     authentication_error, other 5xx api_error, ...). A failure has no
-//     text, tools, stop_reason, usage or cut_after_events.
+//     text, tools, stop_reason, usage, cut_after_events or cut_cleanly.
 //   - delay_ms: wait this long (>= 0) before answering, headers included.
 //   - hang: never answer; the request blocks until the client disconnects
 //     or the provider is closed, and then the connection is dropped.
@@ -78,6 +82,10 @@ import "encoding/json"
 //     this many SSE events (>= 0; 0 means no cut). A cut stream never
 //     reaches message_stop, however large the number. A non-streamed reply
 //     is answered whole.
+//   - cut_cleanly: with cut_after_events, end the cut stream as a complete
+//     HTTP response instead of dropping the connection: the stream simply
+//     stops short of its final event (message_stop, response.completed,
+//     Gemini's finishReason), which some clients take as a whole answer.
 type Script struct {
 	Replies []Reply `json:"replies,omitempty"`
 	Default *Reply  `json:"default,omitempty"`
@@ -109,6 +117,9 @@ type Reply struct {
 	// CutAfterEvents, when > 0, ends a streamed reply abruptly after that
 	// many SSE events (no message_stop), as a dropped connection would.
 	CutAfterEvents int `json:"cut_after_events,omitempty"`
+	// CutCleanly ends a cut stream as a complete HTTP response rather than
+	// a dropped connection.
+	CutCleanly bool `json:"cut_cleanly,omitempty"`
 	// ReasoningTokens is served as the Responses API's
 	// output_tokens_details.reasoning_tokens (verbatim; nil: absent). The
 	// Messages API has no such field and ignores it.

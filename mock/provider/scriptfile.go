@@ -98,7 +98,7 @@ func (sp *scriptParser) script(node ast.Node, s *Script) {
 }
 
 // scriptReplyFields are the fields a reply may have, in documentation order.
-var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, match"
+var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, cut_cleanly, match"
 
 // reply reads one reply; ok is false when it has any problem.
 func (sp *scriptParser) reply(node ast.Node, field string) (r Reply, ok bool) {
@@ -158,6 +158,8 @@ func (sp *scriptParser) replyField(r *Reply, key string, v ast.Node, f string) b
 		r.CutAfterEvents = sp.count(v, f)
 	case "match":
 		r.Match = sp.match(v, f)
+	case "cut_cleanly":
+		r.CutCleanly, _ = sp.Bool(v, f)
 	default:
 		return false
 	}
@@ -177,11 +179,14 @@ func (sp *scriptParser) replyRules(r Reply, at map[string]ast.Node, field string
 		}
 	}
 	if failing {
-		for _, k := range []string{"text", "tools", "stop_reason", "usage", "reasoning_tokens", "cut_after_events"} {
+		for _, k := range []string{"text", "tools", "stop_reason", "usage", "reasoning_tokens", "cut_after_events", "cut_cleanly"} {
 			if n, ok := at[k]; ok {
 				sp.Addf(n, field+"."+k, "is not served with error status %d (an error reply has only the error object)", r.Status)
 			}
 		}
+	}
+	if n, ok := at["cut_cleanly"]; ok && r.CutCleanly && r.CutAfterEvents == 0 && !failing {
+		sp.Addf(n, field+".cut_cleanly", "needs cut_after_events > 0 (it says how a cut stream ends)")
 	}
 	if n, ok := at["cut_after_events"]; ok && r.Hang && r.CutAfterEvents > 0 {
 		sp.Addf(n, field+".cut_after_events", "has no effect with hang: true (a hung reply sends no events)")

@@ -54,15 +54,35 @@ func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		p.logf(r.Method, r.URL.Path, w.status, note)
 	}()
-	responses := isResponses(r.Method, r.URL.Path)
-	if !responses && !isMessages(r.Method, r.URL.Path) {
+	api := apiOf(r.Method, r.URL.Path)
+	if api == "" {
 		serveOther(w, r)
 		return
 	}
 	if note = badBody(w, in); note != "" {
 		return
 	}
-	p.serveTurn(w, r, in, responses, &note)
+	p.serveTurn(w, r, in, api, &note)
+}
+
+// The APIs the provider speaks, as apiOf names them.
+const (
+	apiMessages  = "messages"
+	apiResponses = "responses"
+	apiGemini    = "gemini"
+)
+
+// apiOf names the API a model request is for; "" for anything else.
+func apiOf(method, path string) string {
+	switch {
+	case isMessages(method, path):
+		return apiMessages
+	case isResponses(method, path):
+		return apiResponses
+	case isGemini(method, path):
+		return apiGemini
+	}
+	return ""
 }
 
 // incoming is a request's body as read.
@@ -111,8 +131,8 @@ func (p *Provider) record(w http.ResponseWriter, r *http.Request) (in incoming, 
 // base URL, or 404.
 func serveOther(w http.ResponseWriter, r *http.Request) {
 	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
-	if !probe || strings.Contains(r.URL.Path, "/v1/") {
-		writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages and POST /v1/responses only"))
+	if !probe || strings.Contains(r.URL.Path, "/v1/") || strings.Contains(r.URL.Path, "/v1beta/") {
+		writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages, POST /v1/responses and POST /v1beta/models/{model}:generateContent or :streamGenerateContent only"))
 		return
 	}
 	// Clients probe the base URL before their first request.
@@ -144,9 +164,12 @@ func badBody(w http.ResponseWriter, in incoming) string {
 
 // serveTurn answers a model turn with the next reply, adding to note what
 // the log should say. A scripted hang or cut aborts the handler.
-func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming, responses bool, note *string) {
+func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming, api string, note *string) {
 	model, _ := in.body["model"].(string)
-	reply, label := p.nextReply(model, requestTurn(in.body, responses))
+	if api == apiGemini {
+		model = geminiModel(r.URL.Path)
+	}
+	reply, label := p.nextReply(model, requestTurn(in.body, api))
 	// Placeholders such as {{review_output}} take their value from this request.
 	reply = expandTemplates(reply, in.body)
 	*note = label
@@ -159,8 +182,12 @@ func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming
 	}
 	id := fmt.Sprintf("%06d", in.seq)
 	w.Header().Set("Request-Id", "req_mock_"+id)
-	if responses {
+	switch api {
+	case apiResponses:
 		*note += " " + p.serveResponses(w, reply, id, in.body, stream)
+		return
+	case apiGemini:
+		*note += " " + serveGemini(w, r, reply, id)
 		return
 	}
 	serveMessages(w, reply, id, in.body, stream, note)

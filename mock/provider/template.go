@@ -75,7 +75,7 @@ func mentionsPlaceholder(v any) bool {
 // the system prompt), so the answer never depends on map order.
 func templateValues(body map[string]any) map[string]string {
 	var texts []string
-	for _, key := range []string{"messages", "input", "system", "instructions"} {
+	for _, key := range []string{"messages", "input", "contents", "system", "instructions", "systemInstruction"} {
 		collectStrings(body[key], &texts)
 	}
 	values := map[string]string{}

@@ -108,7 +108,7 @@ func (w Workspace) String() string {
 // Arm is one workflow variant.
 type Arm struct {
 	ID           string
-	Agent        string // AgentStandIn, AgentClaude or AgentCodex
+	Agent        string // AgentStandIn, AgentClaude, AgentCodex or AgentGemini
 	AgentBin     string // the executable; default: wfb itself for stand-in, else the agent's name on PATH
 	Model        string
 	Flags        []string
@@ -137,6 +137,7 @@ const (
 	AgentStandIn = "stand-in"
 	AgentClaude  = "claude"
 	AgentCodex   = "codex"
+	AgentGemini  = "gemini"
 )
 
 // Defaults of a bench file.

@@ -554,9 +554,9 @@ func (p *benchParser) arms(n node, field string) {
 			case "agent":
 				if s, ok := p.Str(kv.Value, kf); ok {
 					switch s {
-					case AgentStandIn, AgentClaude, AgentCodex:
+					case AgentStandIn, AgentClaude, AgentCodex, AgentGemini:
 					default:
-						p.Addf(kv.Value, kf, "unknown agent %q (want %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex)
+						p.Addf(kv.Value, kf, "unknown agent %q (want %s, %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex, AgentGemini)
 					}
 					a.Agent = s
 				}
@@ -597,6 +597,11 @@ func (p *benchParser) arms(n node, field string) {
 			}
 			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
 				p.Addf(at, f+".allowed_tools", "codex exec has no tool allow-list; remove it from this arm")
+			}
+		}
+		if a.Agent == AgentGemini {
+			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
+				p.Addf(at, f+".allowed_tools", "gemini's approval mode decides which tools run; remove it from this arm")
 			}
 		}
 		p.b.Arms = append(p.b.Arms, a)

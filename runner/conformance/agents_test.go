@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/mock/provider"
@@ -16,8 +17,8 @@ import (
 // cli is one real agent CLI under test, and how a script speaks to it.
 type cli struct {
 	name    string // the binary's name in .ci/agent-versions
-	agent   string // bench.AgentClaude or bench.AgentCodex
-	binEnv  string // WFB_CLAUDE_BIN or WFB_CODEX_BIN
+	agent   string // bench.AgentClaude, bench.AgentCodex or bench.AgentGemini
+	binEnv  string // WFB_CLAUDE_BIN, WFB_CODEX_BIN or WFB_GEMINI_BIN
 	model   string // a model the agent and wfb can price
 	version string // pinned
 	bin     string
@@ -29,6 +30,9 @@ type cli struct {
 	// background is a scripted tool call that leaves a long-lived process
 	// running after the call returns.
 	background provider.Tool
+	// hungTimeout is wfb's timeout in the hung-provider test: long enough
+	// for the CLI to start and make its first turn on a loaded machine.
+	hungTimeout time.Duration
 }
 
 var clis = []cli{
@@ -40,7 +44,8 @@ var clis = []cli{
 		// Read-only tools need no permission under acceptEdits.
 		harmless: provider.Tool{Name: "Glob", Input: map[string]any{"pattern": "*.ts"}},
 		// Bash needs a grant (the hung test gives one through AllowedTools).
-		background: provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
+		background:  provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
+		hungTimeout: hungTimeout,
 	},
 	{
 		name: "codex", agent: bench.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
@@ -51,7 +56,18 @@ var clis = []cli{
 		harmless: provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "true"}},
 		// A command still running after yield_time_ms is left running in
 		// the background, and the turn goes on.
-		background: provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
+		background:  provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
+		hungTimeout: hungTimeout,
+	},
+	{
+		name: "gemini", agent: bench.AgentGemini, binEnv: "WFB_GEMINI_BIN", model: "gemini-2.5-pro",
+		writeFile: func(path, content string) provider.Tool {
+			return provider.Tool{Name: "write_file", Input: map[string]any{"file_path": path, "content": content}}
+		},
+		harmless:   provider.Tool{Name: "glob", Input: map[string]any{"pattern": "*.ts"}},
+		background: provider.Tool{Name: "run_shell_command", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "is_background": true}},
+		// A Node program: 4-20 s to start on a loaded 2-core machine.
+		hungTimeout: 45 * time.Second,
 	},
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,6 +168,11 @@ func rowTokens(r store.Result) tokens {
 // input_tokens, and cache_creation_input_tokens is NULL (not reported).
 func wantTokens(c cli, u [4]int64, reasoning int64) tokens {
 	in, out, cr, cc := u[0], u[1], u[2], u[3]
+	if c.agent == bench.AgentGemini {
+		// The mock served prompt = in + cr + cc with cr cached, candidates
+		// = out, thoughts = reasoning: Gemini's thoughts ADD to its output.
+		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out + reasoning), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
+	}
 	if c.agent == bench.AgentCodex {
 		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
 	}
@@ -196,11 +202,16 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 			if row.CostUSD == nil || row.CostSource == "" {
 				t.Errorf("cost %v (%q): a priced model's cost was not recorded", row.CostUSD, row.CostSource)
 			}
-			if row.APIRetries == nil || *row.APIRetries != 0 {
+			if c.agent == bench.AgentGemini {
+				// Its stream-json shows no retries (and wfb allows none).
+				if row.APIRetries != nil {
+					t.Errorf("api retries %v, want NULL", *row.APIRetries)
+				}
+			} else if row.APIRetries == nil || *row.APIRetries != 0 {
 				t.Errorf("api retries %v, want a measured 0", row.APIRetries)
 			}
 			var prompts []string
-			for _, req := range append(r.p.MessageRequests(), r.p.ResponsesRequests()...) {
+			for _, req := range modelTurns(r.p) {
 				prompts = append(prompts, string(req.RawBody))
 			}
 			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
@@ -227,11 +238,18 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 				if row.PermissionDenials == nil || *row.PermissionDenials != 0 {
 					t.Errorf("permission denials %v, want a measured 0", row.PermissionDenials)
 				}
-			case bench.AgentCodex:
-				// gpt-5-codex: $1.25 per million input, $10 output.
+			case bench.AgentCodex, bench.AgentGemini:
+				// gpt-5-codex and gemini-2.5-pro: $1.25 per million input,
+				// $10 output.
 				want := (120*1.25 + 8*10.0) / 1e6
 				if row.CostSource != "derived" || row.CostUSD == nil || *row.CostUSD != want {
 					t.Errorf("cost %v (%q), want %v derived", row.CostUSD, row.CostSource, want)
+				}
+			}
+			if c.agent == bench.AgentGemini {
+				wantMU := []store.ModelUsage{{Model: c.model, InputTokens: ptr(int64(120)), OutputTokens: ptr(int64(8)), CacheReadInputTokens: ptr(int64(0)), CostUSD: row.CostUSD}}
+				if diff := cmp.Diff(wantMU, row.ModelUsage); diff != "" {
+					t.Errorf("model usage (-want +got):\n%s", diff)
 				}
 			}
 		})
@@ -305,11 +323,19 @@ func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
 			r := newRig(t, &provider.Script{Replies: replies})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.Prompt = "Run the checks." }))
 			requireOK(t, row)
-			if n := len(r.p.MessageRequests()) + len(r.p.ResponsesRequests()); n != len(replies) {
+			if n := len(modelTurns(r.p)); n != len(replies) {
 				t.Fatalf("%d model requests, want %d (the script was not followed)", n, len(replies))
 			}
 			if diff := cmp.Diff(wantTokens(c, served(t, replies...), 18), rowTokens(row)); diff != "" {
 				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if c.agent == bench.AgentGemini {
+				u := served(t, replies...)
+				in, out := u[0]+u[3], u[1]+18
+				wantMU := []store.ModelUsage{{Model: c.model, InputTokens: &in, OutputTokens: &out, CacheReadInputTokens: &u[2], CostUSD: row.CostUSD}}
+				if diff := cmp.Diff(wantMU, row.ModelUsage); diff != "" {
+					t.Errorf("model usage (-want +got):\n%s", diff)
+				}
 			}
 			if c.agent == bench.AgentClaude {
 				u := served(t, replies...)
@@ -329,10 +355,15 @@ func TestUsageTotalsEqualWhatTheMockServedAcrossTurns(t *testing.T) {
 }
 
 // TestProviderFailuresAreFailedRowsWithProviderError stops an upstream
-// 529 or 400 from passing as a session, or being blamed on the agent.
+// 529 or 400 (and for Gemini CLI, which exits with the status mod 256, a
+// 429) from passing as a session, or being blamed on the agent.
 func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 	for _, c := range clis {
-		for _, status := range []int{529, 400} {
+		statuses := []int{529, 400}
+		if c.agent == bench.AgentGemini {
+			statuses = []int{429, 529, 400}
+		}
+		for _, status := range statuses {
 			t.Run(c.name+"/"+strconv.Itoa(status), func(t *testing.T) {
 				c := require(t, c)
 				r := newRig(t, &provider.Script{Default: &provider.Reply{Status: status}})
@@ -340,13 +371,25 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 				if row.OK || row.ErrorKind != store.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
 				}
-				if !strings.Contains(row.ErrorDetail, strconv.Itoa(status)) && !strings.Contains(row.ErrorDetail, "Invalid request") {
+				if !strings.Contains(row.ErrorDetail, strconv.Itoa(status)) && !providerMessage.MatchString(row.ErrorDetail) {
 					t.Errorf("detail %q names neither the status nor the provider's message", row.ErrorDetail)
 				}
 				if row.ProcessState != store.StateExited || row.ExitCode == nil || *row.ExitCode == 0 {
 					t.Errorf("process %s exit %v, want exited non-zero", row.ProcessState, row.ExitCode)
 				}
-				requests := len(r.p.MessageRequests()) + len(r.p.ResponsesRequests())
+				requests := len(modelTurns(r.p))
+				if c.agent == bench.AgentGemini {
+					// wfb allows Gemini CLI one attempt per request: it
+					// retries a broken stream without a trace otherwise.
+					if requests != 1 {
+						t.Errorf("%d requests for a %d, want 1 (general.maxAttempts 1)", requests, status)
+					}
+					if row.APIRetries != nil {
+						t.Errorf("api retries %s, want NULL (stream-json shows none)", deref(row.APIRetries))
+					}
+					t.Logf("%d requests, exit %s: %s", requests, deref(row.ExitCode), row.ErrorDetail)
+					return
+				}
 				switch {
 				case status == 529 && requests < 2:
 					t.Errorf("a 529 was not retried within the bound: %d requests", requests)
@@ -375,6 +418,10 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 	}
 }
 
+// providerMessage matches the mock's default error messages, for an agent
+// that passes on the message but not the status.
+var providerMessage = regexp.MustCompile(`Invalid request|Too Many Requests|overloaded|Bad Request`)
+
 func deref(p *int64) string {
 	if p == nil {
 		return "NULL"
@@ -382,7 +429,8 @@ func deref(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// hungTimeout is the cell timeout of TestAHungProviderIsBoundedAndLeavesNoProcess.
+// hungTimeout is the cell timeout of TestAHungProviderIsBoundedAndLeavesNoProcess
+// for a CLI that starts quickly (cli.hungTimeout).
 const hungTimeout = 15 * time.Second
 
 // TestAHungProviderIsBoundedAndLeavesNoProcess stops a provider that never
@@ -399,7 +447,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 				// Long enough for a real CLI to start and make its tool call
 				// on a loaded machine (Claude Code's cold start took over 3 s
 				// at load 15 on 2 cores); the hang is what the timeout ends.
-				cell.Timeout = hungTimeout
+				cell.Timeout = c.hungTimeout
 				// The agent's own bound is far away: wfb's timeout is what
 				// must end the session.
 				cell.ExtraEnv["API_TIMEOUT_MS"] = "600000"
@@ -421,7 +469,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			// Control: while the request hangs, the marked agent is found,
 			// so finding none afterwards means something.
 			seen := 0
-			for deadline := time.Now().Add(hungTimeout + 5*time.Second); time.Now().Before(deadline) && len(finished) == 0; time.Sleep(50 * time.Millisecond) {
+			for deadline := time.Now().Add(c.hungTimeout + 5*time.Second); time.Now().Before(deadline) && len(finished) == 0; time.Sleep(50 * time.Millisecond) {
 				if pending(r.p, 1) {
 					// The tool call returned before this request was made,
 					// so its background job is running.
@@ -450,7 +498,7 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 			if left := marked(t, mark); len(left) > 0 {
 				t.Errorf("processes outlived the session: %v", left)
 			}
-			t.Logf("%s: %s after %s (timeout %s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), hungTimeout, seen)
+			t.Logf("%s: %s after %s (timeout %s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), c.hungTimeout, seen)
 		})
 	}
 }
@@ -490,10 +538,16 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 	}
 }
 
+// modelTurns are the model turns the provider received, whichever API
+// the agent speaks.
+func modelTurns(p *provider.Provider) []provider.Request {
+	return append(append(p.MessageRequests(), p.ResponsesRequests()...), p.GeminiRequests()...)
+}
+
 // pending reports whether a model request after the first skip ones is
 // waiting for an answer.
 func pending(p *provider.Provider, skip int) bool {
-	for i, req := range append(p.MessageRequests(), p.ResponsesRequests()...) {
+	for i, req := range modelTurns(p) {
 		if i >= skip && req.Status == 0 {
 			return true
 		}
@@ -546,7 +600,9 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 			echoed := "sk-ant-api03-" + randomHex(t) + randomHex(t)
 			r := newRig(t, &provider.Script{Replies: []provider.Reply{
 				{Text: "checking", Tools: []provider.Tool{c.harmless}, Usage: provider.FullUsage(10, 5, 0, 0)},
-				{Text: "the key you gave me is " + echoed, Usage: provider.FullUsage(10, 5, 0, 0)},
+				// Padded so that the mock's Gemini stream, which splits a
+				// text in halves, keeps the key whole in the first.
+				{Text: "the key you gave me is " + echoed + " " + strings.Repeat(".", len(echoed)+24), Usage: provider.FullUsage(10, 5, 0, 0)},
 			}})
 			row := r.run(t, r.cell(c, func(cell *runner.Cell) { cell.APIKey = key }))
 			requireOK(t, row)
@@ -555,12 +611,12 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 			}
 			// The provider saw the key (so it was in use) but recorded it
 			// redacted.
-			reqs := append(r.p.MessageRequests(), r.p.ResponsesRequests()...)
+			reqs := modelTurns(r.p)
 			if len(reqs) == 0 {
 				t.Fatal("no model requests")
 			}
 			h := reqs[0].Header
-			if h.Get("X-Api-Key") == "" && h.Get("Authorization") == "" {
+			if h.Get("X-Api-Key") == "" && h.Get("Authorization") == "" && h.Get("X-Goog-Api-Key") == "" {
 				t.Errorf("the agent sent no credential header: %v", h)
 			}
 			for _, phase := range []string{"open", "closed"} {
@@ -584,5 +640,35 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestABrokenGeminiStreamIsAProviderError stops a stream that ends without
+// a finishReason from passing as a session. Gemini CLI retries such a
+// stream without a trace and concatenates the text of every try (and exits
+// 0 when it gives up), so wfb allows it one attempt: the first broken
+// stream ends the session. A dropped connection fails the same way.
+func TestABrokenGeminiStreamIsAProviderError(t *testing.T) {
+	for _, c := range clis {
+		if c.agent != bench.AgentGemini {
+			continue
+		}
+		for _, clean := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/clean=%v", c.name, clean), func(t *testing.T) {
+				c := require(t, c)
+				r := newRig(t, &provider.Script{Default: &provider.Reply{Text: "a broken answer", Usage: provider.FullUsage(10, 5, 0, 0), CutAfterEvents: 1, CutCleanly: clean}})
+				row := r.run(t, r.cell(c))
+				if row.OK || row.ErrorKind != store.KindProviderError {
+					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
+				}
+				if n := len(modelTurns(r.p)); n != 1 {
+					t.Errorf("%d requests, want 1: the broken stream was retried", n)
+				}
+				if row.InputTokens != nil || row.CostUSD != nil {
+					t.Errorf("a broken session recorded usage: input %v cost %v", row.InputTokens, row.CostUSD)
+				}
+				t.Logf("exit %s: %s", deref(row.ExitCode), row.ErrorDetail)
+			})
+		}
 	}
 }

@@ -1,12 +1,13 @@
 // Package conformance holds wfb's conformance tests against the REAL agent
-// CLIs: Claude Code (npm @anthropic-ai/claude-code) and OpenAI's Codex CLI
-// (npm @openai/codex), at the versions pinned in .ci/agent-versions. Each
-// test runs a real CLI through runner.RunCell in the host-unsafe sandbox,
-// against wfb's mock provider, and checks the row in a real SQLite file.
+// CLIs: Claude Code (npm @anthropic-ai/claude-code), OpenAI's Codex CLI
+// (npm @openai/codex) and Google's Gemini CLI (npm @google/gemini-cli), at
+// the versions pinned in .ci/agent-versions. Each test runs a real CLI
+// through runner.RunCell (or a sweep) in the host-unsafe sandbox, against
+// wfb's mock provider, and checks the row in a real SQLite file.
 //
 // The package has no code of its own; it exists for its tests. They find
-// the binaries through WFB_CLAUDE_BIN and WFB_CODEX_BIN, else in the cache
-// .ci/install-agents.sh fills (WFB_AGENT_CACHE, by default
+// the binaries through WFB_CLAUDE_BIN, WFB_CODEX_BIN and WFB_GEMINI_BIN,
+// else in the cache .ci/install-agents.sh fills (WFB_AGENT_CACHE, by default
 // /var/cache/wfb-agents as root and ~/.cache/wfb-agents otherwise). When a
 // CLI is absent its tests skip with a message, unless WFB_REQUIRE_AGENTS=1,
 // which makes absence a failure (CI sets it).

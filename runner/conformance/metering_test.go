@@ -49,9 +49,9 @@ func modelRequests(reqs []store.MeteredRequest) []store.MeteredRequest {
 
 // wantMetered is what the wire's columns hold after the mock served u (the
 // script's Anthropic fields) under the agent's protocol: for the Responses
-// API, cache writes are part of input and not reported apart.
+// and Gemini APIs, cache writes are part of input and not reported apart.
 func wantMetered(c cli, u [4]int64) [4]*int64 {
-	if c.agent == bench.AgentCodex {
+	if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini {
 		return [4]*int64{ptr(u[0] + u[3]), ptr(u[1]), ptr(u[2]), nil}
 	}
 	return [4]*int64{ptr(u[0]), ptr(u[1]), ptr(u[2]), ptr(u[3])}
@@ -117,6 +117,12 @@ func TestTheWireRefusesWhatARealCLIZeroFills(t *testing.T) {
 			value any
 			wire  string
 		}{{"missing", nil, "wire absent"}, {"negative", -5, "wire -5"}, {"bool", true, "wire true"}, {"string", "1200", `wire "1200"`}} {
+			if c.agent == bench.AgentGemini && v.name == "missing" {
+				// The Gemini API's JSON is proto3's: an absent
+				// cachedContentTokenCount is how it writes 0, so the
+				// wire's 0 and the CLI's agree.
+				continue
+			}
 			t.Run(c.name+"/"+v.name, func(t *testing.T) {
 				c := require(t, c)
 				u := provider.FullUsage(1200, 30, 0, 500)
@@ -142,6 +148,12 @@ func TestTheWireRefusesWhatARealCLIZeroFills(t *testing.T) {
 // file, the 529 unbilled, and the usage is the success's.
 func TestA529ThenASuccessIsBilledOnce(t *testing.T) {
 	for _, c := range clis {
+		if c.agent == bench.AgentGemini {
+			// wfb allows Gemini CLI no retry (a retried broken stream
+			// would pass unseen): its 529 ends the session, one request,
+			// as TestOnly529sLeaveTheTokensNull shows.
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
 			ok := provider.Reply{Text: "hello", Usage: provider.FullUsage(900, 12, 0, 0)}
@@ -174,7 +186,11 @@ func TestOnly529sLeaveTheTokensNull(t *testing.T) {
 			if row.InputTokens != nil || row.OutputTokens != nil || row.CostUSD != nil || row.MeteredInputTokens != nil || row.UsageSource != "" {
 				t.Errorf("tokens %v/%v cost %v metered %v source %q: an outage recorded as usage", row.InputTokens, row.OutputTokens, row.CostUSD, row.MeteredInputTokens, row.UsageSource)
 			}
-			if m := modelRequests(r.requests(t, row.AttemptID)); len(m) < 2 {
+			m := modelRequests(r.requests(t, row.AttemptID))
+			switch {
+			case c.agent == bench.AgentGemini && (len(m) != 1 || m[0].Billed):
+				t.Errorf("%d model requests recorded (%+v), want the one unbilled try wfb allows Gemini CLI", len(m), m)
+			case c.agent != bench.AgentGemini && len(m) < 2:
 				t.Errorf("%d model requests recorded, want the first try and its retries", len(m))
 			}
 		})

@@ -1,0 +1,128 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/store"
+)
+
+// benchScript drives any of the agents: text only, so no tool name of one
+// CLI is asked of another.
+const benchScript = `replies:
+  - text: "hello from one script"
+    usage: {input_tokens: 1200, output_tokens: 30, cache_read_input_tokens: 4000, cache_creation_input_tokens: 500}
+default:
+  text: "done"
+  usage: {input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`
+
+// TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript stops a bench that
+// compares vendors from needing the vendors: one mock script, served per
+// cell, drives a Claude Code, a Codex and a Gemini CLI arm through `wfb
+// run`'s sweep (metered, as by default), and every row is ok, names its
+// agent and version, and holds what the mock served in its agent's
+// semantics, agreeing with the wire.
+func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
+	var arms []string
+	byArm := map[string]cli{}
+	for _, c := range clis {
+		c := require(t, c)
+		arms = append(arms, fmt.Sprintf("  - {id: %s-arm, agent: %s, agent_bin: %s, model: %s}", c.name, c.agent, c.bin, c.model))
+		byArm[c.name+"-arm"] = c
+	}
+	dir, err := os.MkdirTemp("", "wfb-conformance-bench-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"ws/source.ts": "export const answer = 42;\n",
+		"replies.yaml": benchScript,
+		"bench.yaml": "runs: 1\nworkers: 1\ntimeout: 3m\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\n" +
+			"tasks: [{id: hello, workspace: ws, prompt: Say hello.}]\narms:\n" + strings.Join(arms, "\n") + "\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := bench.Load(filepath.Join(dir, "bench.yaml"), func(path string, data []byte) error {
+		_, err := provider.ParseScript(path, data)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("bench: %v", err)
+	}
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "wfb.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	sw, err := runner.NewSweep(ctx, runner.SweepOptions{
+		Bench: b, DB: db, Harness: "conformance", TempDir: dir,
+		Getenv: func(string) string { return "" },
+		StartMock: func(path string) (string, func(), error) {
+			sc, err := provider.LoadScript(path)
+			if err != nil {
+				return "", nil, err
+			}
+			return provider.Serving(sc)
+		},
+		AgentEnv: map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1"},
+	})
+	if err != nil {
+		t.Fatalf("NewSweep: %v", err)
+	}
+	defer sw.Close()
+	sum, err := sw.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	rows, err := db.Results(ctx, sum.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Status != store.RunComplete || len(rows) != len(clis) {
+		t.Fatalf("run %s with %d rows, want complete with %d", sum.Status, len(rows), len(clis))
+	}
+	served := served(t, provider.Reply{Usage: provider.FullUsage(1200, 30, 4000, 500)})
+	for _, row := range rows {
+		c, ok := byArm[row.Arm]
+		if !ok {
+			t.Fatalf("a row of arm %q", row.Arm)
+		}
+		t.Run(c.name, func(t *testing.T) {
+			requireOK(t, row)
+			if row.Agent != c.agent || row.AgentVersion != c.version || row.Model != c.model {
+				t.Errorf("agent %q version %q model %q, want %q %q %q", row.Agent, row.AgentVersion, row.Model, c.agent, c.version, c.model)
+			}
+			if diff := cmp.Diff(wantTokens(c, served, 0), rowTokens(row)); diff != "" {
+				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if row.UsageSource != store.UsageMetered || row.UsageCheck != "agree" {
+				t.Errorf("usage source %q check %q, want metered, agree", row.UsageSource, row.UsageCheck)
+			}
+			if row.CostUSD == nil {
+				t.Errorf("no cost for a priced model (%s)", row.ErrorDetail)
+			}
+		})
+	}
+}
