@@ -42,6 +42,11 @@ type Price struct {
 // exact figure (0.007125, not 0.0071250000000000003 from adding rounded
 // floats) and two sums of the same usage are equal.
 func (p Price) Cost(uncachedInput, cacheRead, cacheWrite, output int64) float64 {
+	return dollarsOf(p.pico(uncachedInput, cacheRead, cacheWrite, output))
+}
+
+// pico is the cost in 10⁻¹² dollars.
+func (p Price) pico(uncachedInput, cacheRead, cacheWrite, output int64) *big.Int {
 	total := new(big.Int)
 	for _, term := range []struct {
 		tokens int64
@@ -50,7 +55,12 @@ func (p Price) Cost(uncachedInput, cacheRead, cacheWrite, output int64) float64 
 		micro := big.NewInt(int64(math.Round(term.price * 1e6)))
 		total.Add(total, micro.Mul(micro, big.NewInt(term.tokens)))
 	}
-	f, _ := new(big.Rat).SetFrac(total, big.NewInt(1e12)).Float64()
+	return total
+}
+
+// dollarsOf is the float64 nearest to pico 10⁻¹² dollars.
+func dollarsOf(pico *big.Int) float64 {
+	f, _ := new(big.Rat).SetFrac(pico, big.NewInt(1e12)).Float64()
 	return f
 }
 
