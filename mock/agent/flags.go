@@ -26,6 +26,16 @@ type options struct {
 	positional     []string
 }
 
+// envUsage documents the environment the agent reads, as --help shows it.
+const envUsage = `Environment:
+  ANTHROPIC_BASE_URL        the provider (required), e.g. a wfb mock serve
+  ANTHROPIC_API_KEY         sent as x-api-key
+  API_TIMEOUT_MS            bounds each model request (default 600000)
+  CLAUDE_CODE_MAX_RETRIES   re-sends of a request answered 529, 200 ms apart,
+                            each said by a system/api_retry event (default 1;
+                            0: none). No other failure is retried.
+`
+
 var permissionModes = []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}
 
 // parseFlags parses Claude Code's flags. It returns nil options and the
@@ -36,7 +46,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	fs := defineFlags(&o, &raw)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: wfb mock agent -p [flags] [PROMPT]\n\nA stand-in agent CLI with Claude Code's interface.\n\nFlags:\n%s", fs.FlagUsages())
+			fmt.Fprintf(stdout, "Usage: wfb mock agent -p [flags] [PROMPT]\n\nA stand-in agent CLI with Claude Code's interface.\n\nFlags:\n%s\n%s", fs.FlagUsages(), envUsage)
 			return nil, exitOK
 		}
 		fmt.Fprintf(stderr, "wfb mock agent: %v\nRun 'wfb mock agent --help' for the flags it accepts.\n", err)
