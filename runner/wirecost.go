@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/store"
@@ -70,6 +71,9 @@ func requestCost(r meter.Record) (*big.Int, string) {
 	p, ok := PriceFor(model)
 	if !ok {
 		return nil, fmt.Sprintf("no price for model %q in wfb's price table (version %s)", model, PriceTableVersion)
+	}
+	if len(r.Surcharges) > 0 {
+		return nil, "the response names charges beyond its tokens at standard rates, which wfb's price table does not price: " + strings.Join(r.Surcharges, ", ")
 	}
 	var n [4]int64
 	for i, c := range []meter.Count{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheCreation, r.Usage.Output} {

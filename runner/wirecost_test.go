@@ -126,3 +126,33 @@ func TestTheCostCheckToleratesRoundingOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatTheTableCannotPriceIsNotPriced stops a request the provider
+// billed above the table's rates from being priced as if it were not: 1-hour
+// cache writes (1.6× the 5-minute rate), a prompt past the model's
+// long-context threshold. The cost is NULL and says why; the tokens stand.
+func TestWhatTheTableCannotPriceIsNotPriced(t *testing.T) {
+	hour := provider.FullUsage(100, 5, 0, 300)
+	hour["cache_creation"] = map[string]any{"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 300}
+	for _, c := range []struct {
+		name  string
+		usage map[string]any
+		why   string
+	}{
+		{"1-hour cache writes", hour, "usage.cache_creation.ephemeral_1h_input_tokens 300"},
+		{"long prompt", provider.FullUsage(150_000, 5, 50_000, 300), "its prompt of 200300 tokens is billed at claude-sonnet-4-5's long-context rate"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t)
+			m := startMeter(t, r.db)
+			row := r.session(t, startProvider(t, defaultReply(provider.Reply{Text: "hi", Usage: c.usage})), func(s *SessionSpec) { s.Meter = m; s.Model = "claude-sonnet-4-5" })
+			requireOK(t, row)
+			if row.MeteredCostUSD != nil || row.CostCheck != "" || row.MeteredCacheCreationInputTokens == nil || *row.MeteredCacheCreationInputTokens != 300 {
+				t.Errorf("metered cost %v check %q cache writes %v: want no cost, 300 tokens", row.MeteredCostUSD, row.CostCheck, row.MeteredCacheCreationInputTokens)
+			}
+			if !strings.Contains(row.ErrorDetail, c.why) {
+				t.Errorf("detail %q does not say %q", row.ErrorDetail, c.why)
+			}
+		})
+	}
+}
