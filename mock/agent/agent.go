@@ -63,11 +63,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "Error: Input must be provided either through stdin or as a prompt argument when using --print")
 		return exitFailed
 	}
-	maxRetries, err := retries(getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "wfb mock agent: %v\n", err)
-		return exitUsage
-	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintf(stderr, "wfb mock agent: working directory: %v\n", err)
@@ -78,18 +73,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		sessionID = newUUID()
 	}
 	s := &session{
-		opts:       opts,
-		cwd:        cwd,
-		prompt:     prompt,
-		baseURL:    baseURL,
-		apiKey:     getenv("ANTHROPIC_API_KEY"),
-		sessionID:  sessionID,
-		out:        stdout,
-		errOut:     stderr,
-		usage:      newUsageSum(),
-		maxRetries: maxRetries,
-		client:     &http.Client{Timeout: apiTimeout(getenv)},
-		start:      start,
+		opts:      opts,
+		cwd:       cwd,
+		prompt:    prompt,
+		baseURL:   baseURL,
+		apiKey:    getenv("ANTHROPIC_API_KEY"),
+		sessionID: sessionID,
+		out:       stdout,
+		errOut:    stderr,
+		usage:     newUsageSum(),
+		client:    &http.Client{Timeout: apiTimeout(getenv)},
+		start:     start,
 	}
 	return s.run(ctx)
 }
@@ -109,25 +103,6 @@ const statusOverloaded = 529
 // retryDelay is how long the agent waits before re-sending a request the
 // provider answered 529.
 const retryDelay = 200 * time.Millisecond
-
-// defaultRetries is how many times a request answered 529 is re-sent when
-// CLAUDE_CODE_MAX_RETRIES is not set: once (Claude Code's default is 10,
-// which a test of an outage would wait through).
-const defaultRetries = 1
-
-// retries reads CLAUDE_CODE_MAX_RETRIES as Claude Code does: the most
-// re-sends of a request the provider answered 529 (0: none).
-func retries(getenv func(string) string) (int, error) {
-	v := getenv("CLAUDE_CODE_MAX_RETRIES")
-	if v == "" {
-		return defaultRetries, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > 100 {
-		return 0, fmt.Errorf("CLAUDE_CODE_MAX_RETRIES %q: want a whole number from 0 to 100", v)
-	}
-	return n, nil
-}
 
 // newUUID returns a random version-4 UUID.
 func newUUID() string {

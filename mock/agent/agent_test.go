@@ -926,10 +926,11 @@ func BenchmarkAgentSessionSubprocess(b *testing.B) {
 // giving up on a momentary overload (a real CLI would not), from retrying
 // without bound, or from counting the failed try's usage: a 529 then a
 // success is one turn with the success's usage, the same body re-sent and
-// a system/api_retry event; the retries stop at CLAUDE_CODE_MAX_RETRIES.
+// a system/api_retry event; the retries stop at --max-retries (by default
+// none), whatever CLAUDE_CODE_MAX_RETRIES says.
 func TestAgentRetriesA529OnceAndCountsTheSuccessOnce(t *testing.T) {
 	p := startProvider(t, &provider.Script{Replies: []provider.Reply{{Status: 529}, {Text: "fine", Usage: provider.FullUsage(900, 12, 300, 40)}}})
-	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: []string{"-p", "--output-format", "stream-json", "--verbose"}})
+	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: []string{"-p", "--output-format", "stream-json", "--verbose", "--max-retries", "1"}})
 	res, _ := resultOf(t, proc)
 	if proc.code != 0 || res.IsError || res.NumTurns != 1 || res.Result == nil || *res.Result != "fine" {
 		t.Fatalf("exit %d, result %+v: want a success after the retry", proc.code, res)
@@ -951,21 +952,19 @@ func TestAgentRetriesA529OnceAndCountsTheSuccessOnce(t *testing.T) {
 		t.Errorf("%d api_retry events, want 1:\n%s", retries, proc.stdout)
 	}
 	for _, c := range []struct {
-		env  string
+		args []string
 		want int
-	}{{"", 2}, {"0", 1}, {"3", 4}} {
+	}{{nil, 1}, {[]string{"--max-retries", "0"}, 1}, {[]string{"--max-retries", "3"}, 4}} {
 		p := startProvider(t, &provider.Script{Default: &provider.Reply{Status: 529}})
 		env := sessionEnv(p)
-		if c.env != "" {
-			env["CLAUDE_CODE_MAX_RETRIES"] = c.env
-		}
-		proc := agentExec(t, agentCmd{dir: t.TempDir(), env: env, stdin: "go", args: []string{"-p", "--output-format", "json"}})
+		env["CLAUDE_CODE_MAX_RETRIES"] = "2" // Claude Code's, which wfb sets: not the stand-in's
+		proc := agentExec(t, agentCmd{dir: t.TempDir(), env: env, stdin: "go", args: append([]string{"-p", "--output-format", "json"}, c.args...)})
 		if n := len(p.MessageRequests()); proc.code != 1 || n != c.want {
-			t.Errorf("CLAUDE_CODE_MAX_RETRIES=%q: exit %d after %d requests, want 1 after %d", c.env, proc.code, n, c.want)
+			t.Errorf("%v: exit %d after %d requests, want 1 after %d", c.args, proc.code, n, c.want)
 		}
 	}
-	proc = agentExec(t, agentCmd{dir: t.TempDir(), env: map[string]string{"ANTHROPIC_BASE_URL": p.URL(), "CLAUDE_CODE_MAX_RETRIES": "many"}, stdin: "go", args: []string{"-p"}})
-	if proc.code != 2 || !strings.Contains(proc.stderr, `CLAUDE_CODE_MAX_RETRIES "many"`) {
-		t.Errorf("a bad CLAUDE_CODE_MAX_RETRIES: exit %d, stderr %q", proc.code, proc.stderr)
+	proc = agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: []string{"-p", "--max-retries", "-1"}})
+	if proc.code != 2 || !strings.Contains(proc.stderr, "--max-retries -1") {
+		t.Errorf("--max-retries -1: exit %d, stderr %q", proc.code, proc.stderr)
 	}
 }

@@ -16,6 +16,7 @@ type options struct {
 	verbose        bool
 	model          string
 	maxTurns       int
+	maxRetries     int // re-sends of a request answered 529
 	permissionMode string
 	tools          []string // the tools offered to the model
 	allowed        []string // --allowedTools rules; empty: no restriction
@@ -25,16 +26,6 @@ type options struct {
 	sessionID      string
 	positional     []string
 }
-
-// envUsage documents the environment the agent reads, as --help shows it.
-const envUsage = `Environment:
-  ANTHROPIC_BASE_URL        the provider (required), e.g. a wfb mock serve
-  ANTHROPIC_API_KEY         sent as x-api-key
-  API_TIMEOUT_MS            bounds each model request (default 600000)
-  CLAUDE_CODE_MAX_RETRIES   re-sends of a request answered 529, 200 ms apart,
-                            each said by a system/api_retry event (default 1;
-                            0: none). No other failure is retried.
-`
 
 var permissionModes = []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"}
 
@@ -46,7 +37,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*options, int) {
 	fs := defineFlags(&o, &raw)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: wfb mock agent -p [flags] [PROMPT]\n\nA stand-in agent CLI with Claude Code's interface.\n\nFlags:\n%s\n%s", fs.FlagUsages(), envUsage)
+			fmt.Fprintf(stdout, "Usage: wfb mock agent -p [flags] [PROMPT]\n\nA stand-in agent CLI with Claude Code's interface.\n\nFlags:\n%s", fs.FlagUsages())
 			return nil, exitOK
 		}
 		fmt.Fprintf(stderr, "wfb mock agent: %v\nRun 'wfb mock agent --help' for the flags it accepts.\n", err)
@@ -77,6 +68,7 @@ func defineFlags(o *options, raw *rawFlags) *pflag.FlagSet {
 	fs.BoolVar(&o.verbose, "verbose", false, "verbose output (required by stream-json)")
 	fs.StringVar(&o.model, "model", defaultModel, "model name sent to the provider and used for pricing")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "model requests at most; 0 or 1: one request, whose tools run, then report")
+	fs.IntVar(&o.maxRetries, "max-retries", 0, "stand-in only: re-send a request the provider answered 529 up to N times, 200 ms apart, each announced by a system/api_retry event, as Claude Code does (it reads CLAUDE_CODE_MAX_RETRIES, default 10; wfb sets 2). 0: a 529 ends the session. Nothing else is retried")
 	fs.StringVar(&o.permissionMode, "permission-mode", "default", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	fs.StringVar(&raw.tools, "tools", "", `tools offered to the model: "" none, "default" all, or a list of Write,Read,Bash`)
 	fs.StringArrayVar(&raw.allowedA, "allowedTools", nil, "only these tools may run (e.g. Write, Bash(git log:*))")
@@ -115,6 +107,9 @@ func (o *options) settle(fs *pflag.FlagSet, raw *rawFlags, stderr io.Writer) int
 	}
 	if raw.skipPerms {
 		o.permissionMode = "bypassPermissions"
+	}
+	if o.maxRetries < 0 || o.maxRetries > 100 {
+		return bad("--max-retries %d: want 0 to 100", o.maxRetries)
 	}
 	if o.maxTurns < 0 {
 		return bad("--max-turns %d: must be positive", o.maxTurns)

@@ -33,9 +33,6 @@ type session struct {
 	client    *http.Client
 	start     time.Time
 
-	// maxRetries bounds the re-sends of a request answered 529.
-	maxRetries int
-
 	usage    *usageSum
 	turns    int
 	apiTime  time.Duration
@@ -144,7 +141,7 @@ func (s *session) ask(ctx context.Context, messages []message, defs []any) (repl
 }
 
 // postRetrying sends one model request, and re-sends the same body when
-// the provider answers 529 (overloaded), at most s.maxRetries times, after
+// the provider answers 529 (overloaded), at most s.opts.maxRetries times, after
 // retryDelay each time, saying so with a system/api_retry event as Claude
 // Code does. Nothing else is retried: another status, a broken stream or
 // an unreachable provider ends the session.
@@ -154,10 +151,10 @@ func (s *session) postRetrying(ctx context.Context, body *request) (*modelReply,
 		reply, err := post(ctx, s.client, s.baseURL, s.apiKey, s.sessionID, body)
 		s.apiTime += time.Since(began)
 		var apiErr *apiError
-		if !errors.As(err, &apiErr) || apiErr.Status != statusOverloaded || attempt > s.maxRetries {
+		if !errors.As(err, &apiErr) || apiErr.Status != statusOverloaded || attempt > s.opts.maxRetries {
 			return reply, err
 		}
-		s.emit(retryEvent{Type: "system", Subtype: "api_retry", Attempt: attempt, MaxRetries: s.maxRetries,
+		s.emit(retryEvent{Type: "system", Subtype: "api_retry", Attempt: attempt, MaxRetries: s.opts.maxRetries,
 			RetryDelayMS: retryDelay.Milliseconds(), ErrorStatus: apiErr.Status, Error: apiErr.Error(), SessionID: s.sessionID})
 		select {
 		case <-ctx.Done():
