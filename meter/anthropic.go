@@ -141,6 +141,7 @@ func (d *anthropicDecoder) result(status int, complete bool) outcome {
 		o.usage.Output = readCount(d.usage, "usage.", "output_tokens")
 		o.usage.CacheRead = readCount(d.usage, "usage.", "cache_read_input_tokens")
 		o.usage.CacheCreation = readCount(d.usage, "usage.", "cache_creation_input_tokens")
+		o.surcharges = anthropicSurcharges(d.usage)
 	}
 	return o
 }

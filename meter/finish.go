@@ -33,6 +33,7 @@ func (f *flight) settle() {
 	if f.reader != nil {
 		o := f.reader.finish(rec.Status, f.complete)
 		rec.Billed, rec.Usage, rec.ResponseModel, rec.ErrorType = o.billed, o.usage, o.model, o.errorType
+		rec.Surcharges = o.surcharges
 		if o.detail != "" && rec.ErrorDetail == "" {
 			rec.ErrorDetail = o.detail
 		}

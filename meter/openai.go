@@ -46,6 +46,9 @@ type openAIResponse struct {
 	Model  string                     `json:"model"`
 	Usage  map[string]json.RawMessage `json:"usage"`
 	Error  *openAIError               `json:"error"`
+	// ServiceTier is the tier that served the response ("default", or
+	// "flex", "priority", ... at other prices).
+	ServiceTier json.RawMessage `json:"service_tier"`
 }
 
 type openAIDecoder struct {
@@ -158,6 +161,7 @@ func (d *openAIDecoder) result(status int, complete bool) outcome {
 	}
 	if r != nil && (r.Usage != nil || o.billed) {
 		readOpenAIUsage(&u, r.Usage)
+		o.surcharges = openAISurcharges(r.ServiceTier)
 	}
 	o.usage = u
 	return o

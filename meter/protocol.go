@@ -46,6 +46,9 @@ type outcome struct {
 	model     string // the model the response names
 	errorType string // the provider's error type, from an error body or event
 	detail    string // the provider's error message, clipped
+	// surcharges name what the response says was billed beyond its token
+	// counts at standard rates (see anthropicSurcharges).
+	surcharges []string
 }
 
 // detect returns the protocol of a model request to the upstream path, or

@@ -84,9 +84,14 @@ type Record struct {
 	// that reached the protocol's final usage report. A failed request
 	// (an error status, an error event, a cut stream) is not billed, and
 	// its usage, if the wire showed any, is recorded but not summed.
-	Billed   bool
-	Usage    Usage
-	Exchange Exchange
+	Billed bool
+	Usage  Usage
+	// Surcharges name what the response says was billed beyond its token
+	// counts at the model's standard rates (1-hour cache writes, server
+	// tool calls, another service tier): a table of token prices cannot
+	// price such a request. Not stored; read by whoever prices the wire.
+	Surcharges []string
+	Exchange   Exchange
 
 	// Request body analysis, for the retry and fallback markers.
 	bodyDigest  string

@@ -40,9 +40,10 @@ type Columns struct {
 	// ids; empty when the file has no scores table.
 	Scores []string
 	scores map[string]bool
-	// Reported makes the token metrics the agent's own report even where
-	// the wire measured them (`--usage reported`); by default a report
-	// uses the wire's figures where usage_source is 'metered'.
+	// Reported makes the token metrics and cost the agent's own report
+	// even where the wire measured them (`--usage reported`); by default a
+	// report uses the wire's figures (and their cost, where priced) where
+	// usage_source is 'metered'.
 	Reported bool
 }
 
@@ -66,10 +67,18 @@ func ParseUsage(s string) (reported bool, err error) {
 }
 
 // metricExpr is the SQL a usage metric is read with: the wire's column
-// where usage_source says the wire measured it, unless Reported.
+// where usage_source says the wire measured it, unless Reported. Cost is
+// the wire's usage priced (metered_cost_usd) where the wire measured it and
+// wfb's price table priced it, else the agent's: a metered attempt of an
+// unpriced model keeps the agent's cost, and one with neither stays NULL.
 func (c Columns) metricExpr(m Metric) string {
 	col := `r."` + m.Column() + `"`
-	if c.Reported || !c.Has("usage_source") || !m.Token() {
+	switch {
+	case c.Reported || !c.Has("usage_source"):
+		return col
+	case m == CostUSD && c.Has("metered_cost_usd"):
+		return `CASE WHEN r.usage_source = 'metered' AND r.metered_cost_usd IS NOT NULL THEN r.metered_cost_usd ELSE ` + col + ` END`
+	case !m.Token():
 		return col
 	}
 	return `CASE WHEN r.usage_source = 'metered' THEN r."metered_` + m.Column() + `" ELSE ` + col + ` END`

@@ -77,6 +77,9 @@ func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
 	}
 	noteProxyErrors(row, log.Records)
 	crossCheck(row, log.Summary)
+	if row.UsageSource == store.UsageMetered {
+		priceWire(row, log.Records)
+	}
 }
 
 // meterDown makes a failed session that never reached the metering proxy

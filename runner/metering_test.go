@@ -59,6 +59,16 @@ func colsOf(r store.Result) usageCols {
 		r.UsageSource, r.UsageCheck, r.CostUSD != nil}
 }
 
+// wantAgreed checks that the row holds the same usage from both witnesses,
+// the wire's used, and a cost.
+func wantAgreed(t *testing.T, row store.Result, in, out, cacheRead, cacheWrite int64) {
+	t.Helper()
+	want := usageCols{&in, &out, &cacheRead, &cacheWrite, &in, &out, &cacheRead, &cacheWrite, store.UsageMetered, "agree", true}
+	if diff := cmp.Diff(want, colsOf(row)); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
+	}
+}
+
 // TestAMeteredSessionAgreesWithTheWireExactly stops the wire's usage from
 // being lost, approximated or filed under another attempt: the wire's sums
 // sit beside the agent's, the check says they agree, and every request is
@@ -72,11 +82,7 @@ func TestAMeteredSessionAgreesWithTheWireExactly(t *testing.T) {
 	}})
 	row := r.session(t, p, func(s *SessionSpec) { s.Meter = m; s.MaxTurns = 2 })
 	requireOK(t, row)
-	want := usageCols{ptr(int64(2500)), ptr(int64(50)), ptr(int64(8100)), ptr(int64(500)),
-		ptr(int64(2500)), ptr(int64(50)), ptr(int64(8100)), ptr(int64(500)), store.UsageMetered, "agree", true}
-	if diff := cmp.Diff(want, colsOf(row)); diff != "" {
-		t.Errorf("usage (-want +got):\n%s", diff)
-	}
+	wantAgreed(t, row, 2500, 50, 8100, 500)
 	reqs := r.wireRows(t, row.AttemptID)
 	if len(reqs) != 2 || !reqs[0].Billed || !reqs[1].Billed || *reqs[1].InputTokens != 1300 {
 		t.Fatalf("requests: %+v", reqs)
@@ -150,6 +156,27 @@ func TestAFailedAttemptsZerosAreNotMeasured(t *testing.T) {
 	_, rows, err := r.db.Query(context.Background(), `SELECT input_tokens_n, cost_usd_n FROM arm_summary_v WHERE run_id = ?`, r.runID)
 	if err != nil || fmt.Sprint(rows) != "[[0 0]]" {
 		t.Errorf("arm_summary_v: %v %v, want nothing measured", rows, err)
+	}
+}
+
+// TestA529ThenASuccessIsBilledOnceThroughTheStandIn stops a retried
+// request from being counted twice, or its failure from being lost: the
+// stand-in re-sends the 529's body, both requests are in the file (the
+// retry marked as one), only the success is billed, the agent's usage and
+// the wire's agree, and the row counts the retry.
+func TestA529ThenASuccessIsBilledOnceThroughTheStandIn(t *testing.T) {
+	r := newRig(t)
+	m := startMeter(t, r.db)
+	p := startProvider(t, &provider.Script{Replies: []provider.Reply{{Status: 529}, {Text: "done", Usage: provider.FullUsage(900, 12, 300, 40)}}})
+	row := r.session(t, p, func(s *SessionSpec) { s.Meter = m; s.AgentArgs = append(s.AgentArgs, "--max-retries", "1") })
+	requireOK(t, row)
+	wantAgreed(t, row, 900, 12, 300, 40)
+	reqs := r.wireRows(t, row.AttemptID)
+	if len(reqs) != 2 || reqs[0].Billed || *reqs[0].Status != 529 || !reqs[1].Billed || reqs[1].RetryOf == nil || *reqs[1].RetryOf != 1 {
+		t.Fatalf("requests %+v, want a 529 then its billed retry", reqs)
+	}
+	if row.APIRetries == nil || *row.APIRetries != 1 {
+		t.Errorf("api_retries %v, want 1", row.APIRetries)
 	}
 }
 

@@ -1,51 +1,136 @@
 package runner
 
+import (
+	"math"
+	"math/big"
+)
+
+// PriceTableVersion names the contents of Prices. Change it with any row
+// (a new model, a new price, a new date read): a stored cost is as good as
+// the table that priced it, and README's "Prices" section says which
+// version it documents.
+const PriceTableVersion = "2026-12-01"
+
+// The vendors' pricing pages the rows were read from.
+const (
+	AnthropicPricingURL = "https://platform.claude.com/docs/en/about-claude/pricing"
+	OpenAIPricingURL    = "https://openai.com/api/pricing"
+	GooglePricingURL    = "https://ai.google.dev/gemini-api/docs/pricing"
+)
+
 // Price is a model's list price in US dollars per million tokens, by token
-// bucket. Cached input is what a cache hit costs; CacheWrite is what writing
-// the cache costs (Anthropic bills it, OpenAI does not).
+// bucket, standard tier, text tokens. CachedInput is what a cache hit
+// costs; CacheWrite is what writing the cache costs (Anthropic bills it at
+// its 5-minute rate, OpenAI not at all: its cache writes are input).
 type Price struct {
 	Input, CachedInput, CacheWrite, Output float64
+	// LongPromptOver: a request whose prompt (input, cache reads and cache
+	// writes) is longer than this is billed at a long-context rate this
+	// table does not hold, so it is not priced. 0: the model has none.
+	LongPromptOver int64
+	// Source is the vendor's pricing page the price was read from; Read is
+	// the date it was read there.
+	Source, Read string
 }
 
 // Cost prices a usage in the results columns' semantics: uncached input,
 // cache reads, cache writes and output are disjoint buckets, so nothing is
 // counted twice. Reasoning tokens are part of output and billed as output.
+//
+// Dollars per million tokens, to the micro-dollar as the vendors publish
+// them, times tokens is a whole number of 10⁻¹² dollars: the sum is taken
+// in integers and divided once, so a cost is the float64 nearest to the
+// exact figure (0.007125, not 0.0071250000000000003 from adding rounded
+// floats) and two sums of the same usage are equal.
 func (p Price) Cost(uncachedInput, cacheRead, cacheWrite, output int64) float64 {
-	return (float64(uncachedInput)*p.Input +
-		float64(cacheRead)*p.CachedInput +
-		float64(cacheWrite)*p.CacheWrite +
-		float64(output)*p.Output) / 1e6
+	return dollarsOf(p.pico(uncachedInput, cacheRead, cacheWrite, output))
 }
 
-// PricesAsOf is when Prices was copied from the vendors' published price
-// lists (https://openai.com/api/pricing, standard tier, text tokens;
-// https://ai.google.dev/gemini-api/docs/pricing, paid tier, text tokens,
-// prompts up to 200k tokens: a request with a longer prompt costs more than
-// derived, and the context cache's storage is not counted).
-// Prices change: a derived cost is as good as this table, which is why rows
-// say cost_source "derived" rather than "reported".
-const PricesAsOf = "2025-11"
+// pico is the cost in 10⁻¹² dollars.
+func (p Price) pico(uncachedInput, cacheRead, cacheWrite, output int64) *big.Int {
+	total := new(big.Int)
+	for _, term := range []struct {
+		tokens int64
+		price  float64
+	}{{uncachedInput, p.Input}, {cacheRead, p.CachedInput}, {cacheWrite, p.CacheWrite}, {output, p.Output}} {
+		micro := big.NewInt(int64(math.Round(term.price * 1e6)))
+		total.Add(total, micro.Mul(micro, big.NewInt(term.tokens)))
+	}
+	return total
+}
 
-// Prices maps exact model names to list prices; it derives cost for agents
-// that report none (Codex, Gemini CLI). A name not listed gets no price — never a guess
-// from a similar name — and its cost is NULL. Claude Code reports its own
-// cost, so Anthropic models are not needed here.
+// dollarsOf is the float64 nearest to pico 10⁻¹² dollars.
+func dollarsOf(pico *big.Int) float64 {
+	f, _ := new(big.Rat).SetFrac(pico, big.NewInt(1e12)).Float64()
+	return f
+}
+
+// anthropic and openai are rows of the two vendors, read on the dates
+// given.
+func anthropic(input, cacheWrite, cacheRead, output float64, longPromptOver int64) Price {
+	return Price{Input: input, CachedInput: cacheRead, CacheWrite: cacheWrite, Output: output,
+		LongPromptOver: longPromptOver, Source: AnthropicPricingURL, Read: "2026-12-01"}
+}
+
+func openai(input, cachedInput, output float64) Price {
+	return Price{Input: input, CachedInput: cachedInput, Output: output, Source: OpenAIPricingURL, Read: "2025-11"}
+}
+
+// google is a row of Google's Gemini API, paid tier, text tokens: cached
+// input is a context-cache hit (its storage is not counted), thoughts bill
+// as output.
+func google(input, cachedInput, output float64, longPromptOver int64) Price {
+	return Price{Input: input, CachedInput: cachedInput, Output: output,
+		LongPromptOver: longPromptOver, Source: GooglePricingURL, Read: "2025-11"}
+}
+
+// Prices maps exact model names — the names the provider's responses carry,
+// dated snapshots and the aliases agents request — to list prices. It
+// prices the wire's usage of every metered attempt (metered_cost_usd), and
+// derives a cost for agents that report none (Codex, Gemini CLI). A name not listed
+// gets no price — never a guess from a similar name — and its cost is NULL.
+// Models whose context reaches past 200K tokens carry LongPromptOver, as
+// the vendor bills (or may bill) longer prompts at another rate.
+//
+// Anthropic: base input, 5-minute cache writes, cache hits, output, from
+// the model pricing table. OpenAI: input, cached input, output (the rows
+// as first copied; re-read them before trusting a new model).
 var Prices = map[string]Price{
-	"gpt-5":              {Input: 1.25, CachedInput: 0.125, Output: 10},
-	"gpt-5-codex":        {Input: 1.25, CachedInput: 0.125, Output: 10},
-	"gpt-5.1":            {Input: 1.25, CachedInput: 0.125, Output: 10},
-	"gpt-5.1-codex":      {Input: 1.25, CachedInput: 0.125, Output: 10},
-	"gpt-5.1-codex-mini": {Input: 0.25, CachedInput: 0.025, Output: 2},
-	"gpt-5-mini":         {Input: 0.25, CachedInput: 0.025, Output: 2},
-	"gpt-5-nano":         {Input: 0.05, CachedInput: 0.005, Output: 0.40},
-	"gpt-4.1":            {Input: 2, CachedInput: 0.50, Output: 8},
-	"gpt-4.1-mini":       {Input: 0.40, CachedInput: 0.10, Output: 1.60},
-	"o3":                 {Input: 2, CachedInput: 0.50, Output: 8},
-	"o4-mini":            {Input: 1.10, CachedInput: 0.275, Output: 4.40},
-	// Gemini: cached input is a context-cache hit, thoughts bill as output.
-	"gemini-2.5-pro":        {Input: 1.25, CachedInput: 0.125, Output: 10},
-	"gemini-2.5-flash":      {Input: 0.30, CachedInput: 0.03, Output: 2.50},
-	"gemini-2.5-flash-lite": {Input: 0.10, CachedInput: 0.01, Output: 0.40},
+	// Claude Sonnet 5 / 4.6 / 4.5 / 4: 1M-token context.
+	"claude-sonnet-5":            anthropic(2, 2.50, 0.20, 10, 200_000),
+	"claude-sonnet-4-6":          anthropic(3, 3.75, 0.30, 15, 200_000),
+	"claude-sonnet-4-5":          anthropic(3, 3.75, 0.30, 15, 200_000),
+	"claude-sonnet-4-5-20250929": anthropic(3, 3.75, 0.30, 15, 200_000),
+	"claude-sonnet-4-0":          anthropic(3, 3.75, 0.30, 15, 200_000),
+	"claude-sonnet-4-20250514":   anthropic(3, 3.75, 0.30, 15, 200_000),
+	"claude-opus-4-6":            anthropic(5, 6.25, 0.50, 25, 200_000),
+	"claude-opus-4-5":            anthropic(5, 6.25, 0.50, 25, 0),
+	"claude-opus-4-5-20251101":   anthropic(5, 6.25, 0.50, 25, 0),
+	"claude-opus-4-1":            anthropic(15, 18.75, 1.50, 75, 0),
+	"claude-opus-4-1-20250805":   anthropic(15, 18.75, 1.50, 75, 0),
+	"claude-opus-4-0":            anthropic(15, 18.75, 1.50, 75, 0),
+	"claude-opus-4-20250514":     anthropic(15, 18.75, 1.50, 75, 0),
+	"claude-haiku-4-5":           anthropic(1, 1.25, 0.10, 5, 0),
+	"claude-haiku-4-5-20251001":  anthropic(1, 1.25, 0.10, 5, 0),
+	"claude-3-5-haiku-20241022":  anthropic(0.80, 1, 0.08, 4, 0),
+	"claude-3-haiku-20240307":    anthropic(0.25, 0.30, 0.03, 1.25, 0),
+
+	"gpt-5":              openai(1.25, 0.125, 10),
+	"gpt-5-codex":        openai(1.25, 0.125, 10),
+	"gpt-5.1":            openai(1.25, 0.125, 10),
+	"gpt-5.1-codex":      openai(1.25, 0.125, 10),
+	"gpt-5.1-codex-mini": openai(0.25, 0.025, 2),
+	"gpt-5-mini":         openai(0.25, 0.025, 2),
+	"gpt-5-nano":         openai(0.05, 0.005, 0.40),
+	"gpt-4.1":            openai(2, 0.50, 8),
+	"gpt-4.1-mini":       openai(0.40, 0.10, 1.60),
+	"o3":                 openai(2, 0.50, 8),
+	"o4-mini":            openai(1.10, 0.275, 4.40),
+
+	// Gemini 2.5 Pro bills prompts over 200K tokens at another rate.
+	"gemini-2.5-pro":        google(1.25, 0.125, 10, 200_000),
+	"gemini-2.5-flash":      google(0.30, 0.03, 2.50, 0),
+	"gemini-2.5-flash-lite": google(0.10, 0.01, 0.40, 0),
 }
 
 // PriceFor returns the list price of an exactly named model.

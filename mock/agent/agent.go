@@ -97,6 +97,13 @@ func apiTimeout(getenv func(string) string) time.Duration {
 	return 10 * time.Minute
 }
 
+// statusOverloaded is the status of Anthropic's overloaded_error.
+const statusOverloaded = 529
+
+// retryDelay is how long the agent waits before re-sending a request the
+// provider answered 529.
+const retryDelay = 200 * time.Millisecond
+
 // newUUID returns a random version-4 UUID.
 func newUUID() string {
 	var b [16]byte

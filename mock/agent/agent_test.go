@@ -921,3 +921,50 @@ func BenchmarkAgentSessionSubprocess(b *testing.B) {
 		}
 	}
 }
+
+// TestAgentRetriesA529OnceAndCountsTheSuccessOnce stops the stand-in from
+// giving up on a momentary overload (a real CLI would not), from retrying
+// without bound, or from counting the failed try's usage: a 529 then a
+// success is one turn with the success's usage, the same body re-sent and
+// a system/api_retry event; the retries stop at --max-retries (by default
+// none), whatever CLAUDE_CODE_MAX_RETRIES says.
+func TestAgentRetriesA529OnceAndCountsTheSuccessOnce(t *testing.T) {
+	p := startProvider(t, &provider.Script{Replies: []provider.Reply{{Status: 529}, {Text: "fine", Usage: provider.FullUsage(900, 12, 300, 40)}}})
+	proc := agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: []string{"-p", "--output-format", "stream-json", "--verbose", "--max-retries", "1"}})
+	res, _ := resultOf(t, proc)
+	if proc.code != 0 || res.IsError || res.NumTurns != 1 || res.Result == nil || *res.Result != "fine" {
+		t.Fatalf("exit %d, result %+v: want a success after the retry", proc.code, res)
+	}
+	if got := string(res.Usage["input_tokens"]) + "/" + string(res.Usage["cache_read_input_tokens"]); got != "900/300" {
+		t.Errorf("usage input/cache read %s, want the success's 900/300", got)
+	}
+	reqs := p.MessageRequests()
+	if len(reqs) != 2 || reqs[0].Status != 529 || reqs[1].Status != 200 || !bytes.Equal(reqs[0].RawBody, reqs[1].RawBody) {
+		t.Fatalf("provider saw %v, want a 529 and the same body re-sent", reqs)
+	}
+	retries := 0
+	for _, m := range jsonLines(t, proc.stdout) {
+		if string(m["subtype"]) == `"api_retry"` && string(m["error_status"]) == "529" && string(m["attempt"]) == "1" {
+			retries++
+		}
+	}
+	if retries != 1 {
+		t.Errorf("%d api_retry events, want 1:\n%s", retries, proc.stdout)
+	}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 1}, {[]string{"--max-retries", "0"}, 1}, {[]string{"--max-retries", "3"}, 4}} {
+		p := startProvider(t, &provider.Script{Default: &provider.Reply{Status: 529}})
+		env := sessionEnv(p)
+		env["CLAUDE_CODE_MAX_RETRIES"] = "2" // Claude Code's, which wfb sets: not the stand-in's
+		proc := agentExec(t, agentCmd{dir: t.TempDir(), env: env, stdin: "go", args: append([]string{"-p", "--output-format", "json"}, c.args...)})
+		if n := len(p.MessageRequests()); proc.code != 1 || n != c.want {
+			t.Errorf("%v: exit %d after %d requests, want 1 after %d", c.args, proc.code, n, c.want)
+		}
+	}
+	proc = agentExec(t, agentCmd{dir: t.TempDir(), env: sessionEnv(p), stdin: "go", args: []string{"-p", "--max-retries", "-1"}})
+	if proc.code != 2 || !strings.Contains(proc.stderr, "--max-retries -1") {
+		t.Errorf("--max-retries -1: exit %d, stderr %q", proc.code, proc.stderr)
+	}
+}

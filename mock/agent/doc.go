@@ -2,7 +2,9 @@
 // command-line interface and result shapes (`wfb mock agent -p ...`). It
 // talks to the provider named by $ANTHROPIC_BASE_URL, runs the tools the
 // replies ask for (Write, Read, Bash) in its working directory, and reports
-// usage exactly as served, priced from its own price table.
+// usage exactly as served, priced from its own price table. A request the
+// provider answers 529 is re-sent, at most --max-retries times (by default
+// never), as Claude Code re-sends it.
 //
 // It is a product feature, not a test double of wfb's own packages: a dry run
 // of a bench can use it as the agent, and the offline tests run it as a real

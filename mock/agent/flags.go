@@ -16,6 +16,7 @@ type options struct {
 	verbose        bool
 	model          string
 	maxTurns       int
+	maxRetries     int // re-sends of a request answered 529
 	permissionMode string
 	tools          []string // the tools offered to the model
 	allowed        []string // --allowedTools rules; empty: no restriction
@@ -67,6 +68,7 @@ func defineFlags(o *options, raw *rawFlags) *pflag.FlagSet {
 	fs.BoolVar(&o.verbose, "verbose", false, "verbose output (required by stream-json)")
 	fs.StringVar(&o.model, "model", defaultModel, "model name sent to the provider and used for pricing")
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "model requests at most; 0 or 1: one request, whose tools run, then report")
+	fs.IntVar(&o.maxRetries, "max-retries", 0, "stand-in only: re-send a request the provider answered 529 up to N times, 200 ms apart, each announced by a system/api_retry event, as Claude Code does (it reads CLAUDE_CODE_MAX_RETRIES, default 10; wfb sets 2). 0: a 529 ends the session. Nothing else is retried")
 	fs.StringVar(&o.permissionMode, "permission-mode", "default", "default, acceptEdits, bypassPermissions, plan or dontAsk")
 	fs.StringVar(&raw.tools, "tools", "", `tools offered to the model: "" none, "default" all, or a list of Write,Read,Bash`)
 	fs.StringArrayVar(&raw.allowedA, "allowedTools", nil, "only these tools may run (e.g. Write, Bash(git log:*))")
@@ -105,6 +107,9 @@ func (o *options) settle(fs *pflag.FlagSet, raw *rawFlags, stderr io.Writer) int
 	}
 	if raw.skipPerms {
 		o.permissionMode = "bypassPermissions"
+	}
+	if o.maxRetries < 0 || o.maxRetries > 100 {
+		return bad("--max-retries %d: want 0 to 100", o.maxRetries)
 	}
 	if o.maxTurns < 0 {
 		return bad("--max-turns %d: must be positive", o.maxTurns)

@@ -20,6 +20,19 @@ type initEvent struct {
 	APIKeySource   string   `json:"apiKeySource"`
 }
 
+// retryEvent says a request is re-sent after a 529, as Claude Code's
+// system/api_retry event does.
+type retryEvent struct {
+	Type         string `json:"type"`
+	Subtype      string `json:"subtype"`
+	Attempt      int    `json:"attempt"`
+	MaxRetries   int    `json:"max_retries"`
+	RetryDelayMS int64  `json:"retry_delay_ms"`
+	ErrorStatus  int    `json:"error_status"`
+	Error        string `json:"error"`
+	SessionID    string `json:"session_id"`
+}
+
 // assistantEvent is one model reply in stream-json.
 type assistantEvent struct {
 	Type            string           `json:"type"`

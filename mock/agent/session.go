@@ -92,8 +92,7 @@ func (s *session) run(ctx context.Context) int {
 // here (cancelled, or the request failed), done is true and code is the
 // exit code.
 func (s *session) ask(ctx context.Context, messages []message, defs []any) (reply *modelReply, code int, done bool) {
-	began := time.Now()
-	reply, err := post(ctx, s.client, s.baseURL, s.apiKey, s.sessionID, &request{
+	reply, err := s.postRetrying(ctx, &request{
 		Model:     s.opts.model,
 		MaxTokens: maxTokens,
 		System:    []textPart{{Type: "text", Text: s.opts.systemPrompt}},
@@ -102,7 +101,6 @@ func (s *session) ask(ctx context.Context, messages []message, defs []any) (repl
 		Metadata:  map[string]any{"user_id": "session_" + s.sessionID},
 		Stream:    true,
 	})
-	s.apiTime += time.Since(began)
 	if ctx.Err() != nil {
 		return nil, exitSIGTERM, true
 	}
@@ -140,6 +138,30 @@ func (s *session) ask(ctx context.Context, messages []message, defs []any) (repl
 		SessionID: s.sessionID,
 	})
 	return reply, exitOK, false
+}
+
+// postRetrying sends one model request, and re-sends the same body when
+// the provider answers 529 (overloaded), at most s.opts.maxRetries times, after
+// retryDelay each time, saying so with a system/api_retry event as Claude
+// Code does. Nothing else is retried: another status, a broken stream or
+// an unreachable provider ends the session.
+func (s *session) postRetrying(ctx context.Context, body *request) (*modelReply, error) {
+	for attempt := 1; ; attempt++ {
+		began := time.Now()
+		reply, err := post(ctx, s.client, s.baseURL, s.apiKey, s.sessionID, body)
+		s.apiTime += time.Since(began)
+		var apiErr *apiError
+		if !errors.As(err, &apiErr) || apiErr.Status != statusOverloaded || attempt > s.opts.maxRetries {
+			return reply, err
+		}
+		s.emit(retryEvent{Type: "system", Subtype: "api_retry", Attempt: attempt, MaxRetries: s.opts.maxRetries,
+			RetryDelayMS: retryDelay.Milliseconds(), ErrorStatus: apiErr.Status, Error: apiErr.Error(), SessionID: s.sessionID})
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retryDelay):
+		}
+	}
 }
 
 // runTools runs the tools the reply asks for, in order, and returns their

@@ -102,6 +102,21 @@ func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
 			if m := modelRequests(r.requests(t, row.AttemptID)); len(m) != 1 || !m[0].Billed {
 				t.Errorf("model requests %+v, want one billed", m)
 			}
+			// The wire priced at list price: claude-sonnet-4-5 1200×$3 +
+			// 4000×$0.30 + 500×$3.75 + 30×$15; gpt-5-codex (cache writes
+			// are input) 1700×$1.25 + 4000×$0.125 + 30×$10, per MTok.
+			// Claude Code prices its own usage: the two agree. Codex's
+			// cost is wfb's, derived: not checked.
+			want, check := 0.007125, "agree"
+			if c.agent == bench.AgentCodex {
+				want, check = 0.002925, ""
+			}
+			if row.MeteredCostUSD == nil || *row.MeteredCostUSD != want || row.CostCheck != check {
+				t.Errorf("metered cost %v check %q, want %v %q (the agent's cost %v)", row.MeteredCostUSD, row.CostCheck, want, check, row.CostUSD)
+			}
+			if row.CostUSD != nil {
+				t.Logf("%s %s: the agent's cost $%v (%s), the wire's $%v", c.name, c.model, *row.CostUSD, row.CostSource, want)
+			}
 		})
 	}
 }

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/store"
+)
+
+// Cost agreement (cost_check): the wire's cost and the agent's agree when
+// they differ by at most costTolerance of the larger, or by at most
+// costFloorUSD. Beyond both, the check names the two figures. The floor is
+// a micro-dollar — far above float rounding, far below any wrong price: a
+// one-request Haiku session costs about a tenth of a cent, and a price
+// wrong by 10% there is still flagged.
+const (
+	costTolerance = 0.01
+	costFloorUSD  = 0.000001
+)
+
+// priceWire applies the price table to the wire's usage of a checked
+// attempt: metered_cost_usd, and the cost check against the agent's
+// reported cost. The cost stays NULL when any billed request's model is
+// not in the table, or a figure its price needs was not measured.
+func priceWire(row *store.Result, recs []meter.Record) {
+	cost, why := wireCost(recs)
+	if cost == nil {
+		row.ErrorDetail = joinDetail(row.ErrorDetail, "metered cost not recorded: "+why)
+		return
+	}
+	row.MeteredCostUSD = cost
+	if row.CostUSD != nil && row.CostSource == "reported" {
+		row.CostCheck = costCheck(*cost, *row.CostUSD)
+	}
+}
+
+// wireCost sums the cost of the attempt's billed model requests, each at
+// the price of the model its response names (else the one it asked for).
+// It returns nil and why when any of them cannot be priced.
+func wireCost(recs []meter.Record) (*float64, string) {
+	total := new(big.Int)
+	billed := 0
+	for _, r := range recs {
+		if r.Protocol == "" || !r.Billed {
+			continue
+		}
+		billed++
+		c, why := requestCost(r)
+		if why != "" {
+			return nil, fmt.Sprintf("request %d (%s %s): %s", r.Seq, r.Method, r.Path, why)
+		}
+		total.Add(total, c)
+	}
+	if billed == 0 {
+		return nil, "no request was billed"
+	}
+	cost := dollarsOf(total)
+	return &cost, ""
+}
+
+// requestCost prices one billed request, in 10⁻¹² dollars.
+func requestCost(r meter.Record) (*big.Int, string) {
+	model := r.ResponseModel
+	if model == "" {
+		model = r.RequestedModel
+	}
+	p, ok := PriceFor(model)
+	if !ok {
+		return nil, fmt.Sprintf("no price for model %q in wfb's price table (version %s)", model, PriceTableVersion)
+	}
+	if len(r.Surcharges) > 0 {
+		return nil, "the response names charges beyond its tokens at standard rates, which wfb's price table does not price: " + strings.Join(r.Surcharges, ", ")
+	}
+	var n [4]int64
+	for i, c := range []meter.Count{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheCreation, r.Usage.Output} {
+		switch {
+		case c.State == meter.Present:
+			n[i] = c.Value
+		case c.State == meter.NotReported && i == 2 && p.CacheWrite == 0:
+			// OpenAI bills no cache writes: they are input.
+		default:
+			return nil, fmt.Sprintf("%s is %s", c.Native, c.State)
+		}
+	}
+	if prompt := n[0] + n[1] + n[2]; p.LongPromptOver > 0 && prompt > p.LongPromptOver {
+		return nil, fmt.Sprintf("its prompt of %d tokens is billed at %s's long-context rate, which wfb's price table does not hold", prompt, model)
+	}
+	return p.pico(n[0], n[1], n[2], n[3]), ""
+}
+
+// costCheck compares the wire's cost with the agent's: "agree", or
+// "disagree: wire $X, agent $Y".
+func costCheck(wire, agent float64) string {
+	diff := math.Abs(wire - agent)
+	if diff <= costFloorUSD || diff <= costTolerance*math.Max(math.Abs(wire), math.Abs(agent)) {
+		return meter.Agree
+	}
+	return fmt.Sprintf("%s: wire $%s, agent $%s", meter.Disagree, dollars(wire), dollars(agent))
+}
+
+func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
