@@ -131,6 +131,8 @@ type claudeResult struct {
 	Denials []json.RawMessage `json:"permission_denials"`
 	// ModelUsage is keyed by the model name the agent requested.
 	ModelUsage map[string]map[string]json.RawMessage `json:"modelUsage"`
+	// DurationMS is the agent's own account of the session's length.
+	DurationMS json.RawMessage `json:"duration_ms"`
 }
 
 // modelUsageFields maps Claude Code's camelCase per-model usage keys to the
@@ -286,6 +288,7 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 		n := int64(len(res.Denials))
 		row.PermissionDenials = &n
 	}
+
 	if res.ModelUsage != nil {
 		mu, problems := parseModelUsage(res.ModelUsage)
 		if len(problems) > 0 {
@@ -319,6 +322,10 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 		if n, err := parseCount(res.NumTurns); err == nil {
 			row.NumTurns = &n
 		}
+	}
+	// The agent's own clock, beside wfb's; nonsense is not measured.
+	if d, err := parseCount(res.DurationMS); err == nil {
+		row.AgentDurationMS = &d
 	}
 
 	// Measurements: all four usage fields valid, or none recorded.

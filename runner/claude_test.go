@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -173,4 +174,41 @@ func TestAProviderFailuresZeroUsageIsNotMeasured(t *testing.T) {
 	if kept.InputTokens == nil || *kept.InputTokens != 2000 {
 		t.Errorf("real usage of a failed session: %v", kept.InputTokens)
 	}
+}
+
+// TestTheAgentsOwnDurationIsKeptBesideWfbsClock stops the agent's own
+// duration_ms from being dropped (issue 11 item 17), and anything but a
+// non-negative integer from being coerced into one: NULL, and the session
+// is still ok — it is a report, not the measurement.
+func TestTheAgentsOwnDurationIsKeptBesideWfbsClock(t *testing.T) {
+	cases := []struct {
+		field string
+		want  *int64
+	}{
+		{`"duration_ms":1234`, ptr(int64(1234))},
+		{`"duration_ms":0`, ptr(int64(0))},
+		{`"duration_ms":-5`, nil},
+		{`"duration_ms":"1234"`, nil},
+		{`"duration_ms":12.5`, nil},
+		{`"duration_ms":null`, nil},
+		{`"no_duration":1`, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.field, func(t *testing.T) {
+			row := outcome(result(okUsage+","+c.field), 0)
+			if !row.OK {
+				t.Fatalf("a duration must not fail the session: %s", row.ErrorDetail)
+			}
+			if (row.AgentDurationMS == nil) != (c.want == nil) || (c.want != nil && *row.AgentDurationMS != *c.want) {
+				t.Errorf("agent_duration_ms = %s, want %s", showInt(row.AgentDurationMS), showInt(c.want))
+			}
+		})
+	}
+}
+
+func showInt(p *int64) string {
+	if p == nil {
+		return "NULL"
+	}
+	return fmt.Sprint(*p)
 }

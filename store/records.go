@@ -332,7 +332,7 @@ const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, 
 	r.usage_semantics, r.reported_input_tokens, r.reported_cached_input_tokens,
 	r.reasoning_output_tokens, r.api_retries, r.permission_denials,
 	r.metered_input_tokens, r.metered_output_tokens, r.metered_cache_read_input_tokens, r.metered_cache_creation_input_tokens,
-	r.usage_source, r.usage_check, r.metered_cost_usd, r.cost_check,
+	r.usage_source, r.usage_check, r.metered_cost_usd, r.cost_check, r.agent_duration_ms,
 	e.result_event, e.stdout_tail, e.stderr_tail`
 
 // Results returns the attempts of a run, with their evidence, ordered by
@@ -372,7 +372,7 @@ func scanResult(s Scanner) (Result, error) {
 		duration, exit, in, outTok, cacheRead, cacheCreate, turns, finding sql.NullInt64
 		cost                                                               sql.NullFloat64
 		semantics                                                          sql.NullString
-		repIn, repCached, reasoning, retries, denials                      sql.NullInt64
+		repIn, repCached, reasoning, retries, denials, agentDuration       sql.NullInt64
 		m                                                                  meteredColumns
 		started                                                            string
 		ok                                                                 int64
@@ -383,7 +383,7 @@ func scanResult(s Scanner) (Result, error) {
 		&in, &outTok, &cacheRead, &cacheCreate,
 		&cost, &costSource, &turns, &sessionID, &verdict, &finding,
 		&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
-		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck,
+		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck, &agentDuration,
 		&event, &stdout, &stderr); err != nil {
 		return r, err
 	}
@@ -405,6 +405,7 @@ func scanResult(s Scanner) (Result, error) {
 	r.UsageSemantics = semantics.String
 	r.ReportedInputTokens, r.ReportedCachedInputTokens = intPtr(repIn), intPtr(repCached)
 	r.ReasoningOutputTokens, r.APIRetries, r.PermissionDenials = intPtr(reasoning), intPtr(retries), intPtr(denials)
+	r.AgentDurationMS = intPtr(agentDuration)
 	m.into(&r)
 	return r, nil
 }
@@ -482,5 +483,6 @@ func resultArgs(r *Result) []any {
 		nullString(r.UsageSemantics), nullInt(r.ReportedInputTokens), nullInt(r.ReportedCachedInputTokens),
 		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
 		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
-		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck)}
+		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck),
+		nullInt(r.AgentDurationMS)}
 }

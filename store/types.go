@@ -43,7 +43,10 @@ type Result struct {
 	Sandbox      string
 
 	StartedAt  time.Time
-	DurationMS *int64
+	DurationMS *int64 // wfb's wall clock, spawn to exit
+	// AgentDurationMS is the agent's own account (its result event's
+	// duration_ms); nil when it reported none or nonsense.
+	AgentDurationMS *int64
 
 	OK          bool
 	ErrorKind   string // empty when OK; one of the ErrorKind vocabulary otherwise
