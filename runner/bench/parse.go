@@ -152,20 +152,8 @@ func (p *benchParser) bench(root node) {
 			if pr, ok := p.provider(kv.Value, f); ok {
 				p.b.Provider = pr
 			}
-		case "retries":
-			p.retries(kv.Value, f)
-		case "retry_budget":
-			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
-				p.b.RetryBudget = n
-			}
-		case "breaker":
-			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
-				p.b.Breaker = n
-			}
-		case "budget":
-			if v, ok := p.dollars(kv.Value, f); ok {
-				p.b.Budget = v
-			}
+		case "retries", "retry_budget", "breaker", "budget":
+			p.stopField(kv)
 		case "tasks":
 			tasksAt = kv.KeyAt
 			p.tasks(kv.Value, f)
@@ -190,6 +178,28 @@ func (p *benchParser) bench(root node) {
 	}
 	if len(p.b.Arms) == 0 && !p.failedUnder("arms") {
 		p.Addf(at(armsAt), "arms", "at least one arm is required")
+	}
+}
+
+// stopField reads one of the fields that say when a run stops retrying or
+// stops starting cells.
+func (p *benchParser) stopField(kv strictyaml.Pair) {
+	f := kv.Key
+	switch kv.Key {
+	case "retries":
+		p.retries(kv.Value, f)
+	case "retry_budget":
+		if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
+			p.b.RetryBudget = n
+		}
+	case "breaker":
+		if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
+			p.b.Breaker = n
+		}
+	case "budget":
+		if v, ok := p.dollars(kv.Value, f); ok {
+			p.b.Budget = v
+		}
 	}
 }
 
