@@ -359,7 +359,7 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 		status = store.RunInterrupted
 	case s.fatal != nil:
 		status = store.RunAborted
-	case s.breakerWhy != "" || s.budgetReached:
+	case s.breakerWhy != "" || s.budgetCut(pending):
 		status = store.RunAborted
 		s.recordNotRuns(ctx, pending)
 	}
@@ -368,7 +368,7 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
 	s.summary.Budget, s.summary.Spent, s.summary.Unmeasured = s.budget, s.spent, s.unmeasured
-	if s.budgetReached && s.breakerWhy == "" {
+	if status == store.RunAborted && s.budgetReached && s.breakerWhy == "" {
 		s.summary.BudgetReached = s.budgetWhy()
 	}
 	ferr := s.opts.DB.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/wfbench/wfb/store"
@@ -44,6 +45,16 @@ func (s *Sweep) charge(r store.Result) {
 	if s.budget > 0 && s.spent >= s.budget {
 		s.budgetReached = true
 	}
+}
+
+// budgetCut says whether the budget left a pending cell unfinished: one
+// that did not start, or a retry it owes. A budget reached by the run's
+// last cell cut nothing, and the run is complete.
+func (s *Sweep) budgetCut(pending []*cellState) bool {
+	s.mu.Lock()
+	reached := s.budgetReached
+	s.mu.Unlock()
+	return reached && slices.ContainsFunc(pending, func(c *cellState) bool { return !c.started || !s.complete(c) })
 }
 
 // budgetWhy says why the budget stopped the run, with what was spent so

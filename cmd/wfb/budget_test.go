@@ -90,6 +90,21 @@ func checkBudgetRows(t *testing.T, rows []store.Result, wantOK, wantNotRun int, 
 	}
 }
 
+// A budget the run's last cell reaches cut nothing: the run is complete,
+// exit 0, and the end note still says what was spent.
+func TestABudgetReachedByTheLastCellCompletesTheRun(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, "runs: 2\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n")
+	s, _, errOut := testStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.03"}, s); code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s", code, errOut)
+	}
+	runs, rows := resultsOf(t, db)
+	if runs[0].Status != store.RunComplete || len(rows) != 2 || strings.Contains(errOut.String(), "aborted") ||
+		!strings.Contains(errOut.String(), "$0.036 of its $0.03 budget") {
+		t.Errorf("status %s, %d rows; want complete, 2 rows, no abort and the end note; stderr:\n%s", runs[0].Status, len(rows), errOut)
+	}
+}
+
 // --max-cost that is not a positive number of dollars is bad input, named,
 // before anything is recorded.
 func TestABadMaxCostIsBadInput(t *testing.T) {
