@@ -105,6 +105,19 @@ func TestABudgetReachedByTheLastCellCompletesTheRun(t *testing.T) {
 	}
 }
 
+// Attempts with no measured cost count $0 toward the budget, and the end
+// note says how many there were: here two spawn failures (no agent ran).
+func TestUnmeasuredAttemptsAreCountedInTheBudgetNote(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, "runs: 2\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in, agent_bin: /nonexistent/agent}]\n")
+	s, _, errOut := testStreams("", nil)
+	run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.01"}, s)
+	runs, rows := resultsOf(t, db)
+	if runs[0].Status != store.RunComplete || len(rows) != 2 ||
+		!strings.Contains(errOut.String(), "$0 of its $0.01 budget (metered where measured); 2 attempts had no measured cost and count $0") {
+		t.Errorf("status %s, %d rows; want complete, 2 rows and the note; stderr:\n%s", runs[0].Status, len(rows), errOut)
+	}
+}
+
 // --max-cost that is not a positive number of dollars is bad input, named,
 // before anything is recorded.
 func TestABadMaxCostIsBadInput(t *testing.T) {
