@@ -64,6 +64,9 @@ type SweepOptions struct {
 	// NoMeter runs the sessions unmetered (`wfb run --meter=off`); by
 	// default one metering proxy serves every session of the sweep.
 	NoMeter bool
+	// MaxCost caps the run's cost in US dollars (`wfb run --max-cost`);
+	// 0: the bench's budget, if any. See charge.
+	MaxCost float64
 }
 
 // Summary is how a sweep ended.
@@ -77,6 +80,14 @@ type Summary struct {
 	OK, Failed int
 	// Breaker says why the outage breaker opened; "" when it did not.
 	Breaker string
+	// Budget is the run's cost cap in US dollars (0: none); Spent is the
+	// cost recorded in the run so far (earlier invocations included), and
+	// Unmeasured counts its attempts that ran with no cost measured (they
+	// count $0). BudgetReached says why the budget stopped the run; "" when
+	// it did not.
+	Budget, Spent float64
+	Unmeasured    int
+	BudgetReached string
 }
 
 // RunConfig is what runs.config holds. For a `wfb run` (Command "run")
@@ -95,7 +106,7 @@ type RunConfig struct {
 }
 
 // NotRunDetail starts the detail of the row a cell gets when the outage
-// breaker kept it from starting.
+// breaker or the run's budget kept it from starting.
 const NotRunDetail = "not run: "
 
 // systemic kinds say the outside world failed, not the workflow: a run of
@@ -126,7 +137,12 @@ type Sweep struct {
 	consecutive int
 	breakerWhy  string
 	fatal       error
-	summary     Summary
+
+	budget        float64 // the run's cost cap in dollars; 0: none
+	spent         float64 // cost recorded in the run so far (charge)
+	unmeasured    int     // attempts that ran with no cost measured
+	budgetReached bool
+	summary       Summary
 }
 
 type agentCmd struct {
@@ -343,18 +359,18 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 		status = store.RunInterrupted
 	case s.fatal != nil:
 		status = store.RunAborted
-	case s.breakerWhy != "":
+	case s.breakerWhy != "" || s.budgetCut(pending):
 		status = store.RunAborted
-		for _, c := range pending {
-			if !c.started {
-				s.recordNotRun(ctx, c)
-			}
-		}
+		s.recordNotRuns(ctx, pending)
 	}
 	if s.opts.Progress != nil {
 		s.opts.Progress.Finish()
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
+	s.summary.Budget, s.summary.Spent, s.summary.Unmeasured = s.budget, s.spent, s.unmeasured
+	if status == store.RunAborted && s.budgetReached && s.breakerWhy == "" {
+		s.summary.BudgetReached = s.budgetWhy()
+	}
 	ferr := s.opts.DB.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
 	return s.summary, errors.Join(s.fatal, ferr)
 }
@@ -363,7 +379,7 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 func (s *Sweep) stopping(ctx context.Context) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ctx.Err() != nil || s.breakerWhy != "" || s.fatal != nil
+	return ctx.Err() != nil || s.breakerWhy != "" || s.budgetReached || s.fatal != nil
 }
 
 // runCell makes a cell's attempts until it is complete, retries included.
@@ -429,6 +445,7 @@ func (s *Sweep) takeRetry() bool {
 func (s *Sweep) observe(row store.Result) {
 	s.mu.Lock()
 	s.summary.Attempts++
+	s.charge(row)
 	switch {
 	case row.ErrorKind == store.KindCancelled:
 	case slices.Contains(systemic, row.ErrorKind):
@@ -446,10 +463,11 @@ func (s *Sweep) observe(row store.Result) {
 	}
 }
 
-// recordNotRun writes the row of a cell the breaker kept from starting.
-func (s *Sweep) recordNotRun(ctx context.Context, c *cellState) {
+// recordNotRun writes the row of a cell the breaker or the budget kept
+// from starting.
+func (s *Sweep) recordNotRun(ctx context.Context, c *cellState, kind, detail string) {
 	cell := s.cellFor(c, "")
-	row := cell.row(store.KindInfraError, NotRunDetail+s.breakerWhy+"; `wfb run --resume "+s.run.ID+"` runs it once the outage is over")
+	row := cell.row(kind, detail)
 	if _, err := record(ctx, s.opts.DB, row); err != nil {
 		s.mu.Lock()
 		s.fatal = errors.Join(s.fatal, err)

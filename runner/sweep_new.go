@@ -28,7 +28,10 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 		opts.Getenv = os.Getenv
 	}
 	s := &Sweep{opts: opts, bench: opts.Bench, keys: map[string]string{}, envs: map[string]map[string]string{},
-		agents: map[string]agentCmd{}, trees: map[string]pristine{}}
+		agents: map[string]agentCmd{}, trees: map[string]pristine{}, budget: opts.Bench.Budget}
+	if opts.MaxCost > 0 {
+		s.budget = opts.MaxCost
+	}
 	// One way out on failure: whatever was made so far (the run's lock,
 	// the run's directory) goes with the sweep.
 	defer func() {
@@ -383,6 +386,7 @@ func (s *Sweep) loadAttempts(ctx context.Context) error {
 		byKey[c.Cell] = c
 	}
 	for _, r := range rows {
+		s.charge(r) // the budget is the whole run's
 		c, ok := byKey[bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
 		if !ok {
 			continue

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ type runOptions struct {
 	RunID            string
 	Format           string
 	Meter            string
+	MaxCost          float64
 	limits           limitFlags
 }
 
@@ -48,6 +50,15 @@ failures (provider-error, infra-error, spawn-failure, sandbox-refused) no cell
 starts: the rest get a "not run" row each and the run is aborted. Ctrl-C kills
 the sessions in flight, records them as cancelled and marks the run
 interrupted.
+
+--max-cost USD (or the bench's budget: field; the flag wins) caps the run's
+cost: no new cell starts once the cost recorded in the run so far reaches it
+(each row's metered cost where the proxy measured one, else its reported or
+derived cost; a row with neither counts $0, and the end note says how many
+had none). Cells in flight finish; each cell left gets a "not run" row
+(cancelled, no usage), the run is aborted with the reason and exit 1, as
+the breaker's. On --resume the budget covers the whole run, earlier
+invocations included: raise it with --max-cost to continue.
 
 The sandbox (the bench's, or --sandbox) is resolved once, before any session
 starts: auto becomes the strongest backend that passes the preflight of every
@@ -118,6 +129,7 @@ func newRunCmd(s *Streams) *cobra.Command {
 	f.StringVar(&opts.Shard, "shard", "", "run only shard i of n (i/n, from 0); default from JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID")
 	f.StringVar(&opts.RunID, "run-id", "", "id of the new run (default $WFB_RUN_ID, else a fresh one); the shards of one run must share it")
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
+	f.Float64Var(&opts.MaxCost, "max-cost", 0, "stop starting cells once the run's recorded cost reaches this many US dollars (default: the bench's budget)")
 	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
 	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
 	return cmd
@@ -136,9 +148,13 @@ func meterOff(v string) (bool, error) {
 
 // checkCounts refuses --runs and --workers outside the ranges a bench file
 // accepts for runs and workers (runner's bench parser: 1 to 10000, 1 to
-// 256). Given as 0, each is refused rather than read as "the bench's",
-// which is what leaving it out means.
+// 256), and a --max-cost that is not a positive number of dollars. Given
+// as 0, each is refused rather than read as "the bench's", which is what
+// leaving it out means.
 func checkCounts(cmd *cobra.Command, o *runOptions) error {
+	if cmd.Flags().Changed("max-cost") && !(o.MaxCost > 0 && o.MaxCost < math.Inf(1)) {
+		return badInput("--max-cost %v: want a positive number of US dollars, such as 25 or 2.5 (leave it out for the bench's budget)", o.MaxCost)
+	}
 	for _, c := range []struct {
 		flag     string
 		val, max int
@@ -255,8 +271,8 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
-		NoMeter: noMeter,
-		Limits:  opts.limits.limits(),
+		NoMeter: noMeter, MaxCost: opts.MaxCost,
+		Limits: opts.limits.limits(),
 	})
 	return err
 }
@@ -326,11 +342,19 @@ func sandboxLine(backend string, passedOver []sandbox.Status) string {
 
 // sweepOutcome says how the run ended and maps it to the exit status.
 func sweepOutcome(s *Streams, sum runner.Summary, path string) error {
+	if sum.Budget > 0 {
+		fmt.Fprintf(s.ErrOut, "wfb run: cost recorded in the run: $%s of its $%s budget (metered where measured); %d attempts had no measured cost and count $0\n",
+			runner.Dollars(sum.Spent), runner.Dollars(sum.Budget), sum.Unmeasured)
+	}
 	switch sum.Status {
 	case store.RunInterrupted:
 		fmt.Fprintf(s.ErrOut, "wfb run: interrupted; the cells in flight are recorded as cancelled. Continue with: wfb run BENCH --db %s --resume %s\n", path, sum.RunID)
 		return errInterrupted
 	case store.RunAborted:
+		if sum.BudgetReached != "" {
+			fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue with a higher budget: wfb run BENCH --db %s --resume %s --max-cost USD\n", sum.BudgetReached, path, sum.RunID)
+			return errNotOK
+		}
 		fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue later with: wfb run BENCH --db %s --resume %s\n", sum.Breaker, path, sum.RunID)
 		return errNotOK
 	}

@@ -52,6 +52,9 @@ type Bench struct {
 	// Breaker is how many consecutive systemic failures stop the run; 0
 	// disables it. Default DefaultBreaker.
 	Breaker int
+	// Budget caps the run's cost in US dollars: no new cell starts once
+	// the cost recorded so far reaches it. 0: no cap.
+	Budget float64
 
 	Tasks []Task
 	Arms  []Arm

@@ -88,6 +88,7 @@ provider: {base_url: "https://api.example.com/", api_key_env: MY_KEY}
 retries: {provider-error: 2, timeout: 1}
 retry_budget: 7
 breaker: 0
+budget: 2.5
 tasks:
   - id: review-1
     class: review
@@ -128,7 +129,7 @@ arms:
 		Path: path, Dir: dir, Digest: b.Digest, Description: "all fields",
 		Runs: 2, Timeout: 90 * time.Second, Sandbox: sandbox.HostUnsafe, Workers: 3,
 		Provider: Provider{BaseURL: "https://api.example.com", APIKeyEnv: "MY_KEY"},
-		Retries:  map[string]int{"provider-error": 2, "timeout": 1}, RetryBudget: 7, Breaker: 0,
+		Retries:  map[string]int{"provider-error": 2, "timeout": 1}, RetryBudget: 7, Breaker: 0, Budget: 2.5,
 		Tasks: []Task{
 			{ID: "review-1", Class: "review", Workspace: Workspace{Dir: filepath.Join(dir, "ws")}, Prompt: "review it",
 				Setup: "make deps", Verify: "make test", Review: true, Verdict: "request_changes", Expensive: true,
@@ -178,6 +179,42 @@ func TestAGitRefIsReadAsWritten(t *testing.T) {
 			want := strings.Trim(ref, `"`)
 			if got := b.Tasks[0].Workspace.Ref; got != want {
 				t.Errorf("ref = %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// A budget is a positive number of dollars: zero, a negative amount, a
+// string such as "$5" or an infinity is refused, naming the field and
+// what was given, never read as "no budget".
+func TestABadBudgetIsRefusedNamingIt(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "r.yaml"), []byte("default: {text: hi}\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "ws"), 0o755)
+	for value, want := range map[string]string{
+		"0":    "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got 0",
+		"-3":   "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got -3",
+		"-0.5": "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got -0.5",
+		`"$5"`: "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got string \"$5\"",
+		".inf": "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got .inf",
+		"[1]":  "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got a list",
+		"0.00": "b.yaml:1:9: budget: must be a positive number of US dollars such as 25 or 2.5, got 0.00",
+		"0.01": "",
+		"12":   "",
+	} {
+		t.Run(value, func(t *testing.T) {
+			path := filepath.Join(dir, "b.yaml")
+			text := "budget: " + value + "\nprovider: {mock: r.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n"
+			os.WriteFile(path, []byte(text), 0o644)
+			b, err := Load(path, checkScript)
+			if want == "" {
+				if err != nil || b.Budget <= 0 {
+					t.Fatalf("Load = %v, budget %v; want it read", err, b)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Load = %v\nwant %q", err, want)
 			}
 		})
 	}

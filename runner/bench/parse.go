@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -107,7 +108,7 @@ func IsSecretName(name string) bool { return secretName.MatchString(name) }
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
 
-const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, tasks, arms"
+const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, budget, tasks, arms"
 
 func (p *benchParser) bench(root node) {
 	pairs, ok := p.Mapping(root, "")
@@ -151,16 +152,8 @@ func (p *benchParser) bench(root node) {
 			if pr, ok := p.provider(kv.Value, f); ok {
 				p.b.Provider = pr
 			}
-		case "retries":
-			p.retries(kv.Value, f)
-		case "retry_budget":
-			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
-				p.b.RetryBudget = n
-			}
-		case "breaker":
-			if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
-				p.b.Breaker = n
-			}
+		case "retries", "retry_budget", "breaker", "budget":
+			p.stopField(kv)
 		case "tasks":
 			tasksAt = kv.KeyAt
 			p.tasks(kv.Value, f)
@@ -186,6 +179,55 @@ func (p *benchParser) bench(root node) {
 	if len(p.b.Arms) == 0 && !p.failedUnder("arms") {
 		p.Addf(at(armsAt), "arms", "at least one arm is required")
 	}
+}
+
+// stopField reads one of the fields that say when a run stops retrying or
+// stops starting cells.
+func (p *benchParser) stopField(kv strictyaml.Pair) {
+	f := kv.Key
+	switch kv.Key {
+	case "retries":
+		p.retries(kv.Value, f)
+	case "retry_budget":
+		if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
+			p.b.RetryBudget = n
+		}
+	case "breaker":
+		if n, ok := p.IntRange(kv.Value, f, 0, 1_000_000); ok {
+			p.b.Breaker = n
+		}
+	case "budget":
+		if v, ok := p.dollars(kv.Value, f); ok {
+			p.b.Budget = v
+		}
+	}
+}
+
+// dollars reads a positive, finite amount of US dollars: an integer or a
+// decimal number (25, 2.5), never a string ("$25").
+func (p *benchParser) dollars(n node, field string) (float64, bool) {
+	d := p.Deref(n, field)
+	var v float64
+	switch x := d.(type) {
+	case *ast.FloatNode:
+		v = x.Value
+	case *ast.IntegerNode:
+		i, ok := p.Int(d, field)
+		if !ok {
+			return 0, false
+		}
+		v = float64(i)
+	default:
+		if d != nil {
+			p.Addf(d, field, "must be a positive number of US dollars such as 25 or 2.5, got %s", strictyaml.Describe(d))
+		}
+		return 0, false
+	}
+	if !(v > 0) || math.IsInf(v, 0) {
+		p.Addf(d, field, "must be a positive number of US dollars such as 25 or 2.5, got %s", d.GetToken().Value)
+		return 0, false
+	}
+	return v, true
 }
 
 func (p *benchParser) has(pairs []strictyaml.Pair, key string) bool {

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// budgetCell is what the stand-in charges for one cell of runOKScript:
+// 100 input tokens at $100/MTok and 20 output at $400/MTok (see
+// mock/agent/price.go) — $0.018, reported; the model "stand-in" has no
+// price in wfb's table, so no metered cost competes with it.
+const budgetCell = 0.018
+
+// A budget stops new cells once the run's recorded cost reaches it: with
+// the bench's budget of $0.03 the second cell ($0.036 so far) crosses it,
+// the three cells left get a "not run: budget" row each (cancelled, no
+// usage), and the run is aborted with exit 1 naming the reason. A resume
+// with --max-cost counts the whole run's cost, the first invocation's
+// included: at $0.06 only one more cell starts ($0.054, then $0.072).
+func TestABudgetStopsNewCellsAndLeavesNotRunRows(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, `runs: 5
+workers: 1
+budget: 0.03
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	s, _, errOut := testStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db}, s); code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s", code, errOut)
+	}
+	for _, want := range []string{
+		"aborted: the run's budget of $0.03 was reached ($0.036 spent)",
+		"cost recorded in the run: $0.036 of its $0.03 budget (metered where measured); 0 attempts had no measured cost",
+	} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunAborted {
+		t.Fatalf("runs %+v; want one, aborted", runs)
+	}
+	checkBudgetRows(t, rows, 2, 3, "not run: the run's budget of $0.03 was reached ($0.036 spent)")
+	integrityOK(t, db)
+
+	s, _, errOut = testStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--resume", runs[0].ID, "--max-cost", "0.06"}, s); code != exitFailed {
+		t.Fatalf("resume: exit %d, want 1\n%s", code, errOut)
+	}
+	runs, rows = resultsOf(t, db)
+	if runs[0].Status != store.RunAborted {
+		t.Errorf("resumed run %s, want aborted", runs[0].Status)
+	}
+	// 2 ok + 3 not-run from the first invocation; 2 ok (cells 3 and 4;
+	// the 4th's start saw $0.054) and 1 not-run (cell 5) now.
+	checkBudgetRows(t, rows, 4, 4, "not run: the run's budget of $0.06 was reached ($0.072 spent)")
+	integrityOK(t, db)
+}
+
+// checkBudgetRows checks the rows of a budget-stopped run: ok ones with
+// their measured cost, and not-run ones, cancelled, that never started and
+// carry no usage (NULL, never 0); the last not-run row has detail.
+func checkBudgetRows(t *testing.T, rows []store.Result, wantOK, wantNotRun int, detail string) {
+	t.Helper()
+	ok, notRun, last := 0, 0, ""
+	for _, r := range rows {
+		switch {
+		case r.OK:
+			ok++
+			if r.CostUSD == nil || *r.CostUSD != budgetCell {
+				t.Errorf("ok row %s cost %v, want %v", r.AttemptID, r.CostUSD, budgetCell)
+			}
+		case r.ErrorKind == store.KindCancelled && r.ProcessState == store.StateNotStarted:
+			notRun++
+			last = r.ErrorDetail
+			if r.InputTokens != nil || r.OutputTokens != nil || r.CostUSD != nil || r.MeteredCostUSD != nil || r.NumTurns != nil || r.DurationMS != nil {
+				t.Errorf("not-run row %s carries usage: %+v", r.AttemptID, r)
+			}
+		default:
+			t.Errorf("unexpected row: ok=%v %s %s %q", r.OK, r.ErrorKind, r.ProcessState, r.ErrorDetail)
+		}
+	}
+	if ok != wantOK || notRun != wantNotRun || last != detail {
+		t.Errorf("%d ok and %d not-run rows, last detail %q; want %d, %d, %q", ok, notRun, last, wantOK, wantNotRun, detail)
+	}
+}
+
+// A budget the run's last cell reaches cut nothing: the run is complete,
+// exit 0, and the end note still says what was spent.
+func TestABudgetReachedByTheLastCellCompletesTheRun(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, "runs: 2\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n")
+	s, _, errOut := testStreams("", nil)
+	if code := run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.03"}, s); code != exitOK {
+		t.Fatalf("exit %d, want 0\n%s", code, errOut)
+	}
+	runs, rows := resultsOf(t, db)
+	if runs[0].Status != store.RunComplete || len(rows) != 2 || strings.Contains(errOut.String(), "aborted") ||
+		!strings.Contains(errOut.String(), "$0.036 of its $0.03 budget") {
+		t.Errorf("status %s, %d rows; want complete, 2 rows, no abort and the end note; stderr:\n%s", runs[0].Status, len(rows), errOut)
+	}
+}
+
+// Attempts with no measured cost count $0 toward the budget, and the end
+// note says how many there were: here two spawn failures (no agent ran).
+func TestUnmeasuredAttemptsAreCountedInTheBudgetNote(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, "runs: 2\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in, agent_bin: /nonexistent/agent}]\n")
+	s, _, errOut := testStreams("", nil)
+	run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.01"}, s)
+	runs, rows := resultsOf(t, db)
+	if runs[0].Status != store.RunComplete || len(rows) != 2 ||
+		!strings.Contains(errOut.String(), "$0 of its $0.01 budget (metered where measured); 2 attempts had no measured cost and count $0") {
+		t.Errorf("status %s, %d rows; want complete, 2 rows and the note; stderr:\n%s", runs[0].Status, len(rows), errOut)
+	}
+}
+
+// --max-cost that is not a positive number of dollars is bad input, named,
+// before anything is recorded.
+func TestABadMaxCostIsBadInput(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, "provider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n")
+	for _, v := range []string{"0", "-1", "abc", "NaN", "+Inf"} {
+		s, _, errOut := testStreams("", nil)
+		if code := run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", v}, s); code != exitBadInput || !strings.Contains(errOut.String(), "--max-cost") {
+			t.Errorf("--max-cost %s: exit %d, want 2 naming the flag; stderr:\n%s", v, code, errOut)
+		}
+	}
+	if countRows(db) > 0 {
+		t.Errorf("rows were recorded")
+	}
+}
