@@ -105,14 +105,16 @@ func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
 			// The wire priced at list price: claude-sonnet-4-5 1200×$3 +
 			// 4000×$0.30 + 500×$3.75 + 30×$15; gpt-5-codex (cache writes
 			// are input) 1700×$1.25 + 4000×$0.125 + 30×$10, per MTok.
-			// Claude Code prices its own usage: the two agree. Codex's
-			// cost is wfb's, derived: not checked.
+			// gemini-2.5-pro has gpt-5-codex's prices, and Gemini bills no
+			// cache writes either: the same sum. Claude Code prices its
+			// own usage: the two agree. Codex's and Gemini CLI's cost is
+			// wfb's, derived: not checked.
 			want, check := 0.007125, "agree"
-			if c.agent == bench.AgentCodex {
+			if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini {
 				want, check = 0.002925, ""
 			}
 			if row.MeteredCostUSD == nil || *row.MeteredCostUSD != want || row.CostCheck != check {
-				t.Errorf("metered cost %v check %q, want %v %q (the agent's cost %v)", row.MeteredCostUSD, row.CostCheck, want, check, row.CostUSD)
+				t.Errorf("metered cost %s check %q, want %v %q (the agent's cost %s)", showCost(row.MeteredCostUSD), row.CostCheck, want, check, showCost(row.CostUSD))
 			}
 			if row.CostUSD != nil {
 				t.Logf("%s %s: the agent's cost $%v (%s), the wire's $%v", c.name, c.model, *row.CostUSD, row.CostSource, want)
@@ -296,4 +298,11 @@ func TestANonStreamingFallbackIsMarkedAndBilledOnce(t *testing.T) {
 	if !strings.Contains(row.ErrorDetail, meter.ErrUpstreamCut) {
 		t.Errorf("detail %q does not say the stream broke", row.ErrorDetail)
 	}
+}
+
+func showCost(p *float64) string {
+	if p == nil {
+		return "NULL"
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
 }
