@@ -26,12 +26,8 @@ import (
 func reportFixture(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	path, db := newResultsFile(t)
+	defer db.Close() // a reader then finds the file whole, its log checkpointed
 	i64 := func(v int64) *int64 { return &v }
 	f64 := func(v float64) *float64 { return &v }
 	for n, label := range []string{"base", "cand"} {
@@ -308,4 +304,16 @@ func TestReportFormatAutoFollowsTheTerminal(t *testing.T) {
 			t.Errorf("terminal=%v: box drawn = %v:\n%s", terminal, boxed, out)
 		}
 	}
+}
+
+// newResultsFile creates a results file in the test's temp dir for a
+// fixture to fill; the fixture closes it before it returns.
+func newResultsFile(t *testing.T) (string, *store.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "results.db")
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, db
 }

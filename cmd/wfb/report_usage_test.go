@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,12 +17,8 @@ import (
 func meteredFixture(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	path, db := newResultsFile(t)
+	defer db.Close() // a reader then finds the file whole, its log checkpointed
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	for n, id := range []string{"m1", "m2"} {

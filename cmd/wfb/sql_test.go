@@ -21,12 +21,8 @@ import (
 func sqlFixture(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	path, db := newResultsFile(t)
+	defer db.Close() // a reader then finds the file whole, its log checkpointed
 	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC)
 	if err := db.CreateRun(ctx, store.Run{ID: "run-1", Label: "baseline", Kind: "run", StartedAt: start,
 		Status: store.RunRunning, Harness: "test"}); err != nil {
