@@ -152,6 +152,10 @@ func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsa
 	var out []store.ModelUsage
 	var problems []string
 	for _, m := range models {
+		if strings.TrimSpace(m) == "" {
+			problems = append(problems, fmt.Sprintf("modelUsage[%q]: usage under no model name", m))
+			continue
+		}
 		fields := mu[m]
 		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", m), modelUsageFields)
 		problems = append(problems, bad...)

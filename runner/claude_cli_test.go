@@ -95,6 +95,25 @@ func TestClaudeCLIRefusesNonsenseModelUsage(t *testing.T) {
 	}
 }
 
+// TestClaudeCLIRefusesUsageUnderNoModelName stops a modelUsage entry keyed
+// by an empty name (found by FuzzClaudeOutput) from reaching the store,
+// which refuses it and would lose the whole row.
+func TestClaudeCLIRefusesUsageUnderNoModelName(t *testing.T) {
+	counts := `{"inputTokens":1,"outputTokens":1,"cacheReadInputTokens":0,"cacheCreationInputTokens":0}`
+	for _, name := range []string{"", " "} {
+		row := cliOutcome(result(okUsage+`,"modelUsage":{"m":`+counts+`,"`+name+`":`+counts+`}`), 0, "", "")
+		if !row.OK {
+			t.Fatalf("name %q: not ok: %s", name, row.ErrorDetail)
+		}
+		if row.ModelUsage != nil {
+			t.Errorf("name %q: stored %v", name, row.ModelUsage)
+		}
+		if want := `modelUsage["` + name + `"]: usage under no model name`; !strings.Contains(row.ErrorDetail, want) {
+			t.Errorf("detail %q does not name %q", row.ErrorDetail, want)
+		}
+	}
+}
+
 // TestAnAPIErrorResultIsAProviderError stops the real CLI's API failures —
 // subtype "success" with is_error true — from passing.
 func TestAnAPIErrorResultIsAProviderError(t *testing.T) {

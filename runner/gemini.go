@@ -405,6 +405,9 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 	cost := derivedCost{ok: len(names) > 0, why: "stats.models is empty"}
 	var unpriced []string
 	for _, m := range names {
+		if strings.TrimSpace(m) == "" {
+			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", m)}
+		}
 		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", m))
 		if len(problems) > 0 {
 			return nil, derivedCost{}, problems

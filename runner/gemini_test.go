@@ -118,6 +118,7 @@ func TestGeminiRefusesWhatIsNotAMeasurement(t *testing.T) {
 		{"missing field", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"input":5,"models":{}}`), 0, store.KindSessionError, "stats.cached is missing"},
 		{"float", geminiDone(`{"total_tokens":6,"input_tokens":5.5,"output_tokens":1,"cached":0,"input":5}`), 0, store.KindSessionError, "not a whole number (5.5)"},
 		{"models do not add up", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"gemini-2.5-pro":{"total_tokens":3,"input_tokens":2,"output_tokens":1,"cached":0,"input":2}}}`), 0, store.KindSessionError, "not the totals"},
+		{"a model without a name", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"":{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5}}}`), 0, store.KindSessionError, `stats.models[""]: usage under no model name`},
 		{"no stats", geminiStart + `{"type":"result","status":"success"}`, 0, store.KindSessionError, "the result has no stats"},
 		{"no result", geminiStart, 0, store.KindSessionError, "no result event"},
 		{"two results", geminiDone(one(5, 0, 5, 1, 6)) + "\n" + geminiDone(one(5, 0, 5, 1, 6)), 0, store.KindSessionError, "2 result events"},
