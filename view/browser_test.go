@@ -173,3 +173,28 @@ func TestABrowserComparesTwoRuns(t *testing.T) {
 	}
 	b.check(t, ts.URL)
 }
+
+// TestABrowserOpensTheTrendFromTheRuns follows the runs page's link to the
+// trend, then to another metric: the chart is drawn (a line per arm), with
+// no console error and nothing fetched off the origin.
+func TestABrowserOpensTheTrendFromTheRuns(t *testing.T) {
+	f := newFixture(t)
+	ts := newTestServer(t, f, Options{})
+	b := newBrowser(t)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	b.do(t, "runs page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(css("table.runs")))
+	b.do(t, "trend", chromedp.Click(css(`a.trend`)), chromedp.WaitVisible(css("svg.trend")))
+	if loc := result(t, b, "location", chromedp.Location()); !strings.HasSuffix(loc, "/trend?by=day&metric=strict_pass_rate") {
+		t.Errorf("the trend link went to %s", loc)
+	}
+	b.do(t, "cost", chromedp.Click(css(`nav.trend-links a[href*="metric=cost_usd"]`)), chromedp.WaitVisible(css("svg.trend")))
+	if title := result(t, b, "title", chromedp.Title()); title != "Trend of cost (USD) by day · wfb view" {
+		t.Errorf("title %q", title)
+	}
+	lines := result(t, b, "lines", chromedp.Evaluate[int](`document.querySelectorAll("svg.trend g.series path.line").length`))
+	drawn := result(t, b, "drawn", chromedp.Evaluate[bool](`Array.from(document.querySelectorAll("svg.trend circle")).every(c => c.getBBox().width > 0)`))
+	if lines != 2 || !drawn {
+		t.Errorf("%d lines drawn (want one per arm, 2); every point drawn: %v", lines, drawn)
+	}
+	b.check(t, ts.URL)
+}

@@ -9,13 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
+	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
 
 // ExportStats says what Export wrote.
 type ExportStats struct {
-	Runs, Attempts int
+	Runs, Attempts, Trends int
 }
 
 // Export writes the viewer's pages into dir as a static site: index.html
@@ -24,7 +26,7 @@ type ExportStats struct {
 // Compare needs a query, so a static site has none.
 func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	var st ExportStats
-	for _, sub := range []string{"run", "attempt", "static"} {
+	for _, sub := range []string{"run", "attempt", "trend", "static"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return st, fmt.Errorf("export: %w", err)
 		}
@@ -50,6 +52,9 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 		}
 		st.Runs++
 	}
+	if st.Trends, err = s.exportTrends(ctx, dir, sub); err != nil {
+		return st, err
+	}
 	var ids []string
 	err = s.db.Each(ctx, `SELECT attempt_id FROM results ORDER BY rowid`, nil, func(sc store.Scanner) error {
 		var id string
@@ -71,6 +76,38 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 		st.Attempts++
 	}
 	return st, nil
+}
+
+// exportTrends writes trend/METRIC-BY.html for every metric either
+// bucketing has (and the strict pass rate and cost, which the runs page
+// links to),
+// under each bucketing: a metric one bucketing lacks says so on its page.
+func (s *Server) exportTrends(ctx context.Context, dir string, l links) (int, error) {
+	trends := map[string]*report.Trend{}
+	keys := []string{defaultTrendMetric, "cost_usd"}
+	for _, by := range trendBys {
+		tr, err := s.trendOf(ctx, by)
+		if err != nil {
+			return 0, err
+		}
+		trends[by] = tr
+		for _, m := range trendPageData(l, tr, by, "").Metrics {
+			if !slices.Contains(keys, m.Key) {
+				keys = append(keys, m.Key)
+			}
+		}
+	}
+	n := 0
+	for _, by := range trendBys {
+		for _, key := range keys {
+			d := trendPageData(l, trends[by], by, key)
+			if err := s.writePage(filepath.Join(dir, "trend", fileName(key+"-"+by)+".html"), "trend", d); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (s *Server) writePage(path, name string, data any) error {

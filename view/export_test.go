@@ -24,8 +24,9 @@ func exportFixture(t *testing.T) (*fixture, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Runs != 2 || st.Attempts != 9 {
-		t.Fatalf("exported %d runs, %d attempts; want 2 and 9", st.Runs, st.Attempts)
+	// Trends: every metric the file has (9) under day and label.
+	if st.Runs != 2 || st.Attempts != 9 || st.Trends != 18 {
+		t.Fatalf("exported %d runs, %d attempts, %d trend pages; want 2, 9 and 18", st.Runs, st.Attempts, st.Trends)
 	}
 	return f, dir
 }
@@ -62,6 +63,12 @@ func TestTheExportIsASelfContainedStaticSite(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Errorf("only %d links checked", checked)
+	}
+	trend, _ := os.ReadFile(filepath.Join(dir, "trend", "cost_usd-day.html"))
+	for _, want := range []string{`<svg class="trend"`, "Trend of cost (USD) by day", `href="../trend/cost_usd-label.html"`} {
+		if !strings.Contains(string(trend), want) {
+			t.Errorf("exported trend page lacks %q", want)
+		}
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "attempt", f.failed+".html"))
 	for _, want := range []string{"tool call: Bash", "&lt;script&gt;", `href="../attempt/` + f.retry + `.html"`} {

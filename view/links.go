@@ -48,6 +48,15 @@ func (l links) Compare(a, b string) string {
 	return l.root + "compare?" + url.Values{"a": {a}, "b": {b}}.Encode()
 }
 
+// Trend is the trend of metric (a line key) by day or label: a query
+// page on the server, a page per metric and bucketing in an export.
+func (l links) Trend(metric, by string) string {
+	if l.export {
+		return l.root + "trend/" + fileName(metric+"-"+by) + ".html"
+	}
+	return l.root + "trend?" + url.Values{"metric": {metric}, "by": {by}}.Encode()
+}
+
 // Export says the page is part of a static export.
 func (l links) Export() bool { return l.export }
 

@@ -69,6 +69,7 @@ func New(ctx context.Context, db *store.DB, opts Options) (*Server, error) {
 	s.mux.HandleFunc("GET /run/{id}", s.page(s.runPage))
 	s.mux.HandleFunc("GET /attempt/{id}", s.page(s.attemptPage))
 	s.mux.HandleFunc("GET /compare", s.page(s.comparePage))
+	s.mux.HandleFunc("GET /trend", s.page(s.trendPage))
 	return s, nil
 }
 

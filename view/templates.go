@@ -7,7 +7,7 @@ import (
 )
 
 // pageNames are the templates, each parsed with the layout.
-var pageNames = []string{"runs", "run", "attempt", "compare"}
+var pageNames = []string{"runs", "run", "attempt", "compare", "trend"}
 
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{"value": value, "null": func(v any) bool { return v == nil }, "numeric": numeric}

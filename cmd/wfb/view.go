@@ -24,8 +24,9 @@ func newViewCmd(s *Streams) *cobra.Command {
 		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--export DIR]",
 		Short: "Browse the results file in a local, read-only web viewer",
 		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
-task × arm grid, each attempt down to its transcript, and a comparison of two
-runs, labels or filters as wfb diff.
+task × arm grid, each attempt down to its transcript, a comparison of two
+runs, labels or filters as wfb diff, and each metric's trend per arm across
+days or labels as wfb trend.
 
 The first line of stdout is the viewer's URL; it serves until interrupted.
 The file is opened read-only (the engine refuses writes), so a wfb run may
@@ -35,7 +36,7 @@ loopback only, unless --addr names another interface AND --token is given
 fetch nothing from elsewhere: it works offline.
 
 --export DIR writes the same pages as a static site (index.html, run/,
-attempt/, static/) instead of serving them.`,
+attempt/, trend/, static/) instead of serving them.`,
 		Example: `  wfb view
   wfb view --db results/wfb.db --addr 127.0.0.1:8080
   wfb view --export site/`,
@@ -73,7 +74,7 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 			return err
 		}
 		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))
-		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs and %d attempts to %s\n", st.Runs, st.Attempts, opts.Export)
+		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs, %d attempts and %d trend pages to %s\n", st.Runs, st.Attempts, st.Trends, opts.Export)
 		return nil
 	}
 	return srv.Serve(ctx, opts.Addr, func(url string) {

@@ -1,0 +1,230 @@
+package view
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/wfbench/wfb/report"
+)
+
+// chart is a trend drawn as SVG by the template: per arm a line through
+// the bucket centres, each with its interval as a vertical bar. Nothing in
+// it is script or inline style; colours come from the stylesheet's s0…s7.
+type chart struct {
+	W, H                     int
+	Left, Right, Top, Bottom float64 // the plot area
+	Unit                     string
+	YTicks                   []tick
+	XTicks                   []tick
+	Series                   []series
+}
+
+type tick struct {
+	X, Y  float64
+	Label string
+	Full  string // the whole label, when Label is shortened
+}
+
+// series is one arm's line.
+type series struct {
+	Arm    string
+	Class  string
+	Path   string // the line through its measured centres
+	Points []chartPoint
+}
+
+// chartPoint is one measured centre with its interval. An unbounded end
+// (too few values) is drawn to the plot's edge and marked Open.
+type chartPoint struct {
+	X, Y, Lo, Hi float64
+	Open         bool
+	Changed      bool
+	Title        string
+}
+
+const (
+	chartW, chartH = 760, 300
+	chartLeft      = 64
+	chartRight     = chartW - 16
+	chartTop       = 16
+	chartBottom    = chartH - 44
+	seriesClasses  = 8
+)
+
+// scaled is a point's value as the chart shows it: rates in percent, wall
+// time in seconds, the rest as measured; NaN stays NaN.
+func scaled(p *report.TrendPoint, v float64) float64 {
+	switch {
+	case p.Rate || p.Metric.Kind() == report.Proportion:
+		return v * 100
+	case p.Metric.Unit() == "ms":
+		return v / 1000
+	}
+	return v
+}
+
+func chartUnit(p *report.TrendPoint) string {
+	switch {
+	case p.Rate || p.Metric.Kind() == report.Proportion:
+		return "%"
+	case p.Metric.Unit() == "ms":
+		return "s"
+	}
+	return p.Metric.Unit()
+}
+
+// trendChart lays out the points of one metric (by arm, then bucket).
+func trendChart(buckets []string, points []report.TrendPoint) *chart {
+	if len(points) == 0 || len(buckets) == 0 {
+		return nil
+	}
+	c := &chart{W: chartW, H: chartH, Left: chartLeft, Right: chartRight, Top: chartTop, Bottom: chartBottom, Unit: chartUnit(&points[0])}
+	lo, hi := yRange(points)
+	c.YTicks = yTicks(&lo, &hi)
+	y := func(v float64) float64 {
+		return round1(chartBottom - (chartBottom-chartTop)*(math.Max(lo, math.Min(hi, v))-lo)/(hi-lo))
+	}
+	for i := range c.YTicks {
+		c.YTicks[i].Y = y(c.YTicks[i].Y)
+	}
+	band := (chartRight - chartLeft) / float64(len(buckets))
+	for i, b := range buckets {
+		label := b
+		if r := []rune(b); len(r) > 14 {
+			label = string(r[:13]) + "…"
+		}
+		c.XTicks = append(c.XTicks, tick{X: round1(chartLeft + band*(float64(i)+0.5)), Label: label, Full: b})
+	}
+	arms, measured := armsOf(points), false
+	step := math.Min(14, band/float64(len(arms)+1))
+	for a, arm := range arms {
+		offset := step * (float64(a) - float64(len(arms)-1)/2)
+		s := series{Arm: arm, Class: fmt.Sprintf("s%d", a%seriesClasses)}
+		var path strings.Builder
+		pen := "M"
+		for i := range points {
+			p := &points[i]
+			if p.Arm != arm {
+				continue
+			}
+			centre := scaled(p, p.Summary.Center)
+			if math.IsNaN(centre) {
+				pen = "M" // a gap: the next centre starts a new stroke
+				continue
+			}
+			x := round1(c.XTicks[bucketIndex(buckets, p.Bucket)].X + offset)
+			pl, ph := scaled(p, p.Summary.Lo), scaled(p, p.Summary.Hi)
+			pt := chartPoint{X: x, Y: y(centre), Lo: y(pl), Hi: y(ph), Changed: p.Changed(), Title: pointTitle(p, centre, pl, ph, c.Unit)}
+			pt.Open = math.IsInf(pl, 0) || math.IsInf(ph, 0) || math.IsNaN(pl) || math.IsNaN(ph)
+			if math.IsNaN(pl) || math.IsNaN(ph) {
+				pt.Lo, pt.Hi = pt.Y, pt.Y
+			}
+			s.Points = append(s.Points, pt)
+			fmt.Fprintf(&path, "%s%g %g ", pen, pt.X, pt.Y)
+			pen = "L"
+		}
+		s.Path = strings.TrimSpace(path.String())
+		c.Series = append(c.Series, s)
+		measured = measured || len(s.Points) > 0
+	}
+	if !measured {
+		return nil
+	}
+	return c
+}
+
+// yRange is the span of the finite centres and interval ends, shown
+// values; a rate's never leaves 0–100.
+func yRange(points []report.TrendPoint) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range points {
+		p := &points[i]
+		for _, v := range []float64{p.Summary.Center, p.Summary.Lo, p.Summary.Hi} {
+			if v = scaled(p, v); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return 0, 1
+	}
+	if p := &points[0]; p.Rate || p.Metric.Kind() == report.Proportion {
+		lo, hi = math.Max(0, lo), math.Min(100, hi)
+	}
+	if hi-lo < 1e-9 {
+		pad := math.Max(math.Abs(hi)*0.1, 1)
+		lo, hi = lo-pad, hi+pad
+	}
+	return lo, hi
+}
+
+// yTicks widens lo and hi to whole steps of a round size and returns the
+// ticks between them, their Y still in values.
+func yTicks(lo, hi *float64) []tick {
+	raw := (*hi - *lo) / 4
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag * 10
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	*lo, *hi = math.Floor(*lo/step)*step, math.Ceil(*hi/step)*step
+	var ts []tick
+	for v := *lo; v <= *hi+step/2; v += step {
+		ts = append(ts, tick{Y: v, Label: strconv.FormatFloat(math.Round(v/step)*step, 'g', 6, 64)})
+	}
+	return ts
+}
+
+func pointTitle(p *report.TrendPoint, centre, lo, hi float64, unit string) string {
+	f := func(v float64) string {
+		switch {
+		case math.IsInf(v, -1):
+			return "-∞"
+		case math.IsInf(v, 1):
+			return "∞"
+		case math.IsNaN(v):
+			return "none"
+		}
+		return short(v)
+	}
+	t := fmt.Sprintf("arm %s, %s: %s %s (interval %s – %s, n %d)", p.Arm, p.Bucket, f(centre), unit, f(lo), f(hi), p.Summary.N)
+	if p.Changed() {
+		t += ", a significant change from the previous bucket"
+	}
+	return t
+}
+
+func armsOf(points []report.TrendPoint) []string {
+	var arms []string
+	for _, p := range points {
+		if len(arms) == 0 || arms[len(arms)-1] != p.Arm {
+			arms = append(arms, p.Arm)
+		}
+	}
+	return arms
+}
+
+func bucketIndex(buckets []string, b string) int {
+	for i, x := range buckets {
+		if x == b {
+			return i
+		}
+	}
+	return 0
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// short spells a value for people: whole numbers from 100 up, four
+// significant digits below.
+func short(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
