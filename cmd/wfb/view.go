@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/view"
 )
 
@@ -16,12 +17,13 @@ type viewOptions struct {
 	Addr   string
 	Token  string
 	Export string
+	Bench  string
 }
 
 func newViewCmd(s *Streams) *cobra.Command {
 	opts := &viewOptions{}
 	cmd := &cobra.Command{
-		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--export DIR]",
+		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--bench FILE] [--export DIR]",
 		Short: "Browse the results file in a local, read-only web viewer",
 		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
 task × arm grid, each attempt down to its transcript, a comparison of two
@@ -35,11 +37,16 @@ loopback only, unless --addr names another interface AND --token is given
 (then the URL carries ?token=, and a cookie keeps it). Pages use no CDN and
 fetch nothing from elsewhere: it works offline.
 
+--bench FILE gives the review tasks' labels: an attempt page then lists every
+label its review found (TP) or missed (FN), when they are the labels its
+score used. Without it the findings are still marked TP or FP.
+
 --export DIR writes the same pages as a static site (index.html, run/,
 attempt/, trend/, static/) instead of serving them.`,
 		Example: `  wfb view
   wfb view --db results/wfb.db --addr 127.0.0.1:8080
-  wfb view --export site/`,
+  wfb view --export site/
+  wfb view --bench bench.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Export == "" {
@@ -54,8 +61,28 @@ attempt/, trend/, static/) instead of serving them.`,
 	dbFlag(cmd, &opts.DB)
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "host:port to listen on (port 0: any free port); beyond loopback it needs --token")
 	f.StringVar(&opts.Token, "token", "", "a secret every request must present (required beyond loopback)")
+	f.StringVar(&opts.Bench, "bench", "", "bench file whose review labels an attempt page matches the findings against (optional)")
 	f.StringVar(&opts.Export, "export", "", "write the pages as a static site into this directory instead of serving")
 	return cmd
+}
+
+// benchLabels reads the review tasks' labels from a bench file; none
+// without one.
+func benchLabels(path string) (map[string]view.TaskLabels, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := bench.Load(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]view.TaskLabels{}
+	for _, t := range b.Tasks {
+		if t.Review {
+			out[t.ID] = view.TaskLabels{Labels: t.Labels, Verdict: t.Verdict}
+		}
+	}
+	return out, nil
 }
 
 func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
@@ -64,7 +91,11 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 		return err
 	}
 	defer db.Close()
-	srv, err := view.New(ctx, db, view.Options{Token: opts.Token})
+	labels, err := benchLabels(opts.Bench)
+	if err != nil {
+		return err
+	}
+	srv, err := view.New(ctx, db, view.Options{Token: opts.Token, Labels: labels})
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/wfbench/wfb/store"
 )
 
 // wfb view refuses to listen beyond loopback without a token, before it
@@ -19,11 +22,7 @@ func TestViewBeyondLoopbackWithoutATokenIsBadInput(t *testing.T) {
 // wfb view --export writes the static site of a real results file (the
 // demo's) and prints where its index is.
 func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "wfb.db")
-	if _, errOut, code := wfbCmd(t, "demo", "--db", db); code != 0 {
-		t.Fatalf("demo: exit %d: %s", code, errOut)
-	}
+	dir, db := demoResults(t)
 	site := filepath.Join(dir, "site")
 	out, errOut, code := wfbCmd(t, "view", "--db", db, "--export", site)
 	if code != 0 {
@@ -39,5 +38,76 @@ func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(site, "index.html"))
 	if err != nil || !strings.Contains(string(b), "66.7%") {
 		t.Errorf("index lacks the demo's strict rate: %v", err)
+	}
+}
+
+// demoResults is a results file the demo wrote, in a directory of its own.
+func demoResults(t *testing.T) (dir, db string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "wfb.db")
+	if _, errOut, code := wfbCmd(t, "demo", "--db", db); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errOut)
+	}
+	return dir, db
+}
+
+// A review attempt of the demo, rescored against the demo's bench and
+// viewed with it: its findings are marked by the scorer's matching (F1 on
+// label timing, F2 matched by nothing), each label found or missed, and
+// both scorings are in its score history.
+func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
+	dir, db := demoResults(t)
+	ctx := context.Background()
+	rdb, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runID, attempt string
+	err = rdb.Each(ctx, `SELECT r.run_id, a.attempt_id FROM artifacts a JOIN results r USING (attempt_id) ORDER BY r.rowid LIMIT 1`, nil,
+		func(sc store.Scanner) error { return sc.Scan(&runID, &attempt) })
+	rdb.Close()
+	if err != nil || attempt == "" {
+		t.Fatalf("the demo stored no review artifact: %v", err)
+	}
+	benchFile := filepath.Join("_demodata", "bench.yaml")
+	if _, errOut, code := wfbCmd(t, "rescore", "--db", db, "--bench", benchFile, runID); code != 0 {
+		t.Fatalf("rescore: exit %d: %s", code, errOut)
+	}
+	site := filepath.Join(dir, "site")
+	if _, errOut, code := wfbCmd(t, "view", "--db", db, "--bench", benchFile, "--export", site); code != 0 {
+		t.Fatalf("view: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(site, "attempt", attempt+".html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		`<span class="mark TP">TP 1</span> <span class="mark FP">FP 1</span> <span class="mark FN">FN 1</span>`,
+		`<tr class="TP"><td><span class="mark TP">TP</span> label timing</td> <td>F1</td>`,
+		`<tr class="FP"><td><span class="mark FP">FP</span></td> <td>F2</td>`,
+		`<tr class="TP"><td><span class="mark TP">TP</span> finding F1</td><td>timing</td>`,
+		`<tr class="FN"><td><span class="mark FN">FN</span></td><td>swallowed-error</td>`,
+		"the ones this score used",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the review attempt's page lacks %q", want)
+		}
+	}
+	// The score history: the run's scoring and the rescore, oldest first.
+	history := page[strings.Index(page, "<h2>scores (oldest first)</h2>"):]
+	if n := strings.Count(history[:strings.Index(history, "</table>")], "<tr><td"); n != 2 {
+		t.Errorf("%d scorings in the history, want the run's and the rescore's", n)
+	}
+	// Without the bench the findings are still marked, and the page says
+	// how to list the labels.
+	site2 := filepath.Join(dir, "site2")
+	if _, errOut, code := wfbCmd(t, "view", "--db", db, "--export", site2); code != 0 {
+		t.Fatalf("view: exit %d: %s", code, errOut)
+	}
+	b, _ = os.ReadFile(filepath.Join(site2, "attempt", attempt+".html"))
+	if page := string(b); !strings.Contains(page, "1 label(s) missed (FN)") || !strings.Contains(page, "label timing") || strings.Contains(page, "swallowed-error") {
+		t.Errorf("without --bench: the page should mark F1 on label timing and name no missed label")
 	}
 }
