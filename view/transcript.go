@@ -36,10 +36,12 @@ func digestMatches(b []byte, want string) bool {
 
 // parseTranscript reads an agent's JSON Lines output: Claude Code's
 // stream-json (system, assistant, user, result), Codex's --json events
-// (thread/turn/item) and anything else, which is shown as it is.
+// (thread/turn/item), Gemini CLI's stream-json (init, message, tool_use,
+// tool_result, result) and anything else, which is shown as it is.
 func parseTranscript(b []byte) []turn {
 	var turns []turn
-	tools := map[string]string{} // tool_use id -> tool name
+	tools := map[string]string{} // tool call id -> tool name
+	streaming := false           // the last turn is Gemini assistant text still arriving in deltas
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -47,10 +49,15 @@ func parseTranscript(b []byte) []turn {
 		}
 		var ev map[string]json.RawMessage
 		if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-			turns = append(turns, turn{Kind: "raw", Title: "not JSON", Text: string(line)})
+			turns, streaming = append(turns, turn{Kind: "raw", Title: "not JSON", Text: string(line)}), false
 			continue
 		}
-		turns = append(turns, eventTurns(ev, line, tools)...)
+		delta := geminiDelta(ev)
+		if delta && streaming {
+			turns[len(turns)-1].Text += text(ev["content"])
+			continue
+		}
+		turns, streaming = append(turns, eventTurns(ev, line, tools)...), delta
 	}
 	return turns
 }
@@ -62,7 +69,12 @@ func eventTurns(ev map[string]json.RawMessage, line []byte, tools map[string]str
 	case "assistant", "user":
 		return messageTurns(typ, ev["message"], tools)
 	case "result":
+		if _, gemini := ev["stats"]; gemini || ev["subtype"] == nil && ev["status"] != nil {
+			return []turn{geminiResult(ev)}
+		}
 		return []turn{resultTurn(ev)}
+	case "init", "message", "tool_use", "tool_result":
+		return []turn{geminiEvent(typ, ev, line, tools)}
 	case "system":
 		return []turn{{Kind: "system", Title: "system " + text(ev["subtype"]), JSON: indent(line)}}
 	case "item.completed":
@@ -195,6 +207,71 @@ func codexItem(raw json.RawMessage) []turn {
 		return []turn{{Kind: "event", Title: "error", Text: it.Message, Error: true}}
 	}
 	return []turn{{Kind: "tool-call", Title: it.Type, JSON: indent(raw)}}
+}
+
+// geminiDelta says the event is a piece of Gemini assistant text that
+// continues the one before it.
+func geminiDelta(ev map[string]json.RawMessage) bool {
+	return text(ev["type"]) == "message" && text(ev["role"]) == "assistant" && string(ev["delta"]) == "true"
+}
+
+// geminiEvent reads one of Gemini CLI's stream-json events: the session's
+// start, a user or assistant message, a tool call (remembered by id) and
+// its result (named by the call it answers).
+func geminiEvent(typ string, ev map[string]json.RawMessage, line []byte, tools map[string]string) turn {
+	switch typ {
+	case "init":
+		return turn{Kind: "system", Title: "init " + text(ev["model"]), JSON: indent(line)}
+	case "message":
+		if role := text(ev["role"]); role == "assistant" {
+			return turn{Kind: "assistant", Title: "assistant", Text: text(ev["content"])}
+		} else if role == "user" {
+			return turn{Kind: "prompt", Title: "user", Text: text(ev["content"])}
+		}
+	case "tool_use":
+		name := text(ev["tool_name"])
+		tools[text(ev["tool_id"])] = name
+		return turn{Kind: "tool-call", Title: "tool call: " + name, JSON: indent(ev["parameters"])}
+	case "tool_result":
+		status := text(ev["status"])
+		t := turn{Kind: "tool-result", Title: fmt.Sprintf("tool result: %s (%s)", tools[text(ev["tool_id"])], status),
+			Text: text(ev["output"]), Error: status != "success"}
+		if e := geminiError(ev["error"]); e != "" {
+			t.Text = strings.TrimPrefix(t.Text+"\n"+e, "\n")
+		}
+		return t
+	}
+	return turn{Kind: "event", Title: typ, JSON: indent(line)}
+}
+
+// geminiResult reads Gemini CLI's last event: its status, an error, and
+// the session's usage from stats.
+func geminiResult(ev map[string]json.RawMessage) turn {
+	status := text(ev["status"])
+	t := turn{Kind: "result", Title: "result " + status, Text: geminiError(ev["error"]), Error: status != "success"}
+	var st map[string]json.RawMessage
+	if json.Unmarshal(ev["stats"], &st) == nil {
+		var parts []string
+		for _, k := range []string{"input_tokens", "cached", "output_tokens", "total_tokens", "tool_calls", "duration_ms"} {
+			if v, ok := st[k]; ok {
+				parts = append(parts, strings.TrimSuffix(k, "_tokens")+" "+string(v))
+			}
+		}
+		t.Usage = strings.Join(parts, " · ")
+	}
+	return t
+}
+
+// geminiError is an error object's type and message, "" when there is none.
+func geminiError(raw json.RawMessage) string {
+	var e struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Type+e.Message == "" {
+		return ""
+	}
+	return strings.TrimSpace(e.Type + ": " + e.Message)
 }
 
 // usage summarises a usage object as "name value" pairs.
