@@ -198,3 +198,30 @@ func TestABrowserOpensTheTrendFromTheRuns(t *testing.T) {
 	}
 	b.check(t, ts.URL)
 }
+
+// TestABrowserStepsThroughFailedAttemptsWithTheKeys: k from an attempt
+// after the failed one goes back to it, j from one before goes forward to
+// it, u goes up to the run.
+func TestABrowserStepsThroughFailedAttemptsWithTheKeys(t *testing.T) {
+	f := newFixture(t)
+	ts := newTestServer(t, f, Options{})
+	b := newBrowser(t)
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	after := f.transcriptAttempts[2] // run A, task t2, arm a
+	for _, step := range []struct {
+		from, key, want, lands string
+	}{
+		{"/attempt/" + after, "k", "/attempt/" + f.failed, "p.outcome"},
+		{"/attempt/" + f.ok, "j", "/attempt/" + f.failed, "p.outcome"},
+		{"/attempt/" + f.failed, "u", "/run/" + f.runA, "table.grid"},
+	} {
+		// A mark on the page the key leaves: gone once the next one loads.
+		b.do(t, step.from, chromedp.Navigate(ts.URL+step.from), chromedp.WaitVisible(css("p.outcome")))
+		result(t, b, "mark", chromedp.Evaluate[bool](`(document.body.appendChild(document.createElement("i")).id = "before-key") !== ""`))
+		b.do(t, step.key, chromedp.KeyEvent(step.key), chromedp.WaitNotPresent(css("#before-key")), chromedp.WaitVisible(css(step.lands)))
+		if loc := result(t, b, "location", chromedp.Location()); loc != ts.URL+step.want {
+			t.Errorf("%s on %s went to %s, want %s", step.key, step.from, loc, step.want)
+		}
+	}
+	b.check(t, ts.URL)
+}

@@ -3,7 +3,7 @@
 "use strict";
 document.addEventListener("keydown", function (e) {
   var t = e.target;
-  if (e.ctrlKey || e.metaKey || e.altKey || (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable))) {
+  if (e.ctrlKey || e.metaKey || e.altKey || (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable))) {
     return;
   }
   var ids = { j: "next-failed", k: "prev-failed", u: "up" };
