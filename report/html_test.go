@@ -15,8 +15,8 @@ import (
 	"github.com/wfbench/wfb/internal/gate"
 )
 
-// fixtureHTML builds the page for the fixture: report tables by task and
-// arm, charts by arm, with review quality for some attempts so the scatter
+// fixtureHTML builds the page for the fixture: report tables and charts by
+// arm, with review quality for some attempts so the scatter
 // plots quality rather than pass rate.
 func fixtureHTML(t *testing.T) []byte {
 	t.Helper()
@@ -27,11 +27,10 @@ func fixtureHTML(t *testing.T) []byte {
 		}
 	}
 	ms := append(baseMetrics, WeightedF1)
-	byTask := tabulate(rows, TabulateOptions{ByTask: true, Metrics: ms})
-	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns}})
+	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns, WeightedF1}})
 	title := "wfb report: runs r1, r2"
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byTask.Tables(title, FormatTable), ByArm: byArm}); err != nil {
+	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byArm.Tables(title, FormatTable), Charts: byArm}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -54,7 +53,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"Cost vs weighted F1 per arm",
+		"Cost vs weighted F1 per arm, over the cells where both were measured",
 		"Outcome of every cell per arm (its final attempt)",
 		"Distribution of cost per arm",
 		"Distribution of turns per arm",
