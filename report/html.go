@@ -6,10 +6,9 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/wfbench/wfb/report/stats"
 )
 
 // HTML page: one self-contained file. Styles are inline, charts are inline
@@ -18,13 +17,20 @@ import (
 // when shared. (Inline SVG in HTML needs no xmlns, which would be the only
 // URL on the page.)
 
-// HTMLInput is what the page shows: the tables of a report and the
-// tabulation by arm its charts are drawn from. ByArm must have been
-// tabulated with Keep including CostUSD and Turns for the distributions.
+// HTMLInput is what the page shows: the tables of a report, the
+// tabulation its charts are drawn from and, over several days or labels, a
+// trend.
 type HTMLInput struct {
 	Title  string
 	Tables []*Table
-	ByArm  *Tabulation
+	// Charts is the tabulation the tables come from, tabulated with Keep
+	// including CostUSD and Turns (and the quality metrics, for the cost
+	// versus quality chart). The charts follow its grouping: one set per
+	// task when it is by task and arm, one over every task otherwise.
+	Charts *Tabulation
+	// Trend, when not nil, is drawn as a line chart per metric: each arm's
+	// centre with its interval, bucket by bucket.
+	Trend *Trend
 }
 
 // WriteHTML writes the report as one self-contained HTML page.
@@ -36,16 +42,25 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 	b.WriteString("<style>\n" + pageCSS + "</style>\n</head>\n<body>\n")
 	fmt.Fprintf(&b, "<h1>%s</h1>\n", esc(in.Title))
 
-	if in.ByArm != nil && len(in.ByArm.Groups) > 0 {
-		b.WriteString("<section class=\"charts\">\n")
-		scatter(&b, in.ByArm)
-		kindBars(&b, in.ByArm)
-		for _, m := range []Metric{CostUSD, Turns} {
-			if hasMetric(in.ByArm.Options.Metrics, m) {
-				boxPlot(&b, in.ByArm, m)
+	if in.Charts != nil && len(in.Charts.Groups) > 0 {
+		styles := armStyles(in.Charts)
+		for _, sec := range chartSections(in.Charts) {
+			b.WriteString("<section class=\"charts\">\n")
+			if sec.task != "" {
+				fmt.Fprintf(&b, "<h2 class=\"section\">task %s</h2>\n", esc(sec.task))
 			}
+			scatter(&b, sec, styles)
+			kindBars(&b, sec, styles)
+			for _, m := range []Metric{CostUSD, Turns} {
+				if hasMetric(in.Charts.Options.Metrics, m) {
+					boxPlot(&b, sec, m, styles)
+				}
+			}
+			b.WriteString("</section>\n")
 		}
-		b.WriteString("</section>\n")
+	}
+	if in.Trend != nil && len(in.Trend.Buckets) > 1 {
+		trendCharts(&b, in.Trend)
 	}
 	for _, t := range in.Tables {
 		htmlTable(&b, t)
@@ -55,11 +70,44 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 	return err
 }
 
+// chartSection is the groups one set of charts is drawn over: every arm,
+// or every arm of one task.
+type chartSection struct {
+	task   string // empty unless the tabulation is by task
+	tab    *Tabulation
+	groups []*Group
+}
+
+// of prefixes a caption with the section's task, so that a chart read
+// alone still says whose cells it shows.
+func (s chartSection) of(caption string) string {
+	if s.task == "" {
+		return caption
+	}
+	return "task " + s.task + ": " + caption
+}
+
+// chartSections splits a tabulation into the sets of charts the page
+// draws: one per task when it is by task, else one.
+func chartSections(tab *Tabulation) []chartSection {
+	if !tab.Options.ByTask {
+		return []chartSection{{tab: tab, groups: tab.Groups}}
+	}
+	var out []chartSection
+	for _, g := range tab.Groups {
+		if len(out) == 0 || out[len(out)-1].task != g.Task {
+			out = append(out, chartSection{task: g.Task, tab: tab})
+		}
+		out[len(out)-1].groups = append(out[len(out)-1].groups, g)
+	}
+	return out
+}
+
 const pageCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1120px;color:#1f2328;background:#fff}
 h1{font-size:22px;margin:0 0 16px}
 h2{font-size:16px;margin:24px 0 8px}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
-figure{margin:0;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;background:#fff}
+figure{margin:0;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;background:#fff;max-width:520px}
 figcaption{font-weight:600;font-size:14px;margin-bottom:4px}
 svg{display:block;font-size:11px}
 svg text{fill:#1f2328}
@@ -73,13 +121,13 @@ td.null{color:#8c959f;font-style:italic}
 ol.notes{font-size:12px;color:#57606a;max-width:1000px}
 .legend span{display:inline-block;margin-right:12px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
+h2.section{flex-basis:100%;margin:16px 0 0}
+table.key{font-size:12px;margin:6px 0 0}
+table.key td,table.key th{padding:2px 6px}
+svg.swatch{display:inline-block;vertical-align:middle}
+.nm{color:#57606a;font-style:italic}
+p.note{font-size:12px;color:#57606a;max-width:500px;margin:4px 0 0}
 `
-
-// armColors are distinguishable on white and for common colour blindness
-// (Okabe–Ito).
-var armColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
-
-func armColor(i int) string { return armColors[i%len(armColors)] }
 
 // kindColor gives ok green, errors greys and blues (the environment), and
 // failures warm colours (the workflow).
@@ -172,243 +220,81 @@ func xAxis(b *bytes.Buffer, f frame, sx linear, ticks []float64, title string) {
 	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, html.EscapeString(title))
 }
 
-// scatter draws cost against quality, one point per arm, with the IQR of
-// cost as a horizontal bar and the quality's interval as a vertical one.
-// Quality is weighted F1 where review quality was scored, then verdict
-// accuracy, and otherwise the strict pass rate with its Wilson interval.
-func scatter(b *bytes.Buffer, tab *Tabulation) {
-	yMetric, yName := scatterY(tab)
-	pts := scatterPoints(tab, yMetric)
-	b.WriteString("<figure>\n<figcaption>Cost vs " + html.EscapeString(strings.TrimSuffix(yName, " (%)")) + " per arm</figcaption>\n")
-	f := frame{w: 520, h: 340, left: 56, right: 16, top: 12, bottom: 40}
-	svgOpen(b, f, "cost versus "+yName+" per arm")
-	if len(pts) == 0 {
-		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">no arm has a measured cost</text>\n", f.w/2, f.h/2)
-		b.WriteString("</svg>\n</figure>\n")
-		return
-	}
-	sx, sy := scatterAxes(b, f, pts, yName)
-	for i, p := range pts {
-		scatterMark(b, sx, sy, i, p, yName)
-	}
-	b.WriteString("</svg>\n</figure>\n")
-}
-
-// scatterPoint is one arm on the cost-versus-quality chart: the centre and
-// spread (NaN when unknown) of each axis.
-type scatterPoint struct {
-	arm                      string
-	x, xlo, xhi, y, ylo, yhi float64
-}
-
-// scatterY picks the quality axis: weighted F1, else verdict accuracy,
-// when the table has it measured; else the strict pass rate (Metric -1).
-func scatterY(tab *Tabulation) (Metric, string) {
-	for _, m := range []Metric{WeightedF1, VerdictCorrect} {
-		if hasMetric(tab.Options.Metrics, m) && anyMeasured(tab, m) {
-			return m, humanName(m)
-		}
-	}
-	return Metric(-1), "strict pass rate (%)"
-}
-
-// scatterPoints places each arm with a measured cost and a y value.
-func scatterPoints(tab *Tabulation, yMetric Metric) []scatterPoint {
-	var pts []scatterPoint
-	for _, g := range tab.Groups {
-		c := g.Metrics[CostUSD]
-		if c.N == 0 {
-			continue
-		}
-		p := scatterPoint{arm: g.Arm, x: c.Center, xlo: c.Q1, xhi: c.Q3}
-		switch {
-		case yMetric == VerdictCorrect:
-			s := g.Metrics[VerdictCorrect]
-			r := stats.SummarizeRate(int(math.Round(s.Sum)), s.N, 0.95)
-			p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
-		case yMetric >= 0:
-			s := g.Metrics[yMetric]
-			p.y, p.ylo, p.yhi = s.Center, s.Q1, s.Q3
-		default:
-			r := stats.SummarizeRate(g.OK, g.Cells, 0.95)
-			p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
-		}
-		if math.IsNaN(p.y) {
-			continue
-		}
-		pts = append(pts, p)
-	}
-	return pts
-}
-
-// scatterAxes draws the grid and both axes over the points' extent (from
-// zero) and returns the scales that place them.
-func scatterAxes(b *bytes.Buffer, f frame, pts []scatterPoint, yName string) (sx, sy linear) {
-	xlo, xhi := math.Inf(1), math.Inf(-1)
-	ylo, yhi := math.Inf(1), math.Inf(-1)
-	for _, p := range pts {
-		xlo, xhi = math.Min(xlo, nanOr(p.xlo, p.x)), math.Max(xhi, nanOr(p.xhi, p.x))
-		ylo, yhi = math.Min(ylo, nanOr(p.ylo, p.y)), math.Max(yhi, nanOr(p.yhi, p.y))
-	}
-	xt, xd0, xd1 := niceTicks(math.Min(0, xlo), xhi, 5)
-	yt, yd0, yd1 := niceTicks(math.Min(0, ylo), yhi, 5)
-	sx = linear{xd0, xd1, f.x0(), f.x1()}
-	sy = linear{yd0, yd1, f.y0(), f.y1()}
-	for _, t := range yt {
+// yAxis draws horizontal grid lines and labels for ticks up the left side.
+func yAxis(b *bytes.Buffer, f frame, sy linear, ticks []float64, title string) {
+	for _, t := range ticks {
 		y := sy.at(t)
 		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), y, f.x1(), y)
 		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-4, y+4, tickLabel(t))
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
-	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, html.EscapeString(yName))
-	xAxis(b, f, sx, xt, "median cost per cell (USD), bar = IQR")
-	return sx, sy
+	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, html.EscapeString(title))
 }
 
-// scatterMark draws the i-th arm's point, its spread bars and its label.
-func scatterMark(b *bytes.Buffer, sx, sy linear, i int, p scatterPoint, yName string) {
-	col := armColor(i)
-	x, y := sx.at(p.x), sy.at(p.y)
-	if !math.IsNaN(p.xlo) {
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", sx.at(p.xlo), y, sx.at(p.xhi), y, col)
+// armStyle is how one arm is drawn on every chart of a page: a colour
+// and a marker shape, so that two arms stay apart in a legend even to a
+// reader who cannot tell the colours apart.
+type armStyle struct{ color, shape string }
+
+// armColors are distinguishable on white and for common colour blindness
+// (Okabe–Ito).
+var armColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+
+// markerShapes cycle with a period prime to the colours': 40 arms before
+// a style repeats.
+var markerShapes = []string{"circle", "square", "triangle", "diamond", "down"}
+
+// styleArms gives each distinct arm of names, in sorted order, its style.
+func styleArms(names []string) map[string]armStyle {
+	arms := slices.Clone(names)
+	slices.Sort(arms)
+	arms = slices.Compact(arms)
+	out := make(map[string]armStyle, len(arms))
+	for i, a := range arms {
+		out[a] = armStyle{armColors[i%len(armColors)], markerShapes[i%len(markerShapes)]}
 	}
-	if !math.IsNaN(p.ylo) {
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", x, sy.at(p.ylo), x, sy.at(p.yhi), col)
-	}
-	fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>%s: cost %s, %s %s</title></circle>\n",
-		x, y, col, html.EscapeString(p.arm), tickLabel(p.x), html.EscapeString(yName), tickLabel(p.y))
-	// Alternate labels above and below their points, so that arms
-	// with close figures do not print over each other.
-	dy := -8.0
-	if i%2 == 1 {
-		dy = 18
-	}
-	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x+9, y+dy, html.EscapeString(p.arm))
+	return out
 }
 
-func nanOr(v, alt float64) float64 {
-	if math.IsNaN(v) {
-		return alt
-	}
-	return v
-}
-
-func anyMeasured(tab *Tabulation, m Metric) bool {
-	for _, g := range tab.Groups {
-		if g.Metrics[m].N > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// kindBars draws, per arm, a bar of its cells split by their final
-// attempt's outcome: ok and each error kind.
-func kindBars(b *bytes.Buffer, tab *Tabulation) {
-	segments := append([]string{"ok"}, tab.Kinds...)
-	colors := map[string]string{}
-	nErr, nFail := 0, 0
-	for _, k := range segments {
-		switch {
-		case k == "ok":
-			colors[k] = kindColor(k, 0)
-		case IsError(k):
-			colors[k] = kindColor(k, nErr)
-			nErr++
-		default:
-			colors[k] = kindColor(k, nFail)
-			nFail++
-		}
-	}
-	maxN := 0
-	for _, g := range tab.Groups {
-		maxN = max(maxN, g.Cells)
-	}
-	b.WriteString("<figure>\n<figcaption>Outcome of every cell per arm (its final attempt)</figcaption>\n<div class=\"legend\">")
-	for _, k := range segments {
-		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], html.EscapeString(k))
-	}
-	b.WriteString("</div>\n")
-	rowH := 26.0
-	f := frame{w: 520, left: 110, right: 16, top: 8, bottom: 36}
-	f.h = f.top + f.bottom + rowH*float64(len(tab.Groups))
-	svgOpen(b, f, "cells per arm by outcome")
-	ticks, d0, d1 := niceTicks(0, float64(maxN), 5)
-	sx := linear{d0, d1, f.x0(), f.x1()}
-	xAxis(b, f, sx, ticks, "cells")
+// armStyles styles the arms of a tabulation.
+func armStyles(tab *Tabulation) map[string]armStyle {
+	names := make([]string, len(tab.Groups))
 	for i, g := range tab.Groups {
-		y := f.top + rowH*float64(i) + 4
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-6, y+13, html.EscapeString(g.Arm))
-		at := 0
-		for _, k := range segments {
-			n := g.OK
-			if k != "ok" {
-				n = g.Failed[k]
-			}
-			if n == 0 {
-				continue
-			}
-			x0, x1 := sx.at(float64(at)), sx.at(float64(at+n))
-			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s %d of %d cells</title></rect>\n",
-				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], html.EscapeString(g.Arm), html.EscapeString(k), n, g.Cells)
-			at += n
-		}
+		names[i] = g.Arm
 	}
-	b.WriteString("</svg>\n</figure>\n")
+	return styleArms(names)
 }
 
-// boxPlot draws the distribution of a metric per arm: whiskers from min to
-// max, a box from p25 to p75, a line at the median, and — for samples small
-// enough to see — every value as a dot.
-func boxPlot(b *bytes.Buffer, tab *Tabulation, m Metric) {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, g := range tab.Groups {
-		if s := g.Metrics[m]; s.N > 0 {
-			lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
-		}
+// marker draws an arm's marker of radius r centred on (x, y), with a
+// tooltip. It carries class "mark" and the arm's name, so that what a
+// chart shows can be read back from it.
+func marker(b *bytes.Buffer, st armStyle, arm string, x, y, r float64, tip string) {
+	tag, geom := "path", ""
+	switch st.shape {
+	case "square":
+		tag = "rect"
+		geom = fmt.Sprintf("x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", x-r*0.85, y-r*0.85, r*1.7, r*1.7)
+	case "triangle":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y-r*1.1, x+r, y+r*0.75, x-r, y+r*0.75)
+	case "down":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y+r*1.1, x+r, y-r*0.75, x-r, y-r*0.75)
+	case "diamond":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y-r*1.2, x+r*1.2, y, x, y+r*1.2, x-r*1.2, y)
+	default:
+		tag = "circle"
+		geom = fmt.Sprintf("cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"", x, y, r)
 	}
-	fmt.Fprintf(b, "<figure>\n<figcaption>Distribution of %s per arm (per cell, retries summed)</figcaption>\n", html.EscapeString(m.Name()))
-	rowH := 30.0
-	f := frame{w: 520, left: 110, right: 16, top: 8, bottom: 36}
-	f.h = f.top + f.bottom + rowH*float64(len(tab.Groups))
-	svgOpen(b, f, "distribution of "+m.Name()+" per arm")
-	if math.IsInf(lo, 1) {
-		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">nothing measured</text>\n</svg>\n</figure>\n", f.w/2, f.h/2)
-		return
-	}
-	ticks, d0, d1 := niceTicks(math.Min(0, lo), hi, 5)
-	sx := linear{d0, d1, f.x0(), f.x1()}
-	unit := m.Unit()
-	if unit == "USD" {
-		unit = "USD per cell"
-	}
-	xAxis(b, f, sx, ticks, unit)
-	for i, g := range tab.Groups {
-		s := g.Metrics[m]
-		yc := f.top + rowH*float64(i) + rowH/2
-		label := fmt.Sprintf("%s (n=%d)", g.Arm, s.N)
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-6, yc+4, html.EscapeString(label))
-		if s.N == 0 {
-			continue
-		}
-		col := armColor(i)
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", sx.at(s.Min), yc, sx.at(s.Max), yc, col)
-		if !math.IsNaN(s.Q1) {
-			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\"/>\n",
-				sx.at(s.Q1), yc-9, math.Max(sx.at(s.Q3)-sx.at(s.Q1), 1), 18.0, col, col)
-		}
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"><title>median %s</title></line>\n",
-			sx.at(s.Center), yc-9, sx.at(s.Center), yc+9, col, tickLabel(s.Center))
-		if vals := g.Values[m]; len(vals) <= 200 {
-			for j, v := range vals {
-				// A fixed jitter keeps equal values apart and the page
-				// byte-for-byte reproducible.
-				jy := yc + float64(j%5-2)*2.5
-				fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.8\" fill=\"%s\" opacity=\"0.7\"/>\n", sx.at(v), jy, col)
-			}
-		}
-	}
-	b.WriteString("</svg>\n</figure>\n")
+	fmt.Fprintf(b, "<%s class=\"mark\" data-arm=\"%s\" data-x=\"%.1f\" data-y=\"%.1f\" %s fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\"><title>%s</title></%s>\n",
+		tag, html.EscapeString(arm), x, y, geom, st.color, html.EscapeString(tip), tag)
+}
+
+// swatch is an arm's marker on its own, for a legend in HTML.
+func swatch(st armStyle, arm string) string {
+	var b bytes.Buffer
+	b.WriteString("<svg class=\"swatch\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\" aria-hidden=\"true\">")
+	marker(&b, st, arm, 8, 8, 5.5, arm)
+	b.WriteString("</svg>")
+	return strings.Replace(b.String(), "class=\"mark\" ", "", 1)
 }
 
 // htmlTable writes a report table with its title and footnotes.

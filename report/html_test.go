@@ -15,8 +15,8 @@ import (
 	"github.com/wfbench/wfb/internal/gate"
 )
 
-// fixtureHTML builds the page for the fixture: report tables by task and
-// arm, charts by arm, with review quality for some attempts so the scatter
+// fixtureHTML builds the page for the fixture: report tables and charts by
+// arm, with review quality for some attempts so the scatter
 // plots quality rather than pass rate.
 func fixtureHTML(t *testing.T) []byte {
 	t.Helper()
@@ -27,11 +27,10 @@ func fixtureHTML(t *testing.T) []byte {
 		}
 	}
 	ms := append(baseMetrics, WeightedF1)
-	byTask := tabulate(rows, TabulateOptions{ByTask: true, Metrics: ms})
-	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns}})
+	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns, WeightedF1}})
 	title := "wfb report: runs r1, r2"
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byTask.Tables(title, FormatTable), ByArm: byArm}); err != nil {
+	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byArm.Tables(title, FormatTable), Charts: byArm}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -54,7 +53,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"Cost vs weighted F1 per arm",
+		"Cost vs weighted F1 per arm, over the cells where both were measured",
 		"Outcome of every cell per arm (its final attempt)",
 		"Distribution of cost per arm",
 		"Distribution of turns per arm",
@@ -127,5 +126,54 @@ func TestHTMLRendersInHeadlessChromium(t *testing.T) {
 	}
 	if coloured < 2000 {
 		t.Errorf("screenshot shows almost no chart colour: %d coloured pixels", coloured)
+	}
+}
+
+// TestHTMLTrendLeavesUnmeasuredBucketsOut stops a bucket where an arm
+// measured nothing from being drawn as a zero, or joined across: arm x's
+// cost is not measured on the middle day and arm late starts on it; each
+// is drawn where measured, no line spans x's gap, and the missing days are
+// said in words.
+func TestHTMLTrendLeavesUnmeasuredBucketsOut(t *testing.T) {
+	days := []string{"day-0", "day-1", "day-2"}
+	tr := NewTrender(TrendOptions{Alpha: 0.05, Metrics: []Metric{CostUSD}, By: "day"}, days, -1)
+	for day := range days {
+		for _, arm := range []string{"x", "late"} {
+			if arm == "late" && day == 0 {
+				continue
+			}
+			for rep := range 6 {
+				r := Row{RunID: days[day], Task: "t", Arm: arm, Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+				if arm != "x" || day != 1 {
+					r.Values[CostUSD] = 0.1 + 0.01*float64(rep+day)
+				}
+				tr.Add(day, &r)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, HTMLInput{Title: "t", Trend: tr.Result(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	fig := regexp.MustCompile(`(?s)<figure class="trend" data-key="cost_usd">.*?</figure>`).FindString(page)
+	if fig == "" {
+		t.Fatalf("no cost trend chart:\n%s", page)
+	}
+	for arm, want := range map[string]int{"x": 2, "late": 2} {
+		if n := strings.Count(fig, `class="mark" data-arm="`+arm+`"`); n != want {
+			t.Errorf("arm %s: %d marks, want %d (one per measured day)", arm, n, want)
+		}
+	}
+	if n := strings.Count(fig, `class="trendline" data-arm="x"`); n != 0 {
+		t.Errorf("arm x: %d lines across its unmeasured day", n)
+	}
+	if n := strings.Count(fig, `class="trendline" data-arm="late"`); n != 1 {
+		t.Errorf("arm late: %d lines, want one joining its two days", n)
+	}
+	for _, want := range []string{"not measured in day day-1", "not measured in day day-0"} {
+		if !strings.Contains(fig, want) {
+			t.Errorf("chart does not say %q", want)
+		}
 	}
 }

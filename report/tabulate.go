@@ -70,6 +70,12 @@ type Group struct {
 	// Values holds the sorted measured per-cell values of the metrics asked
 	// for in TabulateOptions.Keep.
 	Values [NumMetrics][]float64
+	// CellValues holds the same metrics cell by cell, unsorted and NaN
+	// where not measured, and CellOK each cell's outcome, all in one order:
+	// what a chart of one metric against another needs to plot both over
+	// the same cells. Empty unless TabulateOptions.Keep is.
+	CellValues [NumMetrics][]float64
+	CellOK     []bool
 }
 
 // StrictRate is OK/Cells: every cell counts, by its final attempt, and an
@@ -457,6 +463,7 @@ func (t *Tabulator) Result() *Tabulation {
 				g.Values[m] = vs
 			}
 		}
+		keepCells(g, a, t.opts.Keep, tab.Options.Metrics)
 		for k := range g.Failed {
 			kinds[k] = true
 		}
@@ -476,6 +483,27 @@ func (t *Tabulator) Result() *Tabulation {
 	tab.RetriedKinds = sortedWithOK(retried)
 	tab.OutcomeNotes, tab.MetricNotes = tabulationNotes(tab)
 	return tab
+}
+
+// keepCells copies to g, cell by cell, the values of the metrics in keep
+// (of those measured) and the cells' outcomes.
+func keepCells(g *Group, a *tabAcc, keep, measured []Metric) {
+	if len(keep) == 0 {
+		return
+	}
+	for _, m := range keep {
+		if !slices.Contains(measured, m) {
+			continue
+		}
+		col := make([]float64, g.Cells)
+		for i := range col {
+			col[i] = math.NaN() // past the column's end: not measured
+		}
+		a.values[m].each(func(i int, v *float64) { col[i] = *v })
+		g.CellValues[m] = col
+	}
+	g.CellOK = make([]bool, 0, g.Cells)
+	a.cells.each(func(_ int, c *tabCell) { g.CellOK = append(g.CellOK, c.out.ok) })
 }
 
 // sortedWithOK lists the kinds in set, "ok" first, then in documentation

@@ -153,16 +153,17 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	}
 
 	metrics := r.cols.Metrics()
-	tab := report.NewTabulator(report.TabulateOptions{ByTask: byTask, Metrics: metrics})
-	var byArm *report.Tabulator
+	topts := report.TabulateOptions{ByTask: byTask, Metrics: metrics}
+	present := map[string]bool{}
 	if opts.HTML != "" {
-		byArm = report.NewTabulator(report.TabulateOptions{Metrics: metrics, Keep: []report.Metric{report.CostUSD, report.Turns}})
+		// The charts are drawn from the tables' own tabulation, so they
+		// group as the tables do and show the same cells.
+		topts.Keep = []report.Metric{report.CostUSD, report.Turns, report.WeightedF1, report.VerdictCorrect}
 	}
+	tab := report.NewTabulator(topts)
 	err = r.rows(ctx, sel, func(row *report.Row) {
 		tab.Add(row)
-		if byArm != nil {
-			byArm.Add(row)
-		}
+		present[row.RunID] = true
 	})
 	if err != nil {
 		return err
@@ -174,15 +175,36 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		return badInput("%s: no attempts recorded", what)
 	}
 	if opts.HTML != "" {
-		var page bytes.Buffer
-		err := report.WriteHTML(&page, report.HTMLInput{Title: title, Tables: result.Tables(title, report.FormatTable), ByArm: byArm.Result()})
+		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, report.HTMLInput{
+			Title: title, Tables: result.Tables(title, report.FormatTable), Charts: result}); err != nil {
+			return err
+		}
+	}
+	return report.RenderAll(s.Out, result.Tables(title, format), format)
+}
+
+// writeReportHTML writes the HTML page of a report, with a trend of the
+// selection by day — or, within one day, by label — when it spans two or
+// more of them: the same trend wfb trend shows.
+func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, in report.HTMLInput) error {
+	for _, by := range []string{"day", "label"} {
+		tr, _, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: 0.05, Metrics: r.cols.Metrics(), By: by,
+			Keys: []string{"strict_pass_rate", "cost_usd", "weighted_f1"}}, "")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(opts.HTML, page.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("write html report: %w", err)
+		if tr != nil {
+			in.Trend = tr
+			break
 		}
-		fmt.Fprintf(s.ErrOut, "wrote %s\n", opts.HTML)
 	}
-	return report.RenderAll(s.Out, result.Tables(title, format), format)
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, in); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write html report: %w", err)
+	}
+	fmt.Fprintf(s.ErrOut, "wrote %s\n", path)
+	return nil
 }

@@ -118,23 +118,36 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if err := r.rows(ctx, sel, func(row *report.Row) { present[row.RunID] = true }); err != nil {
 		return err
 	}
-	names, ofRun, err := report.TrendBuckets(r.runs, opts.By, present)
+	tr, n, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By}, opts.Baseline)
 	if err != nil {
-		return asBadInput(err)
-	}
-	if len(names) < 2 {
-		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (try --by run, or wfb report)", len(names), opts.By)
-	}
-	baseline := -1
-	if opts.Baseline != "" {
-		if baseline = slices.Index(names, opts.Baseline); baseline < 0 {
-			return badInput("--baseline %q: no such %s among %s", opts.Baseline, opts.By, strings.Join(names, ", "))
-		}
-	}
-	metrics := r.cols.Metrics()
-	tr := report.NewTrender(report.TrendOptions{Alpha: opts.Alpha, Metrics: metrics, Keys: keys, By: opts.By}, names, baseline)
-	if err := r.rows(ctx, sel, func(row *report.Row) { tr.Add(ofRun[row.RunID], row) }); err != nil {
 		return err
 	}
-	return report.RenderAll(s.Out, tr.Result(r.runs).Tables(format), format)
+	if tr == nil {
+		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (try --by run, or wfb report)", n, opts.By)
+	}
+	return report.RenderAll(s.Out, tr.Tables(format), format)
+}
+
+// trendOf compares the selection's buckets (tops.By) over the runs
+// present, with the baseline bucket when one is named. The trend is nil
+// when the selection spans fewer than two buckets; n says how many.
+func trendOf(ctx context.Context, r *resultsReader, sel report.Selection, present map[string]bool, topts report.TrendOptions, baseline string) (tr *report.Trend, n int, err error) {
+	names, ofRun, err := report.TrendBuckets(r.runs, topts.By, present)
+	if err != nil {
+		return nil, 0, asBadInput(err)
+	}
+	if len(names) < 2 {
+		return nil, len(names), nil
+	}
+	base := -1
+	if baseline != "" {
+		if base = slices.Index(names, baseline); base < 0 {
+			return nil, 0, badInput("--baseline %q: no such %s among %s", baseline, topts.By, strings.Join(names, ", "))
+		}
+	}
+	t := report.NewTrender(topts, names, base)
+	if err := r.rows(ctx, sel, func(row *report.Row) { t.Add(ofRun[row.RunID], row) }); err != nil {
+		return nil, 0, err
+	}
+	return t.Result(r.runs), len(names), nil
 }

@@ -1,0 +1,395 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/wfbench/wfb/report/stats"
+)
+
+// scatter draws cost against quality, one mark per arm, each over one
+// population: the arm's cells where both were measured. The IQR of cost
+// is a horizontal bar, the quality's spread a vertical one. Quality is
+// weighted F1 where review quality was scored, then verdict accuracy, and
+// otherwise the strict pass rate with its Wilson interval. Arms are told
+// apart by a legend keyed by marker; an arm with nothing to plot is said
+// there in words.
+func scatter(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
+	yMetric, yName := scatterY(sec)
+	var pts, plotted []scatterPoint
+	for _, g := range sec.groups {
+		p := scatterPointOf(g, yMetric, yName)
+		pts = append(pts, p)
+		if p.n > 0 {
+			plotted = append(plotted, p)
+		}
+	}
+	short := strings.TrimSuffix(yName, " (%)")
+	fmt.Fprintf(b, "<figure class=\"scatter\">\n<figcaption>%s</figcaption>\n",
+		html.EscapeString(sec.of("Cost vs "+short+" per arm, over the cells where both were measured")))
+	f := frame{w: 520, h: 340, left: 56, right: 16, top: 12, bottom: 40}
+	svgOpen(b, f, sec.of("cost versus "+yName+" per arm"))
+	moved := false
+	if len(plotted) == 0 {
+		fmt.Fprintf(b, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">not measured: no arm has a cell with both</text>\n", f.w/2, f.h/2)
+	} else {
+		sx, sy := scatterAxes(b, f, plotted, yName)
+		moved = scatterMarks(b, f, sx, sy, plotted, yName, styles)
+	}
+	b.WriteString("</svg>\n")
+	scatterKey(b, pts, short, styles)
+	if moved {
+		b.WriteString("<p class=\"note\">Marks that would cover one another are drawn apart; a line leads from each to where it belongs.</p>\n")
+	}
+	b.WriteString("</figure>\n")
+}
+
+// scatterPoint is one arm on the cost-versus-quality chart: the centre and
+// spread (NaN when unknown) of each axis over the n of its cells where
+// both were measured; why says, when n is 0, what was not measured.
+type scatterPoint struct {
+	arm                      string
+	n, cells                 int
+	x, xlo, xhi, y, ylo, yhi float64
+	why                      string
+}
+
+// scatterY picks the quality axis: weighted F1, else verdict accuracy,
+// when the section's cells have it measured; else the strict pass rate
+// (Metric -1).
+func scatterY(sec chartSection) (Metric, string) {
+	for _, m := range []Metric{WeightedF1, VerdictCorrect} {
+		if hasMetric(sec.tab.Options.Metrics, m) && slices.ContainsFunc(sec.groups, func(g *Group) bool { return g.Metrics[m].N > 0 }) {
+			return m, humanName(m)
+		}
+	}
+	return Metric(-1), "strict pass rate (%)"
+}
+
+// cellAt is a group's value of one cell, NaN when not measured or not kept.
+func cellAt(vs []float64, i int) float64 {
+	if i < len(vs) {
+		return vs[i]
+	}
+	return math.NaN()
+}
+
+// scatterPointOf places a group over its cells with a measured cost and a
+// measured quality (any cell, for the pass rate): both axes are figures of
+// the same cells.
+func scatterPointOf(g *Group, yMetric Metric, yName string) scatterPoint {
+	p := scatterPoint{arm: g.Arm, cells: g.Cells}
+	var xs, ys []float64
+	costed, ok := 0, 0
+	for i := range g.Cells {
+		x := cellAt(g.CellValues[CostUSD], i)
+		if math.IsNaN(x) {
+			continue
+		}
+		costed++
+		y := 0.0
+		if yMetric >= 0 {
+			if y = cellAt(g.CellValues[yMetric], i); math.IsNaN(y) {
+				continue
+			}
+		}
+		xs, ys = append(xs, x), append(ys, y)
+		if i < len(g.CellOK) && g.CellOK[i] {
+			ok++
+		}
+	}
+	p.n = len(xs)
+	switch {
+	case costed == 0:
+		p.why = fmt.Sprintf("not measured: no cost on any of its %d cells", g.Cells)
+		return p
+	case p.n == 0:
+		p.why = fmt.Sprintf("not measured: cost on %d of its %d cells, %s on none of them", costed, g.Cells, strings.TrimSuffix(yName, " (%)"))
+		return p
+	}
+	c := spreadOf(CostUSD, xs)
+	p.x, p.xlo, p.xhi = c.Center, c.Q1, c.Q3
+	switch {
+	case yMetric == VerdictCorrect:
+		s := spreadOf(VerdictCorrect, ys)
+		r := stats.SummarizeRate(int(math.Round(s.Sum)), s.N, 0.95)
+		p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
+	case yMetric >= 0:
+		s := spreadOf(yMetric, ys)
+		p.y, p.ylo, p.yhi = s.Center, s.Q1, s.Q3
+	default:
+		r := stats.SummarizeRate(ok, p.n, 0.95)
+		p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
+	}
+	return p
+}
+
+// scatterAxes draws the grid and both axes over the points' extent (from
+// zero) and returns the scales that place them.
+func scatterAxes(b *bytes.Buffer, f frame, pts []scatterPoint, yName string) (sx, sy linear) {
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	ylo, yhi := math.Inf(1), math.Inf(-1)
+	for _, p := range pts {
+		xlo, xhi = math.Min(xlo, nanOr(p.xlo, p.x)), math.Max(xhi, nanOr(p.xhi, p.x))
+		ylo, yhi = math.Min(ylo, nanOr(p.ylo, p.y)), math.Max(yhi, nanOr(p.yhi, p.y))
+	}
+	xt, xd0, xd1 := niceTicks(math.Min(0, xlo), xhi, 5)
+	yt, yd0, yd1 := niceTicks(math.Min(0, ylo), yhi, 5)
+	sx = linear{xd0, xd1, f.x0(), f.x1()}
+	sy = linear{yd0, yd1, f.y0(), f.y1()}
+	yAxis(b, f, sy, yt, yName)
+	xAxis(b, f, sx, xt, "median cost per cell (USD), bar = IQR")
+	return sx, sy
+}
+
+// markGap is the least distance, in pixels, between two marks' centres.
+const markGap = 15.0
+
+// scatterMarks draws every point's spread bars where it belongs, and its
+// mark there too unless another would cover it: such marks are spread
+// around their common place, each with a leader line back to its own.
+// It reports whether any mark was moved.
+func scatterMarks(b *bytes.Buffer, f frame, sx, sy linear, pts []scatterPoint, yName string, styles map[string]armStyle) bool {
+	xs, ys := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		xs[i], ys[i] = sx.at(p.x), sy.at(p.y)
+	}
+	mx, my := spreadMarks(f, xs, ys, markGap)
+	moved := false
+	for i, p := range pts {
+		col := styles[p.arm].color
+		if !math.IsNaN(p.xlo) {
+			fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", sx.at(p.xlo), ys[i], sx.at(p.xhi), ys[i], col)
+		}
+		if !math.IsNaN(p.ylo) {
+			fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.6\"/>\n", xs[i], sy.at(p.ylo), xs[i], sy.at(p.yhi), col)
+		}
+		if mx[i] != xs[i] || my[i] != ys[i] {
+			moved = true
+			fmt.Fprintf(b, "<line class=\"leader\" data-arm=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\" stroke-width=\"1\"/>\n",
+				html.EscapeString(p.arm), xs[i], ys[i], mx[i], my[i])
+			fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#57606a\"/>\n", xs[i], ys[i])
+		}
+	}
+	for i, p := range pts {
+		tip := fmt.Sprintf("%s: cost %s, %s %s (%d of %d cells)", p.arm, tickLabel(p.x), yName, tickLabel(p.y), p.n, p.cells)
+		marker(b, styles[p.arm], p.arm, mx[i], my[i], 6, tip)
+	}
+	return moved
+}
+
+// spreadMarks returns where to draw marks meant for (xs, ys): where they
+// belong, except that marks closer than gap to another are set on a
+// circle around their cluster's centre, far enough apart not to touch,
+// and kept inside the frame.
+func spreadMarks(f frame, xs, ys []float64, gap float64) (mx, my []float64) {
+	n := len(xs)
+	mx, my = slices.Clone(xs), slices.Clone(ys)
+	cluster := make([]int, n)
+	for i := range cluster {
+		cluster[i] = i
+	}
+	root := func(i int) int {
+		for cluster[i] != i {
+			i = cluster[i]
+		}
+		return i
+	}
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if math.Hypot(xs[i]-xs[j], ys[i]-ys[j]) < gap {
+				cluster[root(j)] = root(i)
+			}
+		}
+	}
+	members := map[int][]int{}
+	for i := range n {
+		members[root(i)] = append(members[root(i)], i)
+	}
+	for _, ms := range members {
+		k := len(ms)
+		if k < 2 {
+			continue
+		}
+		cx, cy := 0.0, 0.0
+		for _, i := range ms {
+			cx, cy = cx+xs[i]/float64(k), cy+ys[i]/float64(k)
+		}
+		r := math.Max(gap, gap/(2*math.Sin(math.Pi/float64(k)))+1)
+		for j, i := range ms {
+			a := -math.Pi/2 + 2*math.Pi*float64(j)/float64(k)
+			mx[i] = math.Min(math.Max(cx+r*math.Cos(a), f.x0()+6), f.x1()-6)
+			my[i] = math.Min(math.Max(cy+r*math.Sin(a), f.y1()+6), f.y0()-6)
+		}
+	}
+	return mx, my
+}
+
+// scatterKey is the chart's legend: each arm's marker, the cells plotted,
+// and both figures in numbers, or in words what was not measured.
+func scatterKey(b *bytes.Buffer, pts []scatterPoint, yName string, styles map[string]armStyle) {
+	esc := html.EscapeString
+	fmt.Fprintf(b, "<table class=\"key\">\n<thead><tr><th></th><th>arm</th><th>cells</th><th>median cost (USD), IQR</th><th>%s</th></tr></thead>\n<tbody>\n", esc(yName))
+	for _, p := range pts {
+		fmt.Fprintf(b, "<tr data-arm=\"%s\"><td>%s</td><td>%s</td>", esc(p.arm), swatch(styles[p.arm], p.arm), esc(p.arm))
+		if p.n == 0 {
+			fmt.Fprintf(b, "<td class=\"nm\" colspan=\"3\">%s</td></tr>\n", esc(p.why))
+			continue
+		}
+		fmt.Fprintf(b, "<td class=\"num\">%d of %d</td><td class=\"num\">%s%s</td><td class=\"num\">%s%s</td></tr>\n",
+			p.n, p.cells, tickLabel(p.x), spanText(p.xlo, p.xhi), tickLabel(p.y), spanText(p.ylo, p.yhi))
+	}
+	b.WriteString("</tbody>\n</table>\n")
+}
+
+// spanText spells a spread as " (lo–hi)", or nothing when there is none.
+func spanText(lo, hi float64) string {
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return ""
+	}
+	return " (" + tickLabel(lo) + "–" + tickLabel(hi) + ")"
+}
+
+func nanOr(v, alt float64) float64 {
+	if math.IsNaN(v) {
+		return alt
+	}
+	return v
+}
+
+// kindBars draws, per arm, a bar of its cells split by their final
+// attempt's outcome: ok and each error kind the section's cells ended with.
+func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
+	segments := []string{"ok"}
+	for _, k := range sec.tab.Kinds {
+		if slices.ContainsFunc(sec.groups, func(g *Group) bool { return g.Failed[k] > 0 }) {
+			segments = append(segments, k)
+		}
+	}
+	colors := kindColors(segments)
+	maxN := 0
+	for _, g := range sec.groups {
+		maxN = max(maxN, g.Cells)
+	}
+	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n<div class=\"legend\">", html.EscapeString(sec.of("Outcome of every cell per arm (its final attempt)")))
+	for _, k := range segments {
+		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], html.EscapeString(k))
+	}
+	b.WriteString("</div>\n")
+	rowH := 26.0
+	f := frame{w: 520, left: 130, right: 16, top: 8, bottom: 36}
+	f.h = f.top + f.bottom + rowH*float64(len(sec.groups))
+	svgOpen(b, f, sec.of("cells per arm by outcome"))
+	ticks, d0, d1 := niceTicks(0, float64(maxN), 5)
+	sx := linear{d0, d1, f.x0(), f.x1()}
+	xAxis(b, f, sx, ticks, "cells")
+	for i, g := range sec.groups {
+		y := f.top + rowH*float64(i) + 4
+		armLabel(b, styles[g.Arm], g.Arm, g.Arm, f.x0()-6, y+9)
+		at := 0
+		for _, k := range segments {
+			n := g.OK
+			if k != "ok" {
+				n = g.Failed[k]
+			}
+			if n == 0 {
+				continue
+			}
+			x0, x1 := sx.at(float64(at)), sx.at(float64(at+n))
+			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s %d of %d cells</title></rect>\n",
+				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], html.EscapeString(g.Arm), html.EscapeString(k), n, g.Cells)
+			at += n
+		}
+	}
+	b.WriteString("</svg>\n</figure>\n")
+}
+
+// kindColors colours each outcome: ok, then errors and failures each in
+// their own family.
+func kindColors(segments []string) map[string]string {
+	colors := map[string]string{}
+	nErr, nFail := 0, 0
+	for _, k := range segments {
+		switch {
+		case k == "ok":
+			colors[k] = kindColor(k, 0)
+		case IsError(k):
+			colors[k] = kindColor(k, nErr)
+			nErr++
+		default:
+			colors[k] = kindColor(k, nFail)
+			nFail++
+		}
+	}
+	return colors
+}
+
+// armLabel writes a row's label right-aligned at (x, y): the arm's marker
+// and text, so that rows read against the scatter's legend.
+func armLabel(b *bytes.Buffer, st armStyle, arm, text string, x, y float64) {
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x-14, y+4, html.EscapeString(text))
+	marker(b, st, arm, x-5, y, 4, arm)
+}
+
+// boxPlot draws the distribution of a metric per arm: whiskers from min to
+// max, a box from p25 to p75, a line at the median, and — for samples small
+// enough to see — every value as a dot. An arm with no measured value says
+// so in words.
+func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armStyle) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, g := range sec.groups {
+		if s := g.Metrics[m]; s.N > 0 {
+			lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
+		}
+	}
+	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n", html.EscapeString(sec.of("Distribution of "+m.Name()+" per arm (per cell, retries summed)")))
+	rowH := 30.0
+	f := frame{w: 520, left: 130, right: 16, top: 8, bottom: 36}
+	f.h = f.top + f.bottom + rowH*float64(len(sec.groups))
+	svgOpen(b, f, sec.of("distribution of "+m.Name()+" per arm"))
+	if math.IsInf(lo, 1) {
+		lo, hi = 0, 1
+	}
+	ticks, d0, d1 := niceTicks(math.Min(0, lo), hi, 5)
+	sx := linear{d0, d1, f.x0(), f.x1()}
+	unit := m.Unit()
+	if unit == "USD" {
+		unit = "USD per cell"
+	}
+	xAxis(b, f, sx, ticks, unit)
+	for i, g := range sec.groups {
+		s := g.Metrics[m]
+		yc := f.top + rowH*float64(i) + rowH/2
+		armLabel(b, styles[g.Arm], g.Arm, fmt.Sprintf("%s (n=%d)", g.Arm, s.N), f.x0()-6, yc)
+		if s.N == 0 {
+			fmt.Fprintf(b, "<text class=\"nm\" x=\"%.1f\" y=\"%.1f\">not measured on any of its %d cells</text>\n", f.x0()+6, yc+4, g.Cells)
+			continue
+		}
+		boxRow(b, sx, yc, s, g.Values[m], styles[g.Arm].color)
+	}
+	b.WriteString("</svg>\n</figure>\n")
+}
+
+// boxRow draws one arm's box, whiskers, median and values.
+func boxRow(b *bytes.Buffer, sx linear, yc float64, s Spread, vals []float64, col string) {
+	fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", sx.at(s.Min), yc, sx.at(s.Max), yc, col)
+	if !math.IsNaN(s.Q1) {
+		fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\"/>\n",
+			sx.at(s.Q1), yc-9, math.Max(sx.at(s.Q3)-sx.at(s.Q1), 1), 18.0, col, col)
+	}
+	fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"><title>median %s</title></line>\n",
+		sx.at(s.Center), yc-9, sx.at(s.Center), yc+9, col, tickLabel(s.Center))
+	if len(vals) > 200 {
+		return
+	}
+	for j, v := range vals {
+		// A fixed jitter keeps equal values apart and the page
+		// byte-for-byte reproducible.
+		jy := yc + float64(j%5-2)*2.5
+		fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.8\" fill=\"%s\" opacity=\"0.7\"/>\n", sx.at(v), jy, col)
+	}
+}
