@@ -18,6 +18,9 @@ type DiffOptions struct {
 	Alpha float64
 	// Metrics are the metrics to compare, usually Columns.Metrics().
 	Metrics []Metric
+	// Detect is the change each line is sized for (--detect); zero for
+	// none. Every line says what it could detect either way.
+	Detect Detect
 }
 
 // Side names the two sides of a diff.
@@ -126,6 +129,12 @@ type DiffLine struct {
 	Metric Metric
 	Rate   bool
 	Cmp    stats.Comparison
+	// Sens says what change the line's test could detect at its n, and
+	// the n it needs for the change Options.Detect asks.
+	Sens stats.Sensitivity
+	// Units is the cells per repetition in the group on side A (tasks ×
+	// arms): the needed cells divided by it is the bench's runs:.
+	Units int
 }
 
 // Diff is what `wfb diff` shows, before rendering.
@@ -162,7 +171,7 @@ func (d *Differ) Result(runs []RunInfo) *Diff {
 		out.Lines = append(out.Lines, lines...)
 	}
 	notes = append(notes, d.sideWarnings(runs)...)
-	out.Footnotes = append([]string{diffNote(d.opts.Alpha)}, notes...)
+	out.Footnotes = append([]string{diffNote(d.opts.Alpha) + " " + powerNote(d.opts.Alpha, d.opts.Detect)}, notes...)
 	return out
 }
 
@@ -361,6 +370,23 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 	return out
 }
 
+// units counts side A's tasks and arms in the group that measured m (every
+// one, for a pass rate): the cells one repetition of the bench adds to the
+// comparison.
+func (a *groupAcc) units(m Metric, rate bool) int {
+	n := 0
+	for _, fo := range a.fines[SideA] {
+		measured := rate
+		if !rate {
+			fo.acc.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
+		}
+		if measured {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
 // release lets the group's cells go once compared: each fine belongs to
 // one group.
 func (a *groupAcc) release() {
@@ -407,23 +433,26 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	where := groupName(task, arm)
 	var lines []DiffLine
 	var notes []string
-	line := func(key, nm string, m Metric, rate bool, c stats.Comparison) {
-		lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c})
+	line := func(key, nm string, m Metric, rate bool, c stats.Comparison, s stats.Sensitivity) {
+		lines = append(lines, DiffLine{Task: task, Arm: arm, Key: key, Name: nm, Metric: m, Rate: rate, Cmp: c, Sens: s, Units: a.units(m, rate)})
 	}
 
-	strict, clean, why := comparePassFail(a.cells, alpha)
-	if why != "" {
-		notes = append(notes, where+": "+why)
+	pf := comparePassFail(a.cells, alpha, rateTarget(d.opts.Detect))
+	if pf.why != "" {
+		notes = append(notes, where+": "+pf.why)
 	}
-	line("strict_pass_rate", "strict pass rate (%)", 0, true, strict)
-	line("clean_pass_rate", "clean pass rate (%)", 0, true, clean)
+	line("strict_pass_rate", "strict pass rate (%)", 0, true, pf.strict, pf.strictSens)
+	line("clean_pass_rate", "clean pass rate (%)", 0, true, pf.clean, pf.cleanSens)
 	for _, m := range metrics {
 		va, vb := a.values(SideA, m), a.values(SideB, m)
 		if m.Kind() == Proportion {
-			line(m.Column(), humanName(m), m, false, stats.CompareRates(countOnes(va), len(va), countOnes(vb), len(vb), alpha))
+			pa := countOnes(va)
+			line(m.Column(), humanName(m), m, false, stats.CompareRates(pa, len(va), countOnes(vb), len(vb), alpha),
+				stats.RateSensitivity(pa, len(va), len(vb), alpha, stats.Power, rateTarget(d.opts.Detect)))
 			continue
 		}
-		line(m.Column(), humanName(m), m, false, stats.CompareContinuous(va, vb, alpha))
+		c := stats.CompareContinuous(va, vb, alpha)
+		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(va, vb, c.A.Center, alpha, d.opts.Detect))
 	}
 	notes = append(notes, lineWarnings(where, lines)...)
 	notes = append(notes, d.kindShift(where, a.n, a.kinds, alpha)...)
@@ -447,9 +476,6 @@ func countOnes(xs []float64) int {
 	return n
 }
 
-// comparePassFail compares the strict and clean pass rates of a group's
-// cells, paired when every cell has exactly one partner; why says, when not
-// paired, what kept the cells from pairing.
 // pairSlot holds the cells of one side that share a pair key: normally
 // one, whose outcome is first; several when a side spans runs that repeat
 // a task and rep, and then only the counts are usable.
@@ -471,11 +497,22 @@ func (s *pairSlot) add(o cellOut) {
 	}
 }
 
+// passFail is the comparison of a group's strict and clean pass rates,
+// with what each could detect; why says, when not paired, what kept the
+// cells from pairing, or what pairing left out of the clean rate.
+type passFail struct {
+	strict, clean         stats.Comparison
+	strictSens, cleanSens stats.Sensitivity
+	why                   string
+}
+
 // comparePaired compares the pass rates of cells that pair one to one. A
 // pair leaves the clean rate when either of its cells errored, so each
 // side's clean rate there is over fewer cells than its own: why says so,
 // with each side's clean rate over all its cells (the report's figure).
-func comparePaired(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
+// target is the rate change to size for, NaN for none.
+func comparePaired(cells [2]map[pairKey]pairSlot, alpha, target float64) passFail {
+	var why string
 	sp := make([]stats.Pair, 0, len(cells[SideA]))
 	cp := make([]stats.Pair, 0, len(cells[SideA]))
 	var lost, own [2]int // pairs lost to the partner's error; own clean cells
@@ -505,7 +542,12 @@ func comparePaired(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean 
 		why = fmt.Sprintf("clean pass rate paired over %d of %d pairs: %d of A's clean cells and %d of B's left out because their partner errored; over all their own clean cells A is %s (%d of %d) and B %s (%d of %d), as wfb report counts them.",
 			len(cp), len(sp), lost[SideA], lost[SideB], pct(ownOK[SideA], own[SideA]), ownOK[SideA], own[SideA], pct(ownOK[SideB], own[SideB]), ownOK[SideB], own[SideB])
 	}
-	return stats.CompareRatesPaired(sp, alpha), stats.CompareRatesPaired(cp, alpha), why
+	return passFail{
+		strict: stats.CompareRatesPaired(sp, alpha), clean: stats.CompareRatesPaired(cp, alpha),
+		strictSens: stats.PairedSensitivity(sp, alpha, stats.Power, target),
+		cleanSens:  stats.PairedSensitivity(cp, alpha, stats.Power, target),
+		why:        why,
+	}
 }
 
 // pct spells a/b as a percentage, "NULL" when b is 0.
@@ -516,7 +558,9 @@ func pct(a, b int) string {
 	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
 }
 
-func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clean stats.Comparison, why string) {
+// comparePassFail compares the strict and clean pass rates of a group's
+// cells, paired when every cell has exactly one partner.
+func comparePassFail(cells [2]map[pairKey]pairSlot, alpha, target float64) passFail {
 	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
 	for k, s := range cells[SideA] {
 		if s.n > 1 {
@@ -536,7 +580,7 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clea
 	}
 	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
 	if paired {
-		return comparePaired(cells, alpha)
+		return comparePaired(cells, alpha, target)
 	}
 	var pass, n, cpass, cn [2]int
 	for i := range 2 {
@@ -547,13 +591,19 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha float64) (strict, clea
 			cpass[i] += int(s.cleanOK)
 		}
 	}
+	var why string
 	switch {
 	case dupA > 0 || dupB > 0:
 		why = fmt.Sprintf("pass rates compared unpaired (Fisher): %d cells of A and %d of B share a task and rep with another cell on their own side (several runs per side), so cells do not pair one to one.", dupA, dupB)
 	case onlyA > 0 || onlyB > 0:
 		why = fmt.Sprintf("pass rates compared unpaired (Fisher): %d cells of A have no partner in B and %d of B none in A.", onlyA, onlyB)
 	}
-	return stats.CompareRates(pass[0], n[0], pass[1], n[1], alpha), stats.CompareRates(cpass[0], cn[0], cpass[1], cn[1], alpha), why
+	return passFail{
+		strict: stats.CompareRates(pass[0], n[0], pass[1], n[1], alpha), clean: stats.CompareRates(cpass[0], cn[0], cpass[1], cn[1], alpha),
+		strictSens: stats.RateSensitivity(pass[0], n[0], n[1], alpha, stats.Power, target),
+		cleanSens:  stats.RateSensitivity(cpass[0], cn[0], cn[1], alpha, stats.Power, target),
+		why:        why,
+	}
 }
 
 // lineWarnings turns the statistics' warnings into footnotes, one per

@@ -540,6 +540,7 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 			d.same(c.B.N)
 			d.same(c.Significant)
 		}
+		sensitivityCells(&d, l, human, df.Options.Detect.Asked())
 		d.cell(testNames[c.Test], c.Test)
 		d.endRow()
 	}
@@ -577,7 +578,52 @@ func (df *Diff) columns(d *dual, human bool) {
 		d.col("", "n_b")
 		d.col("", "significant")
 	}
+	sensitivityCols(d, human, df.Options.Detect.Asked())
 	d.col("test", "test")
+}
+
+// sensitivityCols declares the columns that say what a line could detect
+// and, when --detect asked, what it needs. Programs always get every one,
+// so that their schema does not depend on the flags.
+func sensitivityCols(d *dual, human, asked bool) {
+	d.col("detectable", "detectable_change")
+	if !human {
+		d.col("", "detectable_delta")
+	}
+	if asked || !human {
+		d.col("n needed", "needed_n")
+	}
+	if !human {
+		d.col("", "needed_runs")
+	}
+}
+
+// sensitivityCells writes the cells sensitivityCols declares; l nil (a
+// trend's first bucket) gives NULLs.
+func sensitivityCells(d *dual, l *DiffLine, human, asked bool) {
+	if l == nil {
+		d.same(nil)
+		if !human {
+			d.same(nil)
+		}
+		if asked || !human {
+			d.same(nil)
+		}
+		if !human {
+			d.same(nil)
+		}
+		return
+	}
+	d.cell(humanDetectable(l), finite(l.DetectableChange()))
+	if !human {
+		d.same(num(l.DetectableDelta()))
+	}
+	if asked || !human {
+		d.cell(humanNeed(l), machineNeed(l.Sens.Need))
+	}
+	if !human {
+		d.same(machineNeed(l.NeededRuns()))
+	}
 }
 
 // changeUnit names the unit of DiffLine.Change for programs.

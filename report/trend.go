@@ -18,6 +18,9 @@ type TrendOptions struct {
 	Keys []string
 	// By names the buckets for people: day, label or run.
 	By string
+	// Detect is the change each step is sized for (--detect); zero for
+	// none.
+	Detect Detect
 }
 
 // Trender compares a series of buckets (days, labels or runs), each with
@@ -37,7 +40,7 @@ type Trender struct {
 // index of the baseline bucket, or −1.
 func NewTrender(opts TrendOptions, buckets []string, baseline int) *Trender {
 	t := &Trender{opts: opts, buckets: buckets, baseline: baseline}
-	dopts := DiffOptions{Alpha: opts.Alpha, Metrics: opts.Metrics}
+	dopts := DiffOptions{Alpha: opts.Alpha, Metrics: opts.Metrics, Detect: opts.Detect}
 	for range max(len(buckets)-1, 0) {
 		t.steps = append(t.steps, NewDiffer(dopts))
 	}
@@ -188,6 +191,7 @@ func (tr *Trend) Tables(f Format) []*Table {
 		d.col("", "change_unit")
 	}
 	d.col("p", "p")
+	sensitivityCols(&d, human, tr.Options.Detect.Asked())
 	d.col("flag", "changed")
 	if tr.Baseline != "" {
 		d.col("Δ "+tr.Baseline, "base_delta")
@@ -219,6 +223,7 @@ func (tr *Trend) pointRow(d *dual, p *TrendPoint, human bool) {
 	}
 	d.same(s.N)
 	stepCells(d, p.Step, human)
+	sensitivityCells(d, p.Step, human, tr.Options.Detect.Asked())
 	flag := ""
 	if p.Changed() {
 		flag = "changed"

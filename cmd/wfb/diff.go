@@ -18,6 +18,7 @@ type diffOptions struct {
 	Alpha  float64
 	Usage  string
 	FailOn string
+	Detect string
 	A, B   string
 }
 
@@ -64,10 +65,22 @@ a one-line verdict). Rules, separated by commas:
                     (clean_pass_rate likewise)
   cost_usd>+10%     the median cost per cell rose by more than 10%
                     (any results column: input_tokens, duration_ms, num_turns…)
-A rule that does not parse exits 2 naming what is wrong.`,
+A rule that does not parse exits 2 naming what is wrong.
+
+How many repetitions are enough: every line says what change its test could
+detect at the current n ("detectable": found 4 times in 5, 80% power at
+--alpha), judged from the observed spread — for metrics a shift of every
+cell's value, relative to A's centre (Mann–Whitney U: the normal
+approximation with U's variance under the shift); for rates in pp from A's
+rate (Fisher: normal approximation with continuity correction; McNemar:
+Connor's, keeping the share of pairs that changed outcome). "none" = no
+change could be found that often at this n. --detect 10% (metrics) and/or
+5pp (rates), e.g. --detect 10%,5pp, adds "n needed": the cells per arm (pairs
+when paired) to find that change, and the bench's runs: that gives them.`,
 		Example: `  wfb diff nightly-2026-11-29 nightly-2026-11-30
   wfb diff arm=baseline arm=candidate --format markdown >> "$GITHUB_STEP_SUMMARY"
-  wfb diff main pr --fail-on 'pass_rate<-5pp,cost_usd>+10%' --format markdown`,
+  wfb diff main pr --fail-on 'pass_rate<-5pp,cost_usd>+10%' --format markdown
+  wfb diff nightly-1 nightly-2 --detect 10%,5pp`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return badInput("diff takes exactly two arguments, A and B (runs, labels or filters), got %d", len(args))
@@ -86,6 +99,7 @@ A rule that does not parse exits 2 naming what is wrong.`,
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
 	usageFlag(cmd, &opts.Usage)
 	f.StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a significant change crosses a rule: any, pass_rate<-5pp, cost_usd>+10%, … (comma-separated)")
+	detectFlag(cmd, &opts.Detect)
 	return cmd
 }
 
@@ -107,12 +121,16 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 			return asBadInput(err)
 		}
 	}
+	det, err := parseDetect(opts.Detect)
+	if err != nil {
+		return err
+	}
 	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics()})
+	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Detect: det})
 	names := [2]string{"A", "B"}
 	for side, spec := range [2]string{opts.A, opts.B} {
 		sel, err := r.resolve(ctx, spec)
@@ -150,4 +168,21 @@ func renderGated(s *Streams, df *report.Diff, rules []report.GateRule, opts *dif
 		return fmt.Errorf("diff --fail-on: %d significant change(s) cross the gate: %s", len(failed), strings.Join(failed, "; "))
 	}
 	return nil
+}
+
+// detectFlag declares --detect, for diff and trend.
+func detectFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "detect", "", "say how many cells per arm would detect this change with 80% power: 10% (metrics), 5pp (rates), or 10%,5pp")
+}
+
+// parseDetect reads --detect; empty asks nothing.
+func parseDetect(s string) (report.Detect, error) {
+	if s == "" {
+		return report.Detect{}, nil
+	}
+	d, err := report.ParseDetect(s)
+	if err != nil {
+		return report.Detect{}, asBadInput(err)
+	}
+	return d, nil
 }

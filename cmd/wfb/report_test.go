@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,11 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 		{"trend_day_csv", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "pass_rate,cost_usd", "--format", "csv"}},
 		{"trend_day_json", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "cost_usd", "--format", "json"}},
 		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--format", "markdown"}},
+		{"diff_detect_table", []string{"diff", "base", "cand", "--detect", "10%,5pp", "--format", "table"}},
+		{"diff_detect_json", []string{"diff", "base", "cand", "--detect", "25%", "--format", "json"}},
+		{"diff_detect_tsv", []string{"diff", "r1", "r2", "--detect", "20pp"}},
+		{"trend_detect_markdown", []string{"trend", "--by", "day", "--metric", "pass_rate,cost_usd", "--detect", "10%,5pp", "--format", "markdown"}},
+		{"trend_detect_csv", []string{"trend", "--by", "run", "--metric", "pass_rate,cost_usd", "--detect", "10%", "--format", "csv"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -160,12 +166,14 @@ func TestDiffFindsTheRealChangeAndOnlyIt(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var significant []string
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	col := slices.Index(strings.Split(lines[0], ","), "significant")
+	for _, line := range lines[1:] {
 		if strings.HasPrefix(line, "#") {
 			continue // a footnote
 		}
 		f := strings.Split(line, ",")
-		if f[len(f)-2] == "true" {
+		if f[col] == "true" {
 			significant = append(significant, f[0]+" "+f[1])
 		}
 	}

@@ -20,6 +20,7 @@ type trendOptions struct {
 	Alpha    float64
 	Usage    string
 	Filter   string
+	Detect   string
 }
 
 func newTrendCmd(s *Streams) *cobra.Command {
@@ -39,9 +40,14 @@ and tests). "changed" flags a significant step; "~" is not significant,
 FILTER (a run id, label or key=value filter, as for wfb report) narrows the
 attempts; without it, every run is in. --metric keeps some metrics:
 pass_rate (the strict rate), clean_pass_rate, or results columns such as
-cost_usd, duration_ms (comma-separated).`,
+cost_usd, duration_ms (comma-separated).
+
+Each step also says what change it could detect ("detectable", 80% power,
+as wfb diff computes it), and --detect 10%,5pp how many cells per arm (and
+the bench's runs:) would find that change between two buckets.`,
 		Example: `  wfb trend --by day --metric pass_rate,cost_usd
-  wfb trend arm=candidate --by label --baseline nightly-1 --format markdown`,
+  wfb trend arm=candidate --by label --baseline nightly-1 --format markdown
+  wfb trend --by run --metric cost_usd --detect 10%`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return badInput("trend takes at most one FILTER, got %d arguments", len(args))
@@ -63,6 +69,7 @@ cost_usd, duration_ms (comma-separated).`,
 	f.StringVar(&opts.Baseline, "baseline", "", "also compare every bucket with this one")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
 	usageFlag(cmd, &opts.Usage)
+	detectFlag(cmd, &opts.Detect)
 	return cmd
 }
 
@@ -101,6 +108,10 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if err != nil {
 		return err
 	}
+	det, err := parseDetect(opts.Detect)
+	if err != nil {
+		return err
+	}
 	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
@@ -118,7 +129,7 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if err := r.rows(ctx, sel, func(row *report.Row) { present[row.RunID] = true }); err != nil {
 		return err
 	}
-	tr, n, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By}, opts.Baseline)
+	tr, n, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By, Detect: det}, opts.Baseline)
 	if err != nil {
 		return err
 	}

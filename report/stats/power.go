@@ -1,0 +1,413 @@
+package stats
+
+import (
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Power is the probability at which wfb calls a change detectable: a test
+// that finds the change four times in five.
+const Power = 0.8
+
+// MaxNeed bounds the sample sizes searched for: a change that needs more
+// cells per side than this is out of reach (Need −1).
+const MaxNeed = 1_000_000
+
+// maxModelValues bounds the values a shift model keeps: above it, the
+// pooled residuals are thinned to this many evenly spaced quantiles, which
+// describe the spread as well and keep the search cheap for a million
+// cells.
+const maxModelValues = 2000
+
+// Sensitivity says how large a change a comparison could detect with the
+// samples it has, and how many it would need for a given change.
+//
+// Both are judged from the observed spread, for the test the comparison
+// runs, at alpha and Power:
+//
+//   - Mann–Whitney U (ShiftSensitivity): the location-shift model, B's
+//     values are A's moved by δ. The spread is both sides' values around
+//     their own medians, pooled (tied values spread as if rounded); p′(δ) =
+//     P(X + δ > X′) over pairs of those residuals, and the power is the
+//     normal approximation with U's variance under the shift (Lehmann):
+//     Φ((n₁n₂·|p′ − ½| − z₁₋α/₂·σ₀) / σ₁).
+//   - Fisher's exact test (RateSensitivity): a change of the rate from A's
+//     observed rate p₁ to p₁ ± d, power from the normal approximation with
+//     continuity correction (Fleiss), in each direction the rate has room
+//     for.
+//   - Exact McNemar (PairedSensitivity): the pairs that changed outcome in
+//     the data (ψ₀ of them) stay, split evenly, and the change d adds
+//     discordant pairs one way; power from Connor's approximation with a
+//     continuity correction, Φ((d·√n − 1/√n − z₁₋α/₂·√ψ) / √(ψ − d²)) with
+//     ψ = ψ₀ + d.
+//
+// Sample sizes at which the exact tests cannot reach alpha at all are never
+// called enough.
+type Sensitivity struct {
+	// Detectable is the smallest change the test finds with probability
+	// Power at the current sample sizes, in the unit of B − A (a rate
+	// difference in [0, 1] for rates). It is +Inf when no change could be
+	// found that often, 0 when any change could (no spread at all), and NaN
+	// when it cannot be judged (a side has no values).
+	Detectable float64
+	// Need is the sample size per side (pairs, for a paired test) at which
+	// the asked change is found with probability Power: 0 when no change
+	// was asked or it cannot be judged, −1 when no size up to MaxNeed is
+	// enough (or the change does not fit, a rate beyond 0 or 1).
+	Need int
+}
+
+// zFor returns the standard normal quantile at p.
+func zFor(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
+
+// ShiftSensitivity is the Sensitivity of the Mann–Whitney U test between
+// a and b (NaN and ±Inf skipped) for a location shift; target is the shift
+// asked for, in the metric's unit, NaN for none.
+func ShiftSensitivity(a, b []float64, alpha, power, target float64) Sensitivity {
+	af, _ := finiteValues(a)
+	bf, _ := finiteValues(b)
+	if len(af) == 0 || len(bf) == 0 || !validAlpha(alpha) {
+		return Sensitivity{Detectable: math.NaN()}
+	}
+	m := newShiftModel(af, bf)
+	n1, n2 := len(af), len(bf)
+	s := Sensitivity{Detectable: math.Inf(1)}
+	if uTestMinP(n1, n2) <= alpha {
+		s.Detectable = smallestChange(func(d float64) float64 { return m.shiftPower(d, n1, n2, alpha) }, m.span(), power)
+	}
+	if !math.IsNaN(target) {
+		least := uTestNeedPerSide(alpha)
+		s.Need = smallestN(func(n int) float64 {
+			if n < least {
+				return 0
+			}
+			return m.shiftPower(math.Abs(target), n, n, alpha)
+		}, power)
+	}
+	return s
+}
+
+// shiftModel is a continuous metric's spread: both sides' values minus
+// their own median, pooled and sorted.
+type shiftModel struct{ e []float64 }
+
+func newShiftModel(a, b []float64) shiftModel {
+	var e []float64
+	for _, side := range [][]float64{a, b} {
+		s := slices.Clone(side)
+		slices.Sort(s)
+		med := median(s)
+		for _, x := range s {
+			e = append(e, x-med)
+		}
+	}
+	slices.Sort(e)
+	spreadTies(e)
+	if len(e) > maxModelValues {
+		thin := make([]float64, maxModelValues)
+		for i := range thin {
+			thin[i] = e[int((float64(i)+0.5)*float64(len(e))/maxModelValues)]
+		}
+		e = thin
+	}
+	return shiftModel{e: e}
+}
+
+// spreadTies spreads each group of tied values in sorted e evenly over the
+// interval halfway to its neighbours, as if the tie were a rounding of a
+// continuous quantity (turns, whole tokens). Without it, shifting a tied
+// sample by any ε breaks every tie the same way, and a shift of 0.01 turns
+// would count as detectable.
+func spreadTies(e []float64) {
+	type group struct{ lo, hi int } // e[lo:hi] are equal
+	var gs []group
+	for i := 0; i < len(e); {
+		j := i + 1
+		for j < len(e) && e[j] == e[i] {
+			j++
+		}
+		gs = append(gs, group{i, j})
+		i = j
+	}
+	if len(gs) < 2 {
+		return // no spread at all: nothing to spread a tie over
+	}
+	v := func(g int) float64 { return e[gs[g].lo] }
+	below := make([]float64, len(gs))
+	above := make([]float64, len(gs))
+	for g := range gs {
+		if g > 0 {
+			below[g] = (v(g) - v(g-1)) / 2
+		}
+		if g < len(gs)-1 {
+			above[g] = (v(g+1) - v(g)) / 2
+		}
+	}
+	below[0], above[len(gs)-1] = above[0], below[len(gs)-1]
+	for g, gr := range gs {
+		k := gr.hi - gr.lo
+		if k == 1 {
+			continue
+		}
+		lo, w := v(g)-below[g], below[g]+above[g]
+		for i := range k {
+			e[gr.lo+i] = lo + (float64(i)+0.5)*w/float64(k)
+		}
+	}
+}
+
+// span is a shift beyond which every residual moved by it exceeds every
+// other: p′ is 1 there.
+func (m shiftModel) span() float64 {
+	w := m.e[len(m.e)-1] - m.e[0]
+	return w + math.Max(w, 1)*1e-9
+}
+
+// superiority returns, for a shift δ ≥ 0 of B's values, p′ = P(X < Y)
+// over the distinct pairs of residuals (ties count one half), and the two
+// moments the variance of U needs under that shift: p2 = P(X < Y, X < Y′)
+// and p3 = P(X < Y, X′ < Y), X, X′ from A and Y, Y′ from B. One sweep each
+// way: the residuals moved by δ are as sorted as the residuals.
+func (m shiftModel) superiority(delta float64) (p, p2, p3 float64) {
+	n := len(m.e)
+	if n < 2 {
+		return 0.5, 0.25, 0.25
+	}
+	fn := float64(n)
+	// below and upto count residuals < t and <= t as t sweeps upwards.
+	sweep := func(shift float64, each func(below, upto int)) {
+		below, upto := 0, 0
+		for _, x := range m.e {
+			t := x + shift
+			for below < n && m.e[below] < t {
+				below++
+			}
+			upto = max(upto, below)
+			for upto < n && m.e[upto] <= t {
+				upto++
+			}
+			each(below, upto)
+		}
+	}
+	total := 0.0
+	sweep(delta, func(below, upto int) {
+		f := float64(below) + float64(upto-below)/2 // A's values below this B value
+		total += f
+		p3 += (f / fn) * (f / fn)
+	})
+	sweep(-delta, func(below, upto int) {
+		g := fn - float64(upto) + float64(upto-below)/2 // B's values above this A value
+		p2 += (g / fn) * (g / fn)
+	})
+	// Each residual met itself: below it when δ > 0, tied when δ = 0.
+	if delta > 0 {
+		total -= fn
+	} else {
+		total -= fn / 2
+	}
+	return total / (fn * (fn - 1)), p2 / fn, p3 / fn
+}
+
+// shiftPower is the power of the two-sided U test at alpha for n1 and n2
+// values when B's are shifted by delta: U's mean and variance under the
+// shift (Lehmann's) against its null distribution, normal. Under the
+// shift the variance shrinks as the samples separate, which the null
+// variance alone (Noether's formula) misses at small n.
+func (m shiftModel) shiftPower(delta float64, n1, n2 int, alpha float64) float64 {
+	p, p2, p3 := m.superiority(delta)
+	f1, f2 := float64(n1), float64(n2)
+	sd0 := math.Sqrt(f1 * f2 * (f1 + f2 + 1) / 12)
+	v1 := f1 * f2 * (p*(1-p) + (f2-1)*(p2-p*p) + (f1-1)*(p3-p*p))
+	num := f1*f2*math.Abs(p-0.5) - zFor(1-alpha/2)*sd0
+	if v1 <= 0 {
+		if num > 0 {
+			return 1
+		}
+		return 0
+	}
+	return distuv.UnitNormal.CDF(num / math.Sqrt(v1))
+}
+
+// RateSensitivity is the Sensitivity of Fisher's exact test between aPass
+// of aN and bN attempts, for a change of the rate from A's by target (a
+// rate difference, NaN for none).
+func RateSensitivity(aPass, aN, bN int, alpha, power, target float64) Sensitivity {
+	if aN <= 0 || bN <= 0 || aPass < 0 || aPass > aN || !validAlpha(alpha) {
+		return Sensitivity{Detectable: math.NaN()}
+	}
+	p1 := float64(aPass) / float64(aN)
+	reachable, least := fisherExact(aN, aN, 0, bN) <= alpha, fisherNeedPerSide(alpha)
+	now := func(d float64) float64 {
+		if !reachable {
+			return 0
+		}
+		return fleissPower(p1, p1+d, aN, bN, alpha)
+	}
+	at := func(d float64, n int) float64 {
+		if n < least {
+			return 0
+		}
+		return fleissPower(p1, p1+d, n, n, alpha)
+	}
+	return rateSensitivity(p1, 1, target, power, now, at)
+}
+
+// rateSensitivity searches both directions of a rate change of at most
+// most: now is the power of a signed change d at the current sizes, at the
+// power at n per side. The detectable change is the larger of the
+// directions the rate has room to detect a change in; the need the larger
+// of the directions the target fits in.
+func rateSensitivity(p1, most, target, power float64, now func(d float64) float64, at func(d float64, n int) float64) Sensitivity {
+	s := Sensitivity{Detectable: math.Inf(1)}
+	found := false
+	for _, dir := range []float64{1, -1} {
+		room := p1
+		if dir > 0 {
+			room = 1 - p1
+		}
+		room = math.Min(room, most)
+		if room <= 0 {
+			continue
+		}
+		d := smallestChange(func(d float64) float64 { return now(dir * d) }, room, power)
+		if !math.IsInf(d, 1) && (!found || d > s.Detectable) {
+			s.Detectable, found = d, true
+		}
+	}
+	if math.IsNaN(target) {
+		return s
+	}
+	s.Need = -1
+	for _, dir := range []float64{1, -1} {
+		p2 := p1 + dir*math.Abs(target)
+		if target == 0 || p2 < 0 || p2 > 1 || math.Abs(target) > most {
+			continue
+		}
+		n := smallestN(func(n int) float64 { return at(dir*math.Abs(target), n) }, power)
+		if n < 0 {
+			s.Need = -1
+			break
+		}
+		s.Need = max(s.Need, n)
+	}
+	return s
+}
+
+// fleissPower is the power of a two-sided test of two proportions at
+// alpha, p1 against p2 with n1 and n2 attempts, by the normal approximation
+// with continuity correction, which tracks Fisher's exact test.
+func fleissPower(p1, p2 float64, n1, n2 int, alpha float64) float64 {
+	f1, f2 := float64(n1), float64(n2)
+	pbar := (f1*p1 + f2*p2) / (f1 + f2)
+	se0 := math.Sqrt(pbar * (1 - pbar) * (1/f1 + 1/f2))
+	se1 := math.Sqrt(p1*(1-p1)/f1 + p2*(1-p2)/f2)
+	num := math.Abs(p2-p1) - (1/f1+1/f2)/2 - zFor(1-alpha/2)*se0
+	if se1 == 0 {
+		if num > 0 {
+			return 1
+		}
+		return 0
+	}
+	return distuv.UnitNormal.CDF(num / se1)
+}
+
+// PairedSensitivity is the Sensitivity of the exact McNemar test over
+// pairs, for a change of the pass rate by target (a rate difference, NaN
+// for none).
+func PairedSensitivity(pairs []Pair, alpha, power, target float64) Sensitivity {
+	n := len(pairs)
+	if n == 0 || !validAlpha(alpha) {
+		return Sensitivity{Detectable: math.NaN()}
+	}
+	aPass, discordant := 0, 0
+	for _, p := range pairs {
+		if p.A {
+			aPass++
+		}
+		if p.A != p.B {
+			discordant++
+		}
+	}
+	p1, psi0 := float64(aPass)/float64(n), float64(discordant)/float64(n)
+	need := 1
+	for mcNemarExact(need, 0) > alpha {
+		need++
+	}
+	pw := func(d float64, n int) float64 {
+		if n < need {
+			return 0
+		}
+		return connorPower(psi0, math.Abs(d), n, alpha)
+	}
+	// A change beyond 1 − ψ₀ would need more changed pairs than there are.
+	return rateSensitivity(p1, 1-psi0, target, power, func(d float64) float64 { return pw(d, n) }, pw)
+}
+
+// connorPower is the power of McNemar's test at alpha over n pairs when a
+// share psi0 of pairs changes outcome either way (half each) and a further
+// d changes it one way. The continuity correction keeps it from promising
+// more than the exact test, which is conservative at few changed pairs.
+func connorPower(psi0, d float64, n int, alpha float64) float64 {
+	psi := psi0 + d
+	if psi > 1 || d == 0 {
+		return 0
+	}
+	v := psi - d*d
+	num := d*math.Sqrt(float64(n)) - 1/math.Sqrt(float64(n)) - zFor(1-alpha/2)*math.Sqrt(psi)
+	if v <= 0 {
+		if num > 0 {
+			return 1
+		}
+		return 0
+	}
+	return distuv.UnitNormal.CDF(num / math.Sqrt(v))
+}
+
+// smallestChange returns the smallest change in [0, hi] whose power
+// reaches target, by bisection (power grows with the change): +Inf when
+// even hi falls short, 0 when any change reaches it.
+func smallestChange(power func(float64) float64, hi, target float64) float64 {
+	if power(hi) < target {
+		return math.Inf(1)
+	}
+	lo := 0.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if mid == lo || mid == hi {
+			break
+		}
+		if power(mid) >= target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	if hi <= 1e-12 {
+		return 0
+	}
+	return hi
+}
+
+// smallestN returns the smallest n per side in [2, MaxNeed] whose power
+// reaches target (power grows with n), or −1.
+func smallestN(power func(int) float64, target float64) int {
+	if power(MaxNeed) < target {
+		return -1
+	}
+	lo, hi := 1, MaxNeed // power(lo) < target ≤ power(hi)
+	if power(2) >= target {
+		return 2
+	}
+	lo = 2
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if power(mid) >= target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
