@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -186,9 +185,7 @@ func (d *Differ) spend() {
 func (d *Differ) measured(m Metric) bool {
 	for _, s := range d.sides {
 		for _, a := range s.tab.groups {
-			measured := false
-			a.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
-			if measured {
+			if a.values[m].measured() > 0 {
 				return true
 			}
 		}
@@ -359,13 +356,13 @@ func (sh *diffShape) addCells(cells map[pairKey]pairSlot, kinds map[int32]int, f
 
 // values returns side's measured per-cell values of m in the group.
 func (a *groupAcc) values(side int, m Metric) []float64 {
-	var out []float64
+	n := 0
 	for _, fo := range a.fines[side] {
-		fo.acc.values[m].each(func(_ int, v *float64) {
-			if !math.IsNaN(*v) {
-				out = append(out, *v)
-			}
-		})
+		n += fo.acc.values[m].measured()
+	}
+	out := make([]float64, 0, n)
+	for _, fo := range a.fines[side] {
+		out = fo.acc.values[m].appendMeasured(out)
 	}
 	return out
 }

@@ -222,7 +222,7 @@ type tabAcc struct {
 	// quality from the final attempt. A column ends after the last cell
 	// that has a value: a metric nothing measured (review quality in a
 	// bench without reviews) takes no room.
-	values     [NumMetrics]chunked[float64]
+	values     [NumMetrics]numCol
 	measured   [NumMetrics]int // attempts that measured each summed metric
 	superseded map[int32]int   // superseded attempts by kind id
 }
@@ -256,13 +256,6 @@ func (c *chunked[T]) add(v T) {
 }
 
 func (c *chunked[T]) at(i int) *T { return &c.blocks[i/chunkSize][i%chunkSize] }
-
-// extend adds fill until c holds n elements.
-func (c *chunked[T]) extend(n int, fill T) {
-	for c.n < n {
-		c.add(fill)
-	}
-}
 
 // each calls f with every element in order.
 func (c *chunked[T]) each(f func(i int, v *T)) {
@@ -384,18 +377,18 @@ func (t *Tabulator) Add(r *Row) {
 		case m.Quality():
 			// A cell past the column's end is unmeasured already.
 			if final && (i < col.len() || !math.IsNaN(v)) {
-				col.extend(i+1, math.NaN())
-				*col.at(i) = v
+				col.extend(i + 1)
+				col.set(i, v)
 			}
 		case math.IsNaN(v):
 			c.partial |= 1 << m
 		default:
 			a.measured[m]++
-			col.extend(i+1, math.NaN())
-			if cur := col.at(i); math.IsNaN(*cur) {
-				*cur = v
+			col.extend(i + 1)
+			if cur := col.get(i); math.IsNaN(cur) {
+				col.set(i, v)
 			} else {
-				*cur += v
+				col.set(i, cur+v)
 			}
 		}
 	}
@@ -411,9 +404,7 @@ func (t *Tabulator) Result() *Tabulation {
 	tab := &Tabulation{Options: t.opts}
 	tab.Options.Metrics = scoredOnly(t.opts.Metrics, func(m Metric) bool {
 		for _, a := range t.groups {
-			measured := false
-			a.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
-			if measured {
+			if a.values[m].measured() > 0 {
 				return true
 			}
 		}
@@ -444,11 +435,11 @@ func (t *Tabulator) Result() *Tabulation {
 			// values, one metric at a time, so the cells keep theirs.
 			vs := make([]float64, 0, a.values[m].len())
 			partial := 0
-			a.values[m].each(func(i int, v *float64) {
-				if math.IsNaN(*v) {
+			a.values[m].each(func(i int, v float64) {
+				if math.IsNaN(v) {
 					return
 				}
-				vs = append(vs, *v)
+				vs = append(vs, v)
 				if !m.Quality() && a.cells.at(i).partial&(1<<m) != 0 {
 					partial++
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb/internal/memlimit"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
@@ -67,12 +68,15 @@ func openReader(ctx context.Context, s *Streams, flag string) (*resultsReader, e
 
 // openUsageReader is openReader for the commands with --usage: it reads
 // the flag first (bad input before the file is touched), then opens the
-// file and says which token figures to take.
+// file and says which token figures to take. These commands (report,
+// diff, trend) hold a value per cell of their selection, so they run
+// under a soft memory limit that follows that working set (memlimit).
 func openUsageReader(ctx context.Context, s *Streams, dbFlag, usage string) (*resultsReader, error) {
 	reported, err := report.ParseUsage(usage)
 	if err != nil {
 		return nil, asBadInput(err)
 	}
+	memlimit.Start()
 	r, err := openReader(ctx, s, dbFlag)
 	if err != nil {
 		return nil, err
