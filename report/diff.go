@@ -373,11 +373,7 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 func (a *groupAcc) units(m Metric, rate bool) int {
 	n := 0
 	for _, fo := range a.fines[SideA] {
-		measured := rate
-		if !rate {
-			fo.acc.values[m].each(func(_ int, v *float64) { measured = measured || !math.IsNaN(*v) })
-		}
-		if measured {
+		if rate || fo.acc.values[m].measured() > 0 {
 			n++
 		}
 	}

@@ -490,7 +490,7 @@ func keepCells(g *Group, a *tabAcc, keep, measured []Metric) {
 		for i := range col {
 			col[i] = math.NaN() // past the column's end: not measured
 		}
-		a.values[m].each(func(i int, v *float64) { col[i] = *v })
+		a.values[m].each(func(i int, v float64) { col[i] = v })
 		g.CellValues[m] = col
 	}
 	g.CellOK = make([]bool, 0, g.Cells)
