@@ -83,6 +83,10 @@ func BenchmarkViewRunPage1M(b *testing.B) { benchPage(b, "/run/"+resultsgen.RunA
 // of run A) with its neighbours in the 1M-row file.
 func BenchmarkViewAttemptPage1M(b *testing.B) { benchPage(b, "/attempt/"+resultsgen.RunA+"-800") }
 
+// BenchmarkViewTrendPage1M: the trend of the cost by day over every
+// attempt of the 1M-row file (two days).
+func BenchmarkViewTrendPage1M(b *testing.B) { benchPage(b, "/trend?metric=cost_usd&by=day") }
+
 func cpuSeconds() float64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {

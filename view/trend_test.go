@@ -1,9 +1,13 @@
 package view
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wfbench/wfb/store"
 )
 
 // The trend page is wfb trend's table for one metric with a chart of it:
@@ -54,5 +58,33 @@ func TestTheTrendPageSaysWhatItCannotShow(t *testing.T) {
 		if resp.StatusCode != tc.code || !strings.Contains(body, tc.want) {
 			t.Errorf("%s: %d, want %d with %q:\n%s", tc.path, resp.StatusCode, tc.code, tc.want, body)
 		}
+	}
+}
+
+// A label is text from whoever ran (or merged) the runs; as a trend
+// bucket it lands in the SVG's text and titles, escaped like the rest.
+func TestATrendBucketNamedWithMarkupIsEscaped(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Label: injection, Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	f.addCells(t, db, "run-c", start, 2)
+	db.Close()
+	ts := newTestServer(t, f, Options{})
+	resp, body := get(t, ts.Client(), ts.URL+"/trend?metric=cost_usd&by=label")
+	if resp.StatusCode != 200 || !strings.Contains(body, `<svg class="trend"`) {
+		t.Fatalf("trend by label: %d\n%s", resp.StatusCode, body)
+	}
+	if strings.Contains(body, "<script>document") || strings.Contains(body, "<img src=x") {
+		t.Error("a label's markup reached the trend page unescaped")
+	}
+	if !strings.Contains(body, "<title>&lt;script&gt;document.title=") {
+		t.Error("the label is not shown, escaped, as the bucket's name")
 	}
 }
