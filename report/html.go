@@ -106,7 +106,7 @@ func chartSections(tab *Tabulation) []chartSection {
 const pageCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px auto;max-width:1120px;color:#1f2328;background:#fff}
 h1{font-size:22px;margin:0 0 16px}
 h2{font-size:16px;margin:24px 0 8px}
-.charts{display:flex;flex-wrap:wrap;gap:16px}
+.charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}
 figure{margin:0;border:1px solid #d0d7de;border-radius:6px;padding:8px 12px;background:#fff;max-width:520px}
 figcaption{font-weight:600;font-size:14px;margin-bottom:4px}
 svg{display:block;font-size:11px}
