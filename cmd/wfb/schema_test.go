@@ -48,7 +48,7 @@ func schemaRuns(t *testing.T, fixture, demo string) map[string][][]string {
 	return map[string][][]string{
 		"merge":   {{"merge", "--into", filepath.Join(dir, "merged.db"), demo, fixture}},
 		"rescore": {{"rescore", "run-r", "--bench", bench, "--db", scored}},
-		"runs": {{"runs", "--db", fixture}, {"runs", "--db", demo}},
+		"runs":    {{"runs", "--db", fixture}, {"runs", "--db", demo}},
 		"report": {
 			{"report", "base", "cand", "--db", fixture},
 			{"report", "r1", "--by", "task,arm", "--db", fixture},
