@@ -189,5 +189,5 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		}
 		fmt.Fprintf(s.ErrOut, "wrote %s\n", opts.HTML)
 	}
-	return report.RenderAll(s.Out, result.Tables(title, format), format)
+	return s.renderAll(result.Tables(title, format), format)
 }

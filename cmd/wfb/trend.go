@@ -147,5 +147,5 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if err := r.rows(ctx, sel, func(row *report.Row) { tr.Add(ofRun[row.RunID], row) }); err != nil {
 		return err
 	}
-	return report.RenderAll(s.Out, tr.Result(r.runs).Tables(format), format)
+	return s.renderAll(tr.Result(r.runs).Tables(format), format)
 }
