@@ -74,7 +74,7 @@ var fixtureRuns = []RunInfo{
 	{ID: "r1", Label: "base", StartedAt: "2026-11-29T10:00:00.000Z", FinishedAt: "2026-11-29T10:20:00.000Z",
 		Status: "complete", Fingerprint: "fp-1", Cells: 12, Attempts: 13, OK: 9, CostN: 10, CostSum: 1.311},
 	{ID: "r2", Label: "cand", StartedAt: "2026-11-30T10:00:00.000Z", FinishedAt: "2026-11-30T10:18:00.000Z",
-		Status: "complete", Fingerprint: "fp-2", Cells: 12, Attempts: 12, OK: 11, CostN: 12, CostSum: 1.549},
+		Status: "complete", Fingerprint: "fp-2", Cells: 12, Attempts: 12, OK: 11, CostN: 12, CostSum: 1.549, Budget: 2.5},
 	{ID: "r3", StartedAt: "2026-11-30T12:00:00.000Z", Status: "interrupted", Cells: 1, Attempts: 1, OK: 0, CostN: 0},
 }
 

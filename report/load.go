@@ -173,6 +173,9 @@ type RunInfo struct {
 	OK          int
 	CostN       int     // attempts whose cost was measured
 	CostSum     float64 // sum of the measured costs
+	// Budget is the cost cap in US dollars the run last ran under, from
+	// runs.config (wfb run --max-cost or the bench's budget); 0 for none.
+	Budget float64
 }
 
 // LoadRuns returns every run in start order, as the runs table describes
@@ -181,7 +184,8 @@ type RunInfo struct {
 // holds.
 func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	_, rows, err := src.Query(ctx, `
-		SELECT run_id, label, started_at, finished_at, status, fingerprint
+		SELECT run_id, label, started_at, finished_at, status, fingerprint,
+		       CASE WHEN json_valid(config) THEN json_extract(config, '$.budget.usd') END
 		FROM runs ORDER BY started_at, run_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -190,7 +194,7 @@ func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	for _, r := range rows {
 		out = append(out, RunInfo{
 			ID: asString(r[0]), Label: asString(r[1]), StartedAt: asString(r[2]), FinishedAt: asString(r[3]),
-			Status: asString(r[4]), Fingerprint: asString(r[5]),
+			Status: asString(r[4]), Fingerprint: asString(r[5]), Budget: budgetOf(r[6]),
 		})
 	}
 	return out, nil
@@ -641,6 +645,14 @@ func asInt(v any) int64 {
 	case string:
 		n, _ := strconv.ParseInt(x, 10, 64)
 		return n
+	}
+	return 0
+}
+
+// budgetOf reads a run's budget from its config: 0 for none.
+func budgetOf(v any) float64 {
+	if f := asFloat(v); f > 0 {
+		return f
 	}
 	return 0
 }

@@ -51,8 +51,14 @@ func writeFixture(t *testing.T) string {
 	for _, r := range fixtureRuns[:2] {
 		started, _ := time.Parse(store.TimeLayout, r.StartedAt)
 		finished, _ := time.Parse(store.TimeLayout, r.FinishedAt)
+		// A run's cap is in its config, as wfb run records it; a run
+		// without one has a config that is not even JSON.
+		config := "(none)"
+		if r.Budget > 0 {
+			config = fmt.Sprintf(`{"command":"run","meter":"on","budget":{"usd":%v,"from":"max-cost"}}`, r.Budget)
+		}
 		err := db.CreateRun(ctx, store.Run{ID: r.ID, Label: r.Label, Kind: "run", StartedAt: started, FinishedAt: &finished,
-			Status: r.Status, Fingerprint: r.Fingerprint, Harness: "test"})
+			Status: r.Status, Fingerprint: r.Fingerprint, Harness: "test", Config: config})
 		if err != nil {
 			t.Fatal(err)
 		}

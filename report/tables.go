@@ -177,6 +177,7 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 	d.col("failed", "failed")
 	d.col("cost (USD)", "cost_usd_total")
 	d.col("cost n", "cost_usd_n")
+	d.col("budget (USD)", "budget_usd")
 	if !Human(f) {
 		d.col("", "cost_usd_measured_sum")
 		d.col("", "finished_at")
@@ -194,6 +195,7 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 		d.same(r.Attempts - r.OK)
 		d.cell(humanCost(r.CostSum, r.CostN, r.Attempts), machineCost(r.CostSum, r.CostN, r.Attempts))
 		d.same(r.CostN)
+		d.cell(humanBudget(r.Budget), machineBudget(r.Budget))
 		if !Human(f) {
 			d.same(measuredSum(r.CostSum, r.CostN))
 			d.same(nullIfEmpty(r.FinishedAt))
@@ -209,6 +211,22 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 		}
 	}
 	return d.table(Human(f), notes)
+}
+
+// humanBudget spells a run's cost cap: "none" when it had none.
+func humanBudget(usd float64) any {
+	if !(usd > 0) {
+		return "none"
+	}
+	return usd
+}
+
+// machineBudget is a run's cost cap for programs: null when it had none.
+func machineBudget(usd float64) any {
+	if !(usd > 0) {
+		return nil
+	}
+	return usd
 }
 
 func nullIfEmpty(s string) any {

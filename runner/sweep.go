@@ -103,6 +103,28 @@ type RunConfig struct {
 	Session     *SessionConfig     `json:"session,omitempty"`
 	// Meter is "on" when the sessions were metered, "off" when not.
 	Meter string `json:"meter,omitempty"`
+	// Budget is the run's cost cap, absent when it had none. A resume
+	// with another cap records the new one: the run ran under it last.
+	Budget *BudgetConfig `json:"budget,omitempty"`
+}
+
+// BudgetConfig is the cost cap runs.config records: USD dollars, from
+// "max-cost" (wfb run --max-cost) or "bench" (the bench's budget).
+type BudgetConfig struct {
+	USD  float64 `json:"usd"`
+	From string  `json:"from"`
+}
+
+// budgetConfig is the cap the sweep runs under, as runs.config records it;
+// nil for none.
+func (s *Sweep) budgetConfig() *BudgetConfig {
+	switch {
+	case s.budget <= 0:
+		return nil
+	case s.opts.MaxCost > 0:
+		return &BudgetConfig{USD: s.budget, From: "max-cost"}
+	}
+	return &BudgetConfig{USD: s.budget, From: "bench"}
 }
 
 // NotRunDetail starts the detail of the row a cell gets when the outage
@@ -115,22 +137,24 @@ var systemic = []string{store.KindProviderError, store.KindInfraError, store.Kin
 
 // Sweep runs the cells of a bench into one run.
 type Sweep struct {
-	opts    SweepOptions
-	bench   *bench.Bench
-	cells   []*cellState
-	run     store.Run
-	config  RunConfig
-	tmp     string                       // the run's directory (tmpDir's path)
-	tmpDir  *scratch.Dir                 // holds it locked while the sweep uses it
-	cred    *syscall.Credential          // the session identity of a root wfb; nil otherwise
-	backend string                       // the concrete sandbox backend of every cell (resolveBackend)
-	passed  []sandbox.Status             // why auto passed each stronger backend over
-	keys    map[string]string            // api key per provider env var
-	envs    map[string]map[string]string // arm → resolved variables
-	agents  map[string]agentCmd          // arm → command
-	trees   map[string]pristine          // task → its pristine tree
-	lock    *os.File                     // this process's hold on the run (lockRun)
-	meter   *meter.Proxy                 // the sessions' metering proxy; nil: not metered
+	opts   SweepOptions
+	bench  *bench.Bench
+	cells  []*cellState
+	run    store.Run
+	config RunConfig
+	// prevConfig is the config a resumed run was recorded with.
+	prevConfig RunConfig
+	tmp        string                       // the run's directory (tmpDir's path)
+	tmpDir     *scratch.Dir                 // holds it locked while the sweep uses it
+	cred       *syscall.Credential          // the session identity of a root wfb; nil otherwise
+	backend    string                       // the concrete sandbox backend of every cell (resolveBackend)
+	passed     []sandbox.Status             // why auto passed each stronger backend over
+	keys       map[string]string            // api key per provider env var
+	envs       map[string]map[string]string // arm → resolved variables
+	agents     map[string]agentCmd          // arm → command
+	trees      map[string]pristine          // task → its pristine tree
+	lock       *os.File                     // this process's hold on the run (lockRun)
+	meter      *meter.Proxy                 // the sessions' metering proxy; nil: not metered
 
 	mu          sync.Mutex
 	retriesUsed int
@@ -284,7 +308,10 @@ func (s *Sweep) Run(ctx context.Context) (Summary, error) {
 // (finish closes it anew).
 func (s *Sweep) recordRun(ctx context.Context) error {
 	if s.opts.Resume != "" {
-		return s.opts.DB.ReopenRun(ctx, s.run.ID)
+		if err := s.opts.DB.ReopenRun(ctx, s.run.ID); err != nil {
+			return err
+		}
+		return s.recordBudget(ctx)
 	}
 	config, err := json.Marshal(s.config)
 	if err != nil {
@@ -293,6 +320,22 @@ func (s *Sweep) recordRun(ctx context.Context) error {
 	s.run.StartedAt = time.Now().UTC()
 	s.run.Config = string(config)
 	return s.opts.DB.CreateRun(ctx, s.run)
+}
+
+// recordBudget records a resumed run's cap in its config when it differs
+// from the one recorded: the run continues under the new cap (or none).
+func (s *Sweep) recordBudget(ctx context.Context) error {
+	was, now := s.prevConfig.Budget, s.budgetConfig()
+	if (was == nil && now == nil) || (was != nil && now != nil && *was == *now) {
+		return nil
+	}
+	c := s.prevConfig
+	c.Budget = now
+	config, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return s.opts.DB.SetRunConfig(ctx, s.run.ID, string(config))
 }
 
 // pending lists the cells still to run, counting the others as skipped,

@@ -316,8 +316,10 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 		return err
 	}
 	sel := s.opts.Selection
-	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter)}
+	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter),
+		Budget: s.budgetConfig()}
 	if prev != nil {
+		s.prevConfig = prev.config
 		var was bench.Fingerprint
 		if prev.config.Fingerprint != nil {
 			was = *prev.config.Fingerprint

@@ -127,19 +127,33 @@ func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) err
 // sanctioned UPDATE of runs. A run still running (its process died) is left
 // as it is; an unknown id wraps ErrNotFound.
 func (d *DB) ReopenRun(ctx context.Context, id string) error {
-	res, err := d.db.ExecContext(ctx,
-		`UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, RunRunning, id)
+	return d.updateRun(ctx, "reopen run "+id, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, RunRunning, id)
+}
+
+// updateRun runs an UPDATE of one run, what naming it in errors; no row
+// updated wraps ErrNotFound.
+func (d *DB) updateRun(ctx context.Context, what, query string, args ...any) error {
+	res, err := d.db.ExecContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("reopen run %s: %w", id, d.classify(err))
+		return fmt.Errorf("%s: %w", what, d.classify(err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("reopen run %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("reopen run %s: %w", id, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	return nil
+}
+
+// SetRunConfig replaces a run's recorded configuration. `wfb run
+// --resume` uses it when the run continues under another cost cap, so that
+// runs.config says the cap the run last ran under; like ReopenRun it is a
+// sanctioned UPDATE of runs, which describe the latest invocation. An
+// unknown id wraps ErrNotFound.
+func (d *DB) SetRunConfig(ctx context.Context, id, config string) error {
+	return d.updateRun(ctx, "set config of run "+id, `UPDATE runs SET config = ? WHERE run_id = ?`, config, id)
 }
 
 const runColumns = `run_id, label, kind, started_at, finished_at, status, fingerprint, harness, config`

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -131,4 +133,71 @@ func TestABadMaxCostIsBadInput(t *testing.T) {
 	if countRows(db) > 0 {
 		t.Errorf("rows were recorded")
 	}
+}
+
+// budgetOfRun reads the cap runs.config records for the file's only run,
+// and the cap `wfb runs --format json` shows for it.
+func budgetOfRun(t *testing.T, db string) (recorded *runner.BudgetConfig, shown any) {
+	t.Helper()
+	runs, _ := resultsOf(t, db)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	var c runner.RunConfig
+	if err := json.Unmarshal([]byte(runs[0].Config), &c); err != nil {
+		t.Fatalf("runs.config %q: %v", runs[0].Config, err)
+	}
+	out, errOut, code := wfbCmd(t, "runs", "--db", db, "--format", "json")
+	var rows []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 1 {
+		t.Fatalf("wfb runs: exit %d %s\n%s", code, errOut, out)
+	}
+	return c.Budget, rows[0]["budget_usd"]
+}
+
+// The cap a run had is recorded in runs.config, as --meter is, so that a
+// report can say what the run was allowed to spend: the bench's budget
+// (from "bench"), --max-cost (from "max-cost", which wins), the new cap
+// when a resume raises it, and nothing at all for a run without one.
+func TestTheRunsConfigRecordsItsBudget(t *testing.T) {
+	benchText := "runs: 2\nworkers: 1\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n"
+	t.Run("bench budget, then a resume with --max-cost", func(t *testing.T) {
+		bench, db := runFixture(t, runOKScript, "budget: 0.01\n"+benchText)
+		if _, errOut, code := wfbCmd(t, "run", bench, "--db", db); code != exitFailed {
+			t.Fatalf("exit %d, want 1 (the budget stops the run)\n%s", code, errOut)
+		}
+		got, shown := budgetOfRun(t, db)
+		if got == nil || *got != (runner.BudgetConfig{USD: 0.01, From: "bench"}) || shown != 0.01 {
+			t.Errorf("recorded %+v, wfb runs shows %v; want $0.01 from the bench", got, shown)
+		}
+		runs, _ := resultsOf(t, db)
+		if _, errOut, code := wfbCmd(t, "run", bench, "--db", db, "--resume", runs[0].ID, "--max-cost", "5"); code != 0 {
+			t.Fatalf("resume: exit %d\n%s", code, errOut)
+		}
+		got, shown = budgetOfRun(t, db)
+		if got == nil || *got != (runner.BudgetConfig{USD: 5, From: "max-cost"}) || shown != 5.0 {
+			t.Errorf("after the resume: recorded %+v, wfb runs shows %v; want $5 from --max-cost", got, shown)
+		}
+	})
+	t.Run("--max-cost over the bench's budget", func(t *testing.T) {
+		bench, db := runFixture(t, runOKScript, "budget: 0.01\n"+benchText)
+		if _, errOut, code := wfbCmd(t, "run", bench, "--db", db, "--max-cost", "2.5"); code != 0 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		if got, shown := budgetOfRun(t, db); got == nil || *got != (runner.BudgetConfig{USD: 2.5, From: "max-cost"}) || shown != 2.5 {
+			t.Errorf("recorded %+v, wfb runs shows %v; want $2.5 from --max-cost", got, shown)
+		}
+		if out, _, _ := wfbCmd(t, "report", "--db", db, "--format", "markdown"); !strings.Contains(strings.SplitN(out, "\n", 2)[0], ", complete, budget $2.5") {
+			t.Errorf("wfb report's title does not name the cap:\n%s", out)
+		}
+	})
+	t.Run("no cap", func(t *testing.T) {
+		bench, db := runFixture(t, runOKScript, benchText)
+		if _, errOut, code := wfbCmd(t, "run", bench, "--db", db); code != 0 {
+			t.Fatalf("exit %d\n%s", code, errOut)
+		}
+		if got, shown := budgetOfRun(t, db); got != nil || shown != nil {
+			t.Errorf("recorded %+v, wfb runs shows %v; want no budget and null", got, shown)
+		}
+	})
 }

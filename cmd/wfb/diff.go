@@ -161,7 +161,7 @@ func renderGated(s *Streams, df *report.Diff, rules []report.GateRule, opts *dif
 			return err
 		}
 	}
-	if err := report.RenderAll(s.Out, df.Tables(opts.A, opts.B, format), format); err != nil {
+	if err := s.renderAll(df.Tables(opts.A, opts.B, format), format); err != nil {
 		return err
 	}
 	if len(failed) > 0 {

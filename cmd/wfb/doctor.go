@@ -74,5 +74,5 @@ func renderDoctor(s *Streams, statuses []sandbox.Status, format string) error {
 	for i, st := range statuses {
 		rows[i] = report.DoctorRow{Backend: st.Backend, Usable: st.Usable, Reason: st.Reason}
 	}
-	return report.Render(s.Out, report.DoctorTable(rows), report.FormatTable)
+	return s.render(report.DoctorTable(rows), report.FormatTable)
 }

@@ -88,7 +88,7 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 			fmt.Fprintf(s.ErrOut, "wfb merge: %s: %d values of the rows copied looked like secrets and were redacted\n", st.Source, st.Redacted)
 		}
 	}
-	return report.Render(s.Out, report.MergeTable(opts.Into, stats), format)
+	return s.render(report.MergeTable(opts.Into, stats), format)
 }
 
 // checkSource opens a merge source read-only and checks every row a merge

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/report"
@@ -40,6 +43,38 @@ func outputFormat(s *Streams, flag string) (report.Format, error) {
 	return report.Format(f), nil
 }
 
+// defaultWidth is what a box table is fitted to when neither COLUMNS nor
+// a terminal says the width: a box table is for people, and a row wider
+// than the viewer is soft-wrapped and breaks the box, so a table written
+// to a file, a pager or a CI log fits a common pane (a CI log, a PR code
+// block, half a screen). Programs get tsv, csv or json, never wrapped.
+const defaultWidth = 100
+
+// tableWidth is the width box tables are fitted to: COLUMNS when set to a
+// positive number (a user's or CI's choice wins), else Out's terminal's,
+// else defaultWidth.
+func (s *Streams) tableWidth() int {
+	if s.Getenv != nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(s.Getenv("COLUMNS"))); err == nil && n > 0 {
+			return n
+		}
+	}
+	if s.OutIsTerminal && s.OutWidth > 0 {
+		return s.OutWidth
+	}
+	return defaultWidth
+}
+
+// render writes t to Out in format f, a box table fitted to tableWidth.
+func (s *Streams) render(t *report.Table, f report.Format) error {
+	return report.RenderFit(s.Out, t, f, s.tableWidth())
+}
+
+// renderAll writes tables to Out as render does.
+func (s *Streams) renderAll(tables []*report.Table, f report.Format) error {
+	return report.RenderAllFit(s.Out, tables, f, s.tableWidth())
+}
+
 // printRow prints one result row in the requested format: field/value
 // lines for people, one record (columns = fields) for csv and json.
 func printRow(s *Streams, r store.Result, format string) error {
@@ -47,5 +82,5 @@ func printRow(s *Streams, r store.Result, format string) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(s.Out, report.ResultTable(r, f), f)
+	return s.render(report.ResultTable(r, f), f)
 }

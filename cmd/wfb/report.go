@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -111,8 +112,8 @@ func selectReport(ctx context.Context, r *resultsReader, args []string) (report.
 	return union, nil
 }
 
-// describe names a selection for a title: a run with its label and status,
-// several runs, or a filter.
+// describe names a selection for a title: a run with its label, status
+// and cost cap, several runs, or a filter.
 func describe(sel report.Selection, runs []report.RunInfo) string {
 	if sel.IsFilter() {
 		return "filter " + sel.Spec
@@ -124,7 +125,11 @@ func describe(sel report.Selection, runs []report.RunInfo) string {
 		if r.Label != "" {
 			d += " (" + r.Label + ")"
 		}
-		return d + ", " + r.Status
+		d += ", " + r.Status
+		if r.Budget > 0 {
+			d += ", budget $" + strconv.FormatFloat(r.Budget, 'f', -1, 64)
+		}
+		return d
 	}
 	ids := make([]string, len(rs))
 	for i, r := range rs {
@@ -180,7 +185,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 			return err
 		}
 	}
-	return report.RenderAll(s.Out, result.Tables(title, format), format)
+	return s.renderAll(result.Tables(title, format), format)
 }
 
 // writeReportHTML writes the HTML page of a report, with a trend of the

@@ -96,7 +96,7 @@ func rescoreRun(ctx context.Context, s *Streams, opts *rescoreOptions) error {
 			rows = append(rows, report.RescoreRow(r))
 		}
 	}
-	return report.Render(s.Out, report.RescoreTable("rescore "+opts.RunID+" against "+opts.Bench, rows, format), format)
+	return s.render(report.RescoreTable("rescore "+opts.RunID+" against "+opts.Bench, rows, format), format)
 }
 
 // rescoreRuns resolves RUN as export does: a run id or, failing that, a

@@ -49,5 +49,5 @@ func runsRun(ctx context.Context, s *Streams, opts *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	return report.Render(s.Out, report.RunsTable(runs, format), format)
+	return s.render(report.RunsTable(runs, format), format)
 }

@@ -79,7 +79,7 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 	case err != nil:
 		return err
 	}
-	return report.Render(s.Out, &report.Table{Columns: cols, Rows: rows}, format)
+	return s.render(&report.Table{Columns: cols, Rows: rows}, format)
 }
 
 // stableRelations are the tables and views whose names and columns are the

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/mattn/go-isatty"
+	"golang.org/x/sys/unix"
 )
 
 // Streams are the standard streams a command may use. Nothing but main
@@ -16,6 +17,9 @@ type Streams struct {
 	// OutIsTerminal says Out is a terminal: tables are drawn for people,
 	// plain TSV/markdown otherwise.
 	OutIsTerminal bool
+	// OutWidth is the width of Out's terminal in columns; 0 when Out is
+	// not one or its size cannot be read. See tableWidth.
+	OutWidth int
 	// ErrOutIsTerminal says ErrOut is a terminal: progress is one redrawn
 	// line rather than plain lines for a log.
 	ErrOutIsTerminal bool
@@ -32,8 +36,18 @@ func SystemStreams() *Streams {
 		Out:              os.Stdout,
 		ErrOut:           os.Stderr,
 		OutIsTerminal:    isatty.IsTerminal(os.Stdout.Fd()),
+		OutWidth:         terminalWidth(os.Stdout),
 		ErrOutIsTerminal: isatty.IsTerminal(os.Stderr.Fd()),
 		Getenv:           os.Getenv,
 		Environ:          os.Environ,
 	}
+}
+
+// terminalWidth returns the width of f's terminal, or 0.
+func terminalWidth(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }

@@ -136,7 +136,7 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if tr == nil {
 		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (try --by run, or wfb report)", n, opts.By)
 	}
-	return report.RenderAll(s.Out, tr.Tables(format), format)
+	return s.renderAll(tr.Tables(format), format)
 }
 
 // trendOf compares the selection's buckets (tops.By) over the runs
