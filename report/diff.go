@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -307,7 +308,10 @@ func (sh *diffShape) members() map[groupKey]*[2][]fineOf {
 
 // groupAcc is one group of both sides, ready to compare.
 type groupAcc struct {
-	cells [2]map[pairKey]pairSlot
+	// cells holds each side's cells by pair key: one slot per key, in
+	// key order (a sorted slice takes a fifth of a map's room, and two of
+	// them pair up by a merge).
+	cells [2][]pairSlot
 	// n counts each side's cells; kinds counts them by their final
 	// attempt's error kind.
 	n     [2]int
@@ -324,17 +328,18 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 			n += fo.acc.cells.len()
 		}
 		a.n[i] = n
-		a.cells[i] = make(map[pairKey]pairSlot, n)
+		cells := make([]pairSlot, 0, n)
 		a.kinds[i] = map[int32]int{}
 		for _, fo := range fines {
-			sh.addCells(a.cells[i], a.kinds[i], fo)
+			cells = sh.addCells(cells, a.kinds[i], fo)
 		}
+		a.cells[i] = mergeSlots(cells)
 	}
 	return a
 }
 
-// addCells adds fo's cells to their pair slots, and counts their kinds.
-func (sh *diffShape) addCells(cells map[pairKey]pairSlot, kinds map[int32]int, fo fineOf) {
+// addCells appends a slot for each of fo's cells, and counts their kinds.
+func (sh *diffShape) addCells(cells []pairSlot, kinds map[int32]int, fo fineOf) []pairSlot {
 	d := sh.d
 	for rt, x := range fo.acc.index {
 		run := d.id(fo.tab.names[rt.run])
@@ -343,15 +348,32 @@ func (sh *diffShape) addCells(cells map[pairKey]pairSlot, kinds map[int32]int, f
 			if !c.out.ok {
 				kinds[d.id(fo.tab.kindName(c.kind))]++
 			}
-			p := sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)})
-			slot, seen := cells[p]
-			if !seen {
-				slot.first = c.out
-			}
+			slot := pairSlot{key: sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)}), first: c.out}
 			slot.add(c.out)
-			cells[p] = slot
+			cells = append(cells, slot)
 		})
 	}
+	return cells
+}
+
+// mergeSlots sorts one side's slots by key and merges those of one key
+// into the first, which then counts all their cells.
+func mergeSlots(cells []pairSlot) []pairSlot {
+	slices.SortFunc(cells, func(a, b pairSlot) int { return a.key.compare(b.key) })
+	out := cells[:0]
+	for _, c := range cells {
+		if n := len(out); n > 0 && out[n-1].key == c.key {
+			o := &out[n-1]
+			o.n, o.pass, o.cleanN, o.cleanOK = o.n+c.n, o.pass+c.pass, o.cleanN+c.cleanN, o.cleanOK+c.cleanOK
+			continue
+		}
+		out = append(out, c)
+	}
+	return slices.Clip(out)
+}
+
+func (p pairKey) compare(q pairKey) int {
+	return cmp.Or(cmp.Compare(p.run, q.run), cmp.Compare(p.task, q.task), cmp.Compare(p.arm, q.arm), cmp.Compare(p.rep, q.rep))
 }
 
 // values returns side's measured per-cell values of m in the group.
@@ -473,6 +495,7 @@ func countOnes(xs []float64) int {
 // one, whose outcome is first; several when a side spans runs that repeat
 // a task and rep, and then only the counts are usable.
 type pairSlot struct {
+	key                      pairKey
 	first                    cellOut
 	n, pass, cleanN, cleanOK int32
 }
@@ -504,14 +527,14 @@ type passFail struct {
 // side's clean rate there is over fewer cells than its own: why says so,
 // with each side's clean rate over all its cells (the report's figure).
 // target is the rate change to size for, NaN for none.
-func comparePaired(cells [2]map[pairKey]pairSlot, alpha, target float64) passFail {
+func comparePaired(cells [2][]pairSlot, alpha, target float64) passFail {
 	var why string
 	sp := make([]stats.Pair, 0, len(cells[SideA]))
 	cp := make([]stats.Pair, 0, len(cells[SideA]))
 	var lost, own [2]int // pairs lost to the partner's error; own clean cells
 	var ownOK [2]int
 	for k, s := range cells[SideA] {
-		oa, ob := s.first, cells[SideB][k].first
+		oa, ob := s.first, cells[SideB][k].first // the same key: the sides pair one to one
 		p := stats.Pair{A: oa.ok, B: ob.ok}
 		sp = append(sp, p)
 		for i, o := range [2]cellOut{oa, ob} {
@@ -553,22 +576,17 @@ func pct(a, b int) string {
 
 // comparePassFail compares the strict and clean pass rates of a group's
 // cells, paired when every cell has exactly one partner.
-func comparePassFail(cells [2]map[pairKey]pairSlot, alpha, target float64) passFail {
+func comparePassFail(cells [2][]pairSlot, alpha, target float64) passFail {
 	dupA, dupB, onlyA, onlyB := 0, 0, 0, 0
-	for k, s := range cells[SideA] {
-		if s.n > 1 {
-			dupA++
-		}
-		if _, ok := cells[SideB][k]; !ok {
-			onlyA++
-		}
-	}
-	for k, s := range cells[SideB] {
-		if s.n > 1 {
-			dupB++
-		}
-		if _, ok := cells[SideA][k]; !ok {
-			onlyB++
+	A, B := cells[SideA], cells[SideB]
+	for i, j := 0, 0; i < len(A) || j < len(B); {
+		switch c := cmpSlots(A, B, i, j); {
+		case c < 0:
+			onlyA, dupA, i = onlyA+1, dupA+dup(A[i]), i+1
+		case c > 0:
+			onlyB, dupB, j = onlyB+1, dupB+dup(B[j]), j+1
+		default:
+			dupA, dupB, i, j = dupA+dup(A[i]), dupB+dup(B[j]), i+1, j+1
 		}
 	}
 	paired := dupA == 0 && dupB == 0 && onlyA == 0 && onlyB == 0 && len(cells[SideA]) > 0
@@ -597,6 +615,26 @@ func comparePassFail(cells [2]map[pairKey]pairSlot, alpha, target float64) passF
 		cleanSens:  stats.RateSensitivity(cpass[0], cn[0], cn[1], alpha, stats.Power, target),
 		why:        why,
 	}
+}
+
+// cmpSlots compares the keys of A[i] and B[j] of two sorted sides, an end
+// coming after every key.
+func cmpSlots(A, B []pairSlot, i, j int) int {
+	switch {
+	case j == len(B):
+		return -1
+	case i == len(A):
+		return 1
+	}
+	return A[i].key.compare(B[j].key)
+}
+
+// dup is 1 for a slot of several cells, else 0.
+func dup(s pairSlot) int {
+	if s.n > 1 {
+		return 1
+	}
+	return 0
 }
 
 // lineWarnings turns the statistics' warnings into footnotes, one per

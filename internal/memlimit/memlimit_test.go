@@ -14,7 +14,7 @@ func TestLimitIsTheFloorOrRatioTimesLive(t *testing.T) {
 	}{
 		{0, Floor},
 		{40 << 20, Floor},
-		{80 << 20, Floor},
+		{60 << 20, Floor},
 		{100 << 20, 150 << 20},
 		{1 << 40, 3 << 39},
 	} {
