@@ -16,8 +16,8 @@ import (
 )
 
 // fixtureHTML builds the page for the fixture: report tables and charts by
-// arm, with review quality for some attempts so the scatter
-// plots quality rather than pass rate.
+// arm, with review quality for some attempts so the scatter plots quality
+// rather than pass rate, and the trend from run r1 to r2.
 func fixtureHTML(t *testing.T) []byte {
 	t.Helper()
 	rows := fixtureRowsWhere(nil)
@@ -28,9 +28,13 @@ func fixtureHTML(t *testing.T) []byte {
 	}
 	ms := append(baseMetrics, WeightedF1)
 	byArm := tabulate(rows, TabulateOptions{Metrics: ms, Keep: []Metric{CostUSD, Turns, WeightedF1}})
+	tr := NewTrender(TrendOptions{Alpha: 0.05, Metrics: ms, By: "run", Keys: []string{"strict_pass_rate", "cost_usd"}}, []string{"r1", "r2"}, -1)
+	for i := range rows {
+		tr.Add(map[string]int{"r1": 0, "r2": 1}[rows[i].RunID], &rows[i])
+	}
 	title := "wfb report: runs r1, r2"
 	var buf bytes.Buffer
-	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byArm.Tables(title, FormatTable), Charts: byArm}); err != nil {
+	if err := WriteHTML(&buf, HTMLInput{Title: title, Tables: byArm.Tables(title, FormatTable), Charts: byArm, Trend: tr.Result(nil)}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -57,6 +61,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		"Outcome of every cell per arm (its final attempt)",
 		"Distribution of cost per arm",
 		"Distribution of turns per arm",
+		"strict pass rate (%) by run per arm", "cost (USD) by run per arm",
 		"<svg", "sandbox-refused", "provider-error",
 	} {
 		if !strings.Contains(page, want) {
@@ -83,11 +88,12 @@ func TestHTMLRendersInHeadlessChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(dir, "report.png")
+	// Tall enough to take in the trend below the charts.
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,900",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,1800",
 		"file://"+page)
 	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {

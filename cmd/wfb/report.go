@@ -60,7 +60,11 @@ Token metrics are the provider's wire where the session was metered
 the agent's own figures. A footnote counts, per arm, the attempts whose usage
 the agent reported other than the wire (usage_check).
 
---html FILE also writes one self-contained HTML page with charts.`,
+--html FILE also writes one self-contained HTML page with charts, grouped as
+the tables are (a set per task with --by task,arm): cost against quality over
+the cells where both were measured, outcomes, distributions; arms keyed by
+marker; "not measured" said in words. When the selection spans several days
+(else labels) the page adds the wfb trend of pass rate, cost and quality.`,
 		Example: `  wfb report
   wfb report --by task,arm --format markdown >> "$GITHUB_STEP_SUMMARY"
   wfb report nightly --html report.html`,
