@@ -21,6 +21,11 @@ type DiffOptions struct {
 	// Detect is the change each line is sized for (--detect); zero for
 	// none. Every line says what it could detect either way.
 	Detect Detect
+	// OneSided keeps an arm only one side has: its lines carry that side's
+	// figures and are not comparable (the note "only in A" still says so).
+	// A trend needs it, so that an arm that skipped a bucket keeps the
+	// buckets it was measured in.
+	OneSided bool
 }
 
 // Side names the two sides of a diff.
@@ -214,7 +219,12 @@ func (d *Differ) shape() (*diffShape, []string) {
 	sh := &diffShape{d: d, common: map[int32]bool{}, sameRuns: len(A.runs) == len(B.runs)}
 	armsA, armsB := d.armsOf(A), d.armsOf(B)
 	for a := range armsA {
-		if armsB[a] {
+		if armsB[a] || d.opts.OneSided {
+			sh.common[a] = true
+		}
+	}
+	if d.opts.OneSided {
+		for a := range armsB {
 			sh.common[a] = true
 		}
 	}

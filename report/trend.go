@@ -40,7 +40,7 @@ type Trender struct {
 // index of the baseline bucket, or −1.
 func NewTrender(opts TrendOptions, buckets []string, baseline int) *Trender {
 	t := &Trender{opts: opts, buckets: buckets, baseline: baseline}
-	dopts := DiffOptions{Alpha: opts.Alpha, Metrics: opts.Metrics, Detect: opts.Detect}
+	dopts := DiffOptions{Alpha: opts.Alpha, Metrics: opts.Metrics, Detect: opts.Detect, OneSided: true}
 	for range max(len(buckets)-1, 0) {
 		t.steps = append(t.steps, NewDiffer(dopts))
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -94,5 +95,46 @@ func TestTrendFlagsAPlantedShiftOnlyWhereItHappens(t *testing.T) {
 		if want := dayIndex(p.Bucket) == 3; p.Changed() != want {
 			t.Errorf("%s on %s: changed = %v; want %v (step %v)", p.Key, p.Bucket, p.Changed(), want, p.Step)
 		}
+	}
+}
+
+// TestTrendKeepsAnArmThatSkippedABucket stops an arm with no attempts in a
+// middle bucket from vanishing from the whole trend: its other buckets
+// were measured and are shown, the bucket it skipped is not measured, and
+// neither step touching the gap is flagged as a change.
+func TestTrendKeepsAnArmThatSkippedABucket(t *testing.T) {
+	names := []string{"day-0", "day-1", "day-2"}
+	tr := NewTrender(TrendOptions{Alpha: 0.05, Metrics: []Metric{CostUSD}, By: "day"}, names, -1)
+	for day := range names {
+		for _, arm := range []string{"x", "y"} {
+			if arm == "y" && day == 1 {
+				continue
+			}
+			for rep := range 8 {
+				r := Row{RunID: names[day], Task: "t", Arm: arm, Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+				r.Values[CostUSD] = 1 + float64(day) + 0.01*float64(rep)
+				tr.Add(day, &r)
+			}
+		}
+	}
+	got := map[string]bool{}
+	for _, p := range tr.Result(nil).Points {
+		if p.Key != "cost_usd" {
+			continue
+		}
+		measured := !math.IsNaN(p.Summary.Center)
+		got[p.Arm+" "+p.Bucket] = measured
+		if want := !(p.Arm == "y" && p.Bucket == "day-1"); measured != want {
+			t.Errorf("arm %s on %s: measured = %v (%v); want %v", p.Arm, p.Bucket, measured, p.Summary, want)
+		}
+		if p.Arm == "y" && p.Changed() {
+			t.Errorf("arm y on %s: a step across the gap flagged as a change", p.Bucket)
+		}
+		if p.Arm == "x" && p.Bucket != "day-0" && !p.Changed() {
+			t.Errorf("arm x on %s: a real step not flagged", p.Bucket)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("points %v; want both arms on all three days", got)
 	}
 }
