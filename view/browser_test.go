@@ -2,6 +2,7 @@ package view
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -74,6 +75,16 @@ func newBrowser(t *testing.T) *browser {
 	return b
 }
 
+// browseFixture serves a new fixture and opens a browser on nothing yet.
+func browseFixture(t *testing.T) (*fixture, *httptest.Server, *browser) {
+	t.Helper()
+	f := newFixture(t)
+	return f, newTestServer(t, f, Options{}), newBrowser(t)
+}
+
+// css is a CSS selector.
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
 func (b *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	if err := chromedp.Do(b.ctx, steps...); err != nil {
@@ -117,10 +128,7 @@ func (b *browser) check(t *testing.T, origin string) {
 // an error detail never runs (it would set the title), nothing logs an
 // error and nothing is fetched off the origin.
 func TestABrowserWalksRunsToRunToAttemptToTranscript(t *testing.T) {
-	f := newFixture(t)
-	ts := newTestServer(t, f, Options{})
-	b := newBrowser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	f, ts, b := browseFixture(t)
 	b.do(t, "runs page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(css("table.runs")))
 	b.do(t, "open run A", chromedp.Click(css(`a[href="run/`+f.runA+`"]`)), chromedp.WaitVisible(css("table.grid")))
 	b.do(t, "j to the first failed attempt", chromedp.KeyEvent("j"), chromedp.WaitVisible(css("section.transcript")))
@@ -158,10 +166,7 @@ func TestABrowserWalksRunsToRunToAttemptToTranscript(t *testing.T) {
 // TestABrowserComparesTwoRuns fills the compare form and reads wfb diff's
 // table.
 func TestABrowserComparesTwoRuns(t *testing.T) {
-	f := newFixture(t)
-	ts := newTestServer(t, f, Options{})
-	b := newBrowser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	f, ts, b := browseFixture(t)
 	b.do(t, "compare", chromedp.Navigate(ts.URL+"/compare"), chromedp.WaitVisible(css("form.filter")),
 		chromedp.SendKeys(css(`input[name="a"]`), f.runA), chromedp.SendKeys(css(`input[name="b"]`), f.runB),
 		chromedp.Click(css(`form.filter button`)), chromedp.WaitVisible(css("section.table")))
@@ -178,10 +183,7 @@ func TestABrowserComparesTwoRuns(t *testing.T) {
 // trend, then to another metric: the chart is drawn (a line per arm), with
 // no console error and nothing fetched off the origin.
 func TestABrowserOpensTheTrendFromTheRuns(t *testing.T) {
-	f := newFixture(t)
-	ts := newTestServer(t, f, Options{})
-	b := newBrowser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	_, ts, b := browseFixture(t)
 	b.do(t, "runs page", chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(css("table.runs")))
 	b.do(t, "trend", chromedp.Click(css(`a.trend`)), chromedp.WaitVisible(css("svg.trend")))
 	if loc := result(t, b, "location", chromedp.Location()); !strings.HasSuffix(loc, "/trend?by=day&metric=strict_pass_rate") {
@@ -203,10 +205,7 @@ func TestABrowserOpensTheTrendFromTheRuns(t *testing.T) {
 // after the failed one goes back to it, j from one before goes forward to
 // it, u goes up to the run.
 func TestABrowserStepsThroughFailedAttemptsWithTheKeys(t *testing.T) {
-	f := newFixture(t)
-	ts := newTestServer(t, f, Options{})
-	b := newBrowser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	f, ts, b := browseFixture(t)
 	after := f.transcriptAttempts[2] // run A, task t2, arm a
 	for _, step := range []struct {
 		from, key, want, lands string

@@ -83,7 +83,6 @@ func TestTheExportIsASelfContainedStaticSite(t *testing.T) {
 func TestTheExportWorksInABrowserFromDisk(t *testing.T) {
 	f, dir := exportFixture(t)
 	b := newBrowser(t)
-	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	b.do(t, "index", chromedp.Navigate("file://"+filepath.Join(dir, "index.html")), chromedp.WaitVisible(css("table.runs")))
 	b.do(t, "run", chromedp.Click(css(`a[href="run/`+f.runA+`.html"]`)), chromedp.WaitVisible(css("table.grid")))
 	b.do(t, "j", chromedp.KeyEvent("j"), chromedp.WaitVisible(css("section.transcript")))
