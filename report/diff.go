@@ -399,6 +399,32 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 	return out
 }
 
+// strata returns each side's measured values of m in the group, task by
+// task (the same index on both sides for the same task): a bench runs
+// every task the same number of times, so their shares are fixed.
+func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
+	index := map[int32]int{}
+	var out [2][][]float64
+	for side, fines := range a.fines {
+		for _, fo := range fines {
+			i, ok := index[fo.ta.task]
+			if !ok {
+				i = len(index)
+				index[fo.ta.task] = i
+			}
+			for len(out[side]) <= i {
+				out[side] = append(out[side], nil)
+			}
+			fo.acc.values[m].each(func(_ int, v *float64) {
+				if !math.IsNaN(*v) {
+					out[side][i] = append(out[side][i], *v)
+				}
+			})
+		}
+	}
+	return out[SideA], out[SideB]
+}
+
 // units counts side A's tasks and arms in the group that measured m (every
 // one, for a pass rate): the cells one repetition of the bench adds to the
 // comparison.
@@ -477,7 +503,8 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 			continue
 		}
 		c := stats.CompareContinuous(va, vb, alpha)
-		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(va, vb, c.A.Center, alpha, d.opts.Detect))
+		sa, sb := a.strata(m)
+		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(sa, sb, c.A.Center, alpha, d.opts.Detect))
 	}
 	notes = append(notes, lineWarnings(where, lines)...)
 	notes = append(notes, d.kindShift(where, a.n, a.kinds, alpha)...)

@@ -69,15 +69,16 @@ func ParseDetect(s string) (Detect, error) {
 	return d, nil
 }
 
-// shiftSensitivity is a metric line's Sensitivity: the asked relative
-// change becomes a shift of that share of A's median (none when A's median
-// is 0 or unknown: a relative change from nothing has no size).
-func shiftSensitivity(va, vb []float64, center, alpha float64, det Detect) stats.Sensitivity {
+// shiftSensitivity is a metric line's Sensitivity from each side's values
+// by task: the asked relative change becomes a shift of that share of A's
+// median (none when A's median is 0 or unknown: a relative change from
+// nothing has no size).
+func shiftSensitivity(va, vb [][]float64, center, alpha float64, det Detect) stats.Sensitivity {
 	target := math.NaN()
 	if det.Rel != 0 && center != 0 && !math.IsNaN(center) {
 		target = det.Rel * math.Abs(center)
 	}
-	return stats.ShiftSensitivity(va, vb, alpha, stats.Power, target)
+	return stats.ShiftSensitivityStrata(va, vb, alpha, stats.Power, target)
 }
 
 // rateTarget is the asked change of a rate, as a difference in [0, 1], or
@@ -171,7 +172,7 @@ func machineNeed(n int) any {
 // powerNote explains the detectable column, and the needed one when
 // --detect asked for it.
 func powerNote(alpha float64, det Detect) string {
-	s := fmt.Sprintf("detectable = the smallest change each line's test would find 4 times in 5 (80%% power at alpha %v) with the cells it has, judged from the observed spread: for metrics (Mann–Whitney U) every cell's value shifted by the same amount, shown relative to A's centre (normal approximation with the U statistic's variance under the shift, over both sides' values around their own medians); for rates in pp from A's rate, in whichever direction it has room for (Fisher: normal approximation with continuity correction; paired McNemar: Connor's, keeping the share of pairs that changed outcome); none = no change could be found that often at this n.", alpha)
+	s := fmt.Sprintf("detectable = the smallest change each line's test would find 4 times in 5 (80%% power at alpha %v) with the cells it has, judged from the observed spread: for metrics (Mann–Whitney U) every cell's value shifted by the same amount, shown relative to A's centre (normal approximation with the U statistic's variance under the shift within each task, over both sides' values around their own medians); for rates in pp from A's rate, in whichever direction it has room for (Fisher: normal approximation with continuity correction; paired McNemar: Connor's, the pairs' outcomes kept as strongly tied as observed); none = no change could be found that often at this n.", alpha)
 	if det.Asked() {
 		s += fmt.Sprintf(" n needed (--detect %s) = cells per arm (pairs when paired) to find that change, with runs: the bench's repetitions per task that give them; NULL where A's centre is 0 (a relative change from nothing has no size).", det)
 		if det.Rel == 0 {

@@ -50,13 +50,13 @@ func lineOf(t *testing.T, df *Diff, key string) DiffLine {
 func TestDiffRunsItAsksForDetectTheChangeFourTimesInFive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 20))
 	det := Detect{Rel: 0.20, PP: 15}
-	pilot := benchRuns(rng, 1, 300, 0, 0.9, 0.9, det)
+	pilot := benchRuns(rng, 2, 600, 0, 0.9, 0.9, det)
 	cost, pass := lineOf(t, pilot, "cost_usd"), lineOf(t, pilot, "strict_pass_rate")
 	shift := det.Rel * cost.Cmp.A.Center
 	t.Logf("pilot: cost needs %d cells per arm (runs: %d), pass rate %d (runs: %d); cost detectable %.1f%%, pass rate %.1fpp",
 		cost.Sens.Need, cost.NeededRuns(), pass.Sens.Need, pass.NeededRuns(), 100*cost.DetectableDelta(), pass.DetectableChange())
-	if cost.Units != 1 || cost.NeededRuns() != cost.Sens.Need {
-		t.Fatalf("runs: %d for %d cells of one task", cost.NeededRuns(), cost.Sens.Need)
+	if cost.Units != 2 || cost.NeededRuns() != (cost.Sens.Need+1)/2 {
+		t.Fatalf("runs: %d for %d cells of two tasks", cost.NeededRuns(), cost.Sens.Need)
 	}
 	const trials = 300
 	for _, c := range []struct {
@@ -69,7 +69,7 @@ func TestDiffRunsItAsksForDetectTheChangeFourTimesInFive(t *testing.T) {
 	} {
 		hits := 0
 		for range trials {
-			if lineOf(t, benchRuns(rng, 1, c.runs, c.shift, 0.9, c.pass, Detect{}), c.key).Cmp.Significant {
+			if lineOf(t, benchRuns(rng, 2, c.runs, c.shift, 0.9, c.pass, Detect{}), c.key).Cmp.Significant {
 				hits++
 			}
 		}

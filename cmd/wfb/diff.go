@@ -73,7 +73,7 @@ detect at the current n ("detectable": found 4 times in 5, 80% power at
 cell's value, relative to A's centre (Mann–Whitney U: the normal
 approximation with U's variance under the shift); for rates in pp from A's
 rate (Fisher: normal approximation with continuity correction; McNemar:
-Connor's, keeping the share of pairs that changed outcome). "none" = no
+Connor's, a pair's two outcomes kept as strongly tied as observed). "none" = no
 change could be found that often at this n. --detect 10% (metrics) and/or
 5pp (rates), e.g. --detect 10%,5pp, adds "n needed": the cells per arm (pairs
 when paired) to find that change, and the bench's runs: that gives them.`,

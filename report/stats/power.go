@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -37,11 +38,11 @@ const maxModelValues = 2000
 //     observed rate p₁ to p₁ ± d, power from the normal approximation with
 //     continuity correction (Fleiss), in each direction the rate has room
 //     for.
-//   - Exact McNemar (PairedSensitivity): the pairs that changed outcome in
-//     the data (ψ₀ of them) stay, split evenly, and the change d adds
-//     discordant pairs one way; power from Connor's approximation with a
-//     continuity correction, Φ((d·√n − 1/√n − z₁₋α/₂·√ψ) / √(ψ − d²)) with
-//     ψ = ψ₀ + d.
+//   - Exact McNemar (PairedSensitivity): the rate moves from A's p₁ to
+//     p₁ ± d while a pair's two outcomes stay as strongly tied as in the
+//     data (the pairs' odds ratio is kept), which gives the share ψ of
+//     pairs that change outcome; power from Connor's approximation,
+//     Φ((d·√n − z₁₋α/₂·√ψ) / √(ψ − d²)).
 //
 // Sample sizes at which the exact tests cannot reach alpha at all are never
 // called enough.
@@ -66,13 +67,29 @@ func zFor(p float64) float64 { return distuv.UnitNormal.Quantile(p) }
 // a and b (NaN and ±Inf skipped) for a location shift; target is the shift
 // asked for, in the metric's unit, NaN for none.
 func ShiftSensitivity(a, b []float64, alpha, power, target float64) Sensitivity {
-	af, _ := finiteValues(a)
-	bf, _ := finiteValues(b)
-	if len(af) == 0 || len(bf) == 0 || !validAlpha(alpha) {
+	return ShiftSensitivityStrata([][]float64{a}, [][]float64{b}, alpha, power, target)
+}
+
+// ShiftSensitivityStrata is ShiftSensitivity for samples made of strata in
+// fixed shares, a bench's tasks: a[s] and b[s] are stratum s's values on
+// each side. The U test pools them, but a sample whose tasks are fixed
+// varies less than one drawn from their mixture: the variance of U under
+// the shift counts only the spread within each stratum.
+func ShiftSensitivityStrata(a, b [][]float64, alpha, power, target float64) Sensitivity {
+	af, bf := make([][]float64, len(a)), make([][]float64, len(b))
+	n1, n2 := 0, 0
+	for i := range a {
+		af[i], _ = finiteValues(a[i])
+		n1 += len(af[i])
+	}
+	for i := range b {
+		bf[i], _ = finiteValues(b[i])
+		n2 += len(bf[i])
+	}
+	if n1 == 0 || n2 == 0 || !validAlpha(alpha) {
 		return Sensitivity{Detectable: math.NaN()}
 	}
 	m := newShiftModel(af, bf)
-	n1, n2 := len(af), len(bf)
 	s := Sensitivity{Detectable: math.Inf(1)}
 	if uTestMinP(n1, n2) <= alpha {
 		s.Detectable = smallestChange(func(d float64) float64 { return m.shiftPower(d, n1, n2, alpha) }, m.span(), power)
@@ -90,29 +107,46 @@ func ShiftSensitivity(a, b []float64, alpha, power, target float64) Sensitivity 
 }
 
 // shiftModel is a continuous metric's spread: both sides' values minus
-// their own median, pooled and sorted.
-type shiftModel struct{ e []float64 }
+// their own median, pooled and sorted, each with its stratum.
+type shiftModel struct {
+	e      []float64
+	strata []int
+}
 
-func newShiftModel(a, b []float64) shiftModel {
-	var e []float64
-	for _, side := range [][]float64{a, b} {
-		s := slices.Clone(side)
-		slices.Sort(s)
-		med := median(s)
-		for _, x := range s {
-			e = append(e, x-med)
+// newShiftModel builds the model from each side's values by stratum.
+func newShiftModel(a, b [][]float64) shiftModel {
+	type residual struct {
+		v       float64
+		stratum int
+	}
+	var rs []residual
+	for _, side := range [][][]float64{a, b} {
+		var all []float64
+		for _, xs := range side {
+			all = append(all, xs...)
+		}
+		slices.Sort(all)
+		med := median(all)
+		for st, xs := range side {
+			for _, x := range xs {
+				rs = append(rs, residual{x - med, st})
+			}
 		}
 	}
-	slices.Sort(e)
-	spreadTies(e)
-	if len(e) > maxModelValues {
-		thin := make([]float64, maxModelValues)
+	slices.SortStableFunc(rs, func(x, y residual) int { return cmp.Compare(x.v, y.v) })
+	if len(rs) > maxModelValues {
+		thin := make([]residual, maxModelValues)
 		for i := range thin {
-			thin[i] = e[int((float64(i)+0.5)*float64(len(e))/maxModelValues)]
+			thin[i] = rs[int((float64(i)+0.5)*float64(len(rs))/maxModelValues)]
 		}
-		e = thin
+		rs = thin
 	}
-	return shiftModel{e: e}
+	m := shiftModel{e: make([]float64, len(rs)), strata: make([]int, len(rs))}
+	for i, r := range rs {
+		m.e[i], m.strata[i] = r.v, r.stratum
+	}
+	spreadTies(m.e)
+	return m
 }
 
 // spreadTies spreads each group of tied values in sorted e evenly over the
@@ -167,19 +201,20 @@ func (m shiftModel) span() float64 {
 
 // superiority returns, for a shift δ ≥ 0 of B's values, p′ = P(X < Y)
 // over the distinct pairs of residuals (ties count one half), and the two
-// moments the variance of U needs under that shift: p2 = P(X < Y, X < Y′)
-// and p3 = P(X < Y, X′ < Y), X, X′ from A and Y, Y′ from B. One sweep each
-// way: the residuals moved by δ are as sorted as the residuals.
-func (m shiftModel) superiority(delta float64) (p, p2, p3 float64) {
+// variances U's variance needs under that shift: v1 of P(Y > x) over A's
+// values x and v2 of P(X < y) over B's values y (Lehmann's P(X < Y, X <
+// Y′) − p′² and P(X < Y, X′ < Y) − p′²), each within the strata. One sweep
+// each way: the residuals moved by δ are as sorted as the residuals.
+func (m shiftModel) superiority(delta float64) (p, v1, v2 float64) {
 	n := len(m.e)
 	if n < 2 {
-		return 0.5, 0.25, 0.25
+		return 0.5, 0, 0
 	}
 	fn := float64(n)
 	// below and upto count residuals < t and <= t as t sweeps upwards.
-	sweep := func(shift float64, each func(below, upto int)) {
+	sweep := func(shift float64, each func(i, below, upto int)) {
 		below, upto := 0, 0
-		for _, x := range m.e {
+		for i, x := range m.e {
 			t := x + shift
 			for below < n && m.e[below] < t {
 				below++
@@ -188,18 +223,19 @@ func (m shiftModel) superiority(delta float64) (p, p2, p3 float64) {
 			for upto < n && m.e[upto] <= t {
 				upto++
 			}
-			each(below, upto)
+			each(i, below, upto)
 		}
 	}
 	total := 0.0
-	sweep(delta, func(below, upto int) {
+	g2 := newWithin(m.strata)
+	sweep(delta, func(i, below, upto int) {
 		f := float64(below) + float64(upto-below)/2 // A's values below this B value
 		total += f
-		p3 += (f / fn) * (f / fn)
+		g2.add(i, f/fn)
 	})
-	sweep(-delta, func(below, upto int) {
-		g := fn - float64(upto) + float64(upto-below)/2 // B's values above this A value
-		p2 += (g / fn) * (g / fn)
+	g1 := newWithin(m.strata)
+	sweep(-delta, func(i, below, upto int) {
+		g1.add(i, (fn-float64(upto)+float64(upto-below)/2)/fn) // B's values above this A value
 	})
 	// Each residual met itself: below it when δ > 0, tied when δ = 0.
 	if delta > 0 {
@@ -207,7 +243,37 @@ func (m shiftModel) superiority(delta float64) (p, p2, p3 float64) {
 	} else {
 		total -= fn / 2
 	}
-	return total / (fn * (fn - 1)), p2 / fn, p3 / fn
+	return total / (fn * (fn - 1)), g1.variance(), g2.variance()
+}
+
+// within accumulates values by stratum for their pooled within-stratum
+// variance.
+type within struct {
+	strata         []int
+	n              map[int]float64
+	sum, sumSquare map[int]float64
+}
+
+func newWithin(strata []int) *within {
+	return &within{strata: strata, n: map[int]float64{}, sum: map[int]float64{}, sumSquare: map[int]float64{}}
+}
+
+func (w *within) add(i int, x float64) {
+	s := w.strata[i]
+	w.n[s]++
+	w.sum[s] += x
+	w.sumSquare[s] += x * x
+}
+
+// variance is Σ over strata of the squared deviations from the stratum's
+// mean, over all values.
+func (w *within) variance() float64 {
+	total, ss := 0.0, 0.0
+	for s, n := range w.n {
+		total += n
+		ss += w.sumSquare[s] - w.sum[s]*w.sum[s]/n
+	}
+	return math.Max(ss/total, 0)
 }
 
 // shiftPower is the power of the two-sided U test at alpha for n1 and n2
@@ -216,10 +282,10 @@ func (m shiftModel) superiority(delta float64) (p, p2, p3 float64) {
 // shift the variance shrinks as the samples separate, which the null
 // variance alone (Noether's formula) misses at small n.
 func (m shiftModel) shiftPower(delta float64, n1, n2 int, alpha float64) float64 {
-	p, p2, p3 := m.superiority(delta)
+	p, va, vb := m.superiority(delta)
 	f1, f2 := float64(n1), float64(n2)
 	sd0 := math.Sqrt(f1 * f2 * (f1 + f2 + 1) / 12)
-	v1 := f1 * f2 * (p*(1-p) + (f2-1)*(p2-p*p) + (f1-1)*(p3-p*p))
+	v1 := f1 * f2 * (p*(1-p) + (f2-1)*va + (f1-1)*vb)
 	num := f1*f2*math.Abs(p-0.5) - zFor(1-alpha/2)*sd0
 	if v1 <= 0 {
 		if num > 0 {
@@ -321,16 +387,24 @@ func PairedSensitivity(pairs []Pair, alpha, power, target float64) Sensitivity {
 	if n == 0 || !validAlpha(alpha) {
 		return Sensitivity{Detectable: math.NaN()}
 	}
-	aPass, discordant := 0, 0
+	var both, onlyA, onlyB, neither float64
 	for _, p := range pairs {
-		if p.A {
-			aPass++
-		}
-		if p.A != p.B {
-			discordant++
+		switch {
+		case p.A && p.B:
+			both++
+		case p.A:
+			onlyA++
+		case p.B:
+			onlyB++
+		default:
+			neither++
 		}
 	}
-	p1, psi0 := float64(aPass)/float64(n), float64(discordant)/float64(n)
+	p1 := (both + onlyA) / float64(n)
+	// How strongly a pair's outcomes go together, as an odds ratio
+	// (Haldane's half added to each count, so that a table with an empty
+	// cell still has one): it is kept when the rate moves.
+	theta := (both + 0.5) * (neither + 0.5) / ((onlyA + 0.5) * (onlyB + 0.5))
 	need := 1
 	for mcNemarExact(need, 0) > alpha {
 		need++
@@ -339,23 +413,36 @@ func PairedSensitivity(pairs []Pair, alpha, power, target float64) Sensitivity {
 		if n < need {
 			return 0
 		}
-		return connorPower(psi0, math.Abs(d), n, alpha)
+		p2 := p1 + d
+		p11 := jointPass(p1, p2, theta)
+		return connorPower((p1-p11)+(p2-p11), math.Abs(d), n, alpha)
 	}
-	// A change beyond 1 − ψ₀ would need more changed pairs than there are.
-	return rateSensitivity(p1, 1-psi0, target, power, func(d float64) float64 { return pw(d, n) }, pw)
+	return rateSensitivity(p1, 1, target, power, func(d float64) float64 { return pw(d, n) }, pw)
+}
+
+// jointPass returns the share of pairs passing on both sides when side A
+// passes p1 of them, side B p2, and the odds ratio of the 2×2 table is
+// theta (Plackett's distribution).
+func jointPass(p1, p2, theta float64) float64 {
+	lo, hi := math.Max(0, p1+p2-1), math.Min(p1, p2)
+	if math.Abs(theta-1) < 1e-9 {
+		return p1 * p2
+	}
+	a := 1 + (p1+p2)*(theta-1)
+	p11 := (a - math.Sqrt(a*a-4*theta*(theta-1)*p1*p2)) / (2 * (theta - 1))
+	return math.Min(math.Max(p11, lo), hi)
 }
 
 // connorPower is the power of McNemar's test at alpha over n pairs when a
-// share psi0 of pairs changes outcome either way (half each) and a further
-// d changes it one way. The continuity correction keeps it from promising
-// more than the exact test, which is conservative at few changed pairs.
-func connorPower(psi0, d float64, n int, alpha float64) float64 {
-	psi := psi0 + d
+// share psi of pairs changes outcome, d more of them one way than the
+// other (Connor's approximation). Simulated through the exact test it is
+// on target without a continuity correction (power_test.go).
+func connorPower(psi, d float64, n int, alpha float64) float64 {
 	if psi > 1 || d == 0 {
 		return 0
 	}
 	v := psi - d*d
-	num := d*math.Sqrt(float64(n)) - 1/math.Sqrt(float64(n)) - zFor(1-alpha/2)*math.Sqrt(psi)
+	num := d*math.Sqrt(float64(n)) - zFor(1-alpha/2)*math.Sqrt(psi)
 	if v <= 0 {
 		if num > 0 {
 			return 1
