@@ -12,6 +12,8 @@
 //   - Building (Tabulator, Differ, RunsTable, ResultTable, MergeTable,
 //     RescoreTable) is pure: rows in, a Tabulation, Diff or Table out, with
 //     every warning kept as data (footnotes), never printed or dropped.
+//     What a Tabulator keeps is a value per cell and metric, as int32
+//     where that is exact (numCol): a million cells take some 50 MB.
 //     Statistics come from report/stats.
 //   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
 //     for people (table, tsv, markdown, html: rounded, units in the column

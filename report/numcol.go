@@ -113,6 +113,26 @@ func (c *numCol) get(i int) float64 { return c.blocks[i/chunkSize].get(i % chunk
 // set sets the value of cell i (< len()).
 func (c *numCol) set(i int, v float64) { c.blocks[i/chunkSize].set(i%chunkSize, v) }
 
+// sum adds v (not NaN) to the value of cell i (< len()), or sets it
+// there when the cell has none yet. A sum of two int32s is exact in int64
+// and in float64 alike, so a block of ints sums as float64 would.
+func (c *numCol) sum(i int, v float64) {
+	b := &c.blocks[i/chunkSize]
+	j := i % chunkSize
+	if !b.float && v == math.Trunc(v) && math.Abs(v) <= math.MaxInt32 {
+		// An int is never -0, so adding -0 to one leaves it, in ints too.
+		if cur := b.ints[j]; cur != noValue {
+			v = float64(int64(cur) + int64(v))
+		}
+		b.set(j, v)
+		return
+	}
+	if cur := b.get(j); !math.IsNaN(cur) {
+		v += cur
+	}
+	b.set(j, v)
+}
+
 // each calls f with every cell's value in order, NaN included.
 func (c *numCol) each(f func(i int, v float64)) {
 	for bi := range c.blocks {

@@ -73,3 +73,42 @@ func TestNumColKeepsEveryValueExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestNumColSumsAsFloat64Would sums values into cells with numCol.sum and
+// with float64 addition side by side: the same bits every time, whether
+// the sum stays an int, leaves int32, or meets a fraction or -0.
+func TestNumColSumsAsFloat64Would(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	for _, addends := range [][]float64{
+		{1, 2, 3},
+		{math.MaxInt32, math.MaxInt32, 1},
+		{-math.MaxInt32, -math.MaxInt32},
+		{negZero},
+		{negZero, negZero},
+		{5, negZero},
+		{negZero, 5},
+		{0.5, 1, 2},
+		{1, 0.5},
+		{1e300, 1e300},
+		{3, math.Inf(-1)},
+	} {
+		var c numCol
+		c.extend(2)
+		c.sum(0, 7) // a neighbour that must keep its value
+		want := math.NaN()
+		for _, v := range addends {
+			c.sum(1, v)
+			if math.IsNaN(want) {
+				want = v
+			} else {
+				want += v
+			}
+		}
+		if got := c.get(1); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("sum of %v: got %v (bits %x), want %v (bits %x)", addends, got, math.Float64bits(got), want, math.Float64bits(want))
+		}
+		if got := c.get(0); got != 7 {
+			t.Errorf("sum of %v: the neighbour reads %v, want 7", addends, got)
+		}
+	}
+}

@@ -385,11 +385,7 @@ func (t *Tabulator) Add(r *Row) {
 		default:
 			a.measured[m]++
 			col.extend(i + 1)
-			if cur := col.get(i); math.IsNaN(cur) {
-				col.set(i, v)
-			} else {
-				col.set(i, cur+v)
-			}
+			col.sum(i, v)
 		}
 	}
 	if final {

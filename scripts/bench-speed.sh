@@ -13,10 +13,13 @@
 #   - store inserts, one attempt per transaction and 100 per transaction,
 #     vs raw prepared modernc inserts of the same rows into the same file
 #     (store/bench_raw_test.go);
-#   - `wfb diff` and `wfb report` over ROWS generated rows: peak RSS and time.
+#   - `wfb diff` and `wfb report` over ROWS generated rows (or the file DB
+#     names): peak RSS, and wall and CPU time vs wfb built from the git
+#     revision BASE, their outputs checked byte for byte.
 #
 #   scripts/bench-speed.sh            # everything, REPS=5, ROWS=1000000
 #   REPS=7 CELLS=20 ROWS=200000 ONLY=session,sweep,store,rss scripts/bench-speed.sh
+#   ONLY=rss DB=/tmp/big.db BASE=main scripts/bench-speed.sh
 #
 # A shared or loaded machine slows wfb and its reference alike: the ratios
 # are what count, not the absolute times. Needs go, bwrap, GNU time.
@@ -183,27 +186,47 @@ bench_store() {
 	done
 }
 
-# wfb diff and wfb report over ROWS rows: peak RSS (target <= 150 MiB) and
-# wall time.
+# wfb diff and wfb report over ROWS rows (or the file DB names): peak RSS
+# (target <= 150 MiB), and wall and CPU time against wfb built from BASE (a
+# git revision; default cf05ecf, main before issue 13's memory work),
+# alternating run by run (target: no worse). RSS does not depend on the
+# machine's load; time does, CPU time (user + sys) less than wall time.
 bench_rss() {
-	echo "generating $rows rows ..."
-	go run ./report/internal/genresults -rows "$rows" -out "$work/big.db"
-	cat "$work/big.db" >/dev/null
+	local db=${DB:-}
+	if [[ -z $db ]]; then
+		echo "generating $rows rows ..."
+		db=$work/big.db
+		go run ./report/internal/genresults -rows "$rows" -out "$db"
+	fi
+	cat "$db" >/dev/null
+	local base=${BASE:-cf05ecf}
+	mkdir "$work/base"
+	git archive "$base" | tar -x -C "$work/base"
+	(cd "$work/base" && go build -o "$work/wfb-base" ./cmd/wfb)
 	local cmd
 	for cmd in diff report; do
-		local -a s=() k=()
-		local i
+		local -a s=() c=() k=() bs=() bc=()
+		local i secs user sys kib
 		for ((i = 0; i < reps; i++)); do
-			/usr/bin/time -f '%e %M' -o "$work/time" "$wfb" "$cmd" --db "$work/big.db" day-1 day-2 --format csv >/dev/null 2>"$work/err" ||
-				{ cat "$work/err" >&2; exit 1; }
-			read -r secs kib <"$work/time"
-			s+=("$secs") k+=("$kib")
+			for bin in "$wfb" "$work/wfb-base"; do
+				/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$bin" "$cmd" --db "$db" day-1 day-2 --format csv >"$work/out.$i" 2>"$work/err" ||
+					{ cat "$work/err" >&2; exit 1; }
+				read -r secs user sys kib <"$work/time"
+				if [[ $bin == "$wfb" ]]; then
+					s+=("$secs") c+=("$(awk -v u="$user" -v y="$sys" 'BEGIN { print u + y }')") k+=("$kib")
+					mv "$work/out.$i" "$work/out.wfb"
+				else
+					bs+=("$secs") bc+=("$(awk -v u="$user" -v y="$sys" 'BEGIN { print u + y }')")
+					cmp -s "$work/out.$i" "$work/out.wfb" || { echo "bench-speed: wfb $cmd prints other output than $base's" >&2; exit 1; }
+				fi
+			done
 		done
-		local ms mk
-		ms=$(median "${s[@]}") mk=$(median "${k[@]}")
+		local mk ms mc mbs mbc
+		mk=$(median "${k[@]}") ms=$(median "${s[@]}") mc=$(median "${c[@]}") mbs=$(median "${bs[@]}") mbc=$(median "${bc[@]}")
 		row "wfb $cmd, $rows rows: peak RSS" "$(awk -v k="$mk" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "goal 150 MiB" \
 			"$(awk -v k="$mk" 'BEGIN { printf "%.2f", k / 1024 / 150 }')" "<= 1"
-		rows_out+=("| wfb $cmd, $rows rows: wall time | ${ms} s | — | — | no worse than before | compare with main |")
+		row "wfb $cmd, $rows rows: wall time" "$ms s" "$base $mbs s" "$(ratio "$ms" "$mbs")" "<= 1"
+		row "wfb $cmd, $rows rows: CPU time" "$mc s" "$base $mbc s" "$(ratio "$mc" "$mbc")" "<= 1"
 	done
 }
 
