@@ -415,11 +415,7 @@ func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 			for len(out[side]) <= i {
 				out[side] = append(out[side], nil)
 			}
-			fo.acc.values[m].each(func(_ int, v *float64) {
-				if !math.IsNaN(*v) {
-					out[side][i] = append(out[side][i], *v)
-				}
-			})
+			out[side][i] = fo.acc.values[m].appendMeasured(out[side][i])
 		}
 	}
 	return out[SideA], out[SideB]
