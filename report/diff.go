@@ -406,6 +406,13 @@ func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 	index := map[int32]int{}
 	var out [2][][]float64
 	for side, fines := range a.fines {
+		// In task and arm order, not the order the fines were gathered
+		// in (a map's): the power figures must not change from one run
+		// of the same command to the next.
+		fines = slices.Clone(fines)
+		slices.SortFunc(fines, func(x, y fineOf) int {
+			return cmp.Or(strings.Compare(x.acc.task, y.acc.task), strings.Compare(x.acc.arm, y.acc.arm))
+		})
 		for _, fo := range fines {
 			i, ok := index[fo.ta.task]
 			if !ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -116,6 +117,37 @@ func TestParseDetect(t *testing.T) {
 	for _, bad := range []string{"10", "0%", "100pp", "x%", "5pp,6pp", "", "NaN%"} {
 		if d, err := ParseDetect(bad); err == nil {
 			t.Errorf("ParseDetect(%q) = %v, want an error", bad, d)
+		}
+	}
+}
+
+// TestPowerFiguresDoNotChangeFromRunToRun stops the detectable change and
+// the repetitions needed from depending on the order the groups' cells
+// were gathered in (a map's order): tied values in several tasks, diffed
+// over and over, must give the same figures every time.
+func TestPowerFiguresDoNotChangeFromRunToRun(t *testing.T) {
+	figures := func() string {
+		d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: []Metric{Turns, WallTime}, Detect: Detect{Rel: 0.1}})
+		for side := range 2 {
+			for task := range 6 {
+				for rep := range 5 {
+					r := Row{RunID: fmt.Sprint("run-", side), Task: fmt.Sprint("task-", task), Arm: "x", Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+					r.Values[Turns] = float64(2 + (task+rep)%3)
+					r.Values[WallTime] = float64(1000*(1+task%2) + 100*side + 50*(rep%2))
+					d.Add(side, &r)
+				}
+			}
+		}
+		var b strings.Builder
+		for _, l := range d.Result(nil).Lines {
+			fmt.Fprintf(&b, "%s %v %v %d\n", l.Key, l.DetectableChange(), l.DetectableDelta(), l.Sens.Need)
+		}
+		return b.String()
+	}
+	first := figures()
+	for i := range 30 {
+		if got := figures(); got != first {
+			t.Fatalf("run %d gave\n%s\nthe first gave\n%s", i+2, got, first)
 		}
 	}
 }
