@@ -3,6 +3,7 @@ package view
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -17,6 +18,8 @@ type compareData struct {
 	Alpha  string
 	Names  []string // run ids and labels, for the form's suggestions
 	Tables []*report.Table
+	Charts []*forest // one per metric of the diff
+	Level  int       // the intervals' confidence, in percent
 }
 
 func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
@@ -47,13 +50,18 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 		return "compare", d, nil
 	}
 	d.Title = "Compare " + d.A + " with " + d.B
-	d.Tables, err = s.diffTables(r.Context(), runs, d.A, d.B, d.ByTask, alpha)
-	return "compare", d, err
+	df, err := s.diffOf(r.Context(), runs, d.A, d.B, d.ByTask, alpha)
+	if err != nil {
+		return "", nil, err
+	}
+	d.Tables = df.Tables(d.A, d.B, report.FormatTable)
+	d.Charts = forests(df, alpha)
+	d.Level = int(math.Round((1 - alpha) * 100))
+	return "compare", d, nil
 }
 
-// diffTables are `wfb diff`'s tables for sides a and b, by the same
-// builders.
-func (s *Server) diffTables(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) ([]*report.Table, error) {
+// diffOf is `wfb diff` of sides a and b, by the same builders.
+func (s *Server) diffOf(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) (*report.Diff, error) {
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: alpha, Metrics: s.cols.Metrics()})
 	for side, spec := range [2]string{a, b} {
 		sel, err := report.ResolveSelection(ctx, s.db, s.cols, runs, spec)
@@ -72,5 +80,5 @@ func (s *Server) diffTables(ctx context.Context, runs []report.RunInfo, a, b str
 			return nil, fmt.Errorf("side %s (%s) selects no attempts: %w", [2]string{"A", "B"}[side], spec, errBadRequest)
 		}
 	}
-	return d.Result(runs).Tables(a, b, report.FormatTable), nil
+	return d.Result(runs), nil
 }
