@@ -11,15 +11,16 @@ import (
 )
 
 type compareData struct {
-	Title  string
-	L      links
-	A, B   string
-	ByTask bool
-	Alpha  string
-	Names  []string // run ids and labels, for the form's suggestions
-	Tables []*report.Table
-	Charts []*forest // one per metric of the diff
-	Level  int       // the intervals' confidence, in percent
+	Title      string
+	L          links
+	A, B       string
+	ByTask     bool
+	Alpha      string
+	Names      []string // run ids and labels, for the form's suggestions
+	Tables     []*report.Table
+	Charts     []*forest // one per metric of the diff a side measured
+	Unmeasured []string  // the metrics neither side measured
+	Level      int       // the intervals' confidence, in percent
 }
 
 func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
@@ -55,7 +56,7 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 		return "", nil, err
 	}
 	d.Tables = df.Tables(d.A, d.B, report.FormatTable)
-	d.Charts = forests(df, alpha)
+	d.Charts, d.Unmeasured = forests(df, alpha)
 	d.Level = int(math.Round((1 - alpha) * 100))
 	return "compare", d, nil
 }

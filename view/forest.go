@@ -3,6 +3,7 @@ package view
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/wfbench/wfb/report"
@@ -54,9 +55,10 @@ const (
 	forestLabel  = 26 // runes of a row label before it is shortened
 )
 
-// forests lays out one forest per metric of the diff, in the diff's order.
-func forests(df *report.Diff, alpha float64) []*forest {
-	var out []*forest
+// forests lays out one forest per metric of the diff, in the diff's order,
+// and names the metrics neither side measured in any group: those have no
+// plot.
+func forests(df *report.Diff, alpha float64) (out []*forest, unmeasured []string) {
 	byKey := map[string]*forest{}
 	lines := map[*forest][]*report.DiffLine{}
 	for i := range df.Lines {
@@ -69,10 +71,16 @@ func forests(df *report.Diff, alpha float64) []*forest {
 		}
 		lines[f] = append(lines[f], l)
 	}
+	drawn := out[:0]
 	for _, f := range out {
+		if !slices.ContainsFunc(lines[f], func(l *report.DiffLine) bool { return l.Cmp.A.N > 0 || l.Cmp.B.N > 0 }) {
+			unmeasured = append(unmeasured, f.Name)
+			continue
+		}
 		f.layout(lines[f], df.Options.ByTask, alpha)
+		drawn = append(drawn, f)
 	}
-	return out
+	return drawn, unmeasured
 }
 
 // layout places the rows of lines and the shared axis.

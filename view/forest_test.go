@@ -80,7 +80,7 @@ func addCompareArms(t *testing.T, f *fixture) {
 }
 
 // diffOfFixture is wfb diff of run A with run B, by the report's builders.
-func diffOfFixture(t *testing.T, f *fixture) *report.Diff {
+func diffOfFixture(t *testing.T, f *fixture, byTask bool) *report.Diff {
 	t.Helper()
 	ctx, db := context.Background(), f.open(t)
 	cols, err := report.LoadColumns(ctx, db)
@@ -91,7 +91,7 @@ func diffOfFixture(t *testing.T, f *fixture) *report.Diff {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := report.NewDiffer(report.DiffOptions{Alpha: 0.05, Metrics: cols.Metrics()})
+	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: 0.05, Metrics: cols.Metrics()})
 	for side, spec := range []string{f.runA, f.runB} {
 		sel, err := report.ResolveSelection(ctx, db, cols, runs, spec)
 		if err != nil {
@@ -157,36 +157,49 @@ func TestTheCompareChartDrawsTheDiffsFigures(t *testing.T) {
 	f := newFixture(t)
 	addCompareArms(t, f)
 	ts := newTestServer(t, f, Options{})
-	resp, body := get(t, ts.Client(), ts.URL+"/compare?a="+f.runA+"&b="+f.runB)
-	if resp.StatusCode != 200 {
-		t.Fatalf("compare: %d\n%s", resp.StatusCode, body)
-	}
-	if strings.Contains(body, "<script>document") || strings.Contains(body, "<img src=x") {
-		t.Error("an arm's markup reached the compare page unescaped")
-	}
-	plots := parseForests(t, body)
-	df := diffOfFixture(t, f)
-	significant := 0
-	for i := range df.Lines {
-		l := &df.Lines[i]
-		p := plots[l.Key]
-		if p == nil {
-			t.Errorf("no forest plot for %s", l.Key)
-			continue
+	for _, byTask := range []bool{false, true} {
+		query := "/compare?a=" + f.runA + "&b=" + f.runB
+		if byTask {
+			query += "&by=task,arm"
 		}
-		r := p.row(l.Task, l.Arm)
-		if r == nil {
-			t.Errorf("%s: no row for arm %q", l.Key, l.Arm)
-			continue
+		resp, body := get(t, ts.Client(), ts.URL+query)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d\n%s", query, resp.StatusCode, body)
 		}
-		if checkRow(t, p, r, l) {
-			significant++
+		if strings.Contains(body, "<script>document") || strings.Contains(body, "<img src=x") {
+			t.Errorf("%s: an arm's markup reached the page unescaped", query)
+		}
+		plots := parseForests(t, body)
+		df := diffOfFixture(t, f, byTask)
+		unmeasured := regexp.MustCompile(`Not measured on either side, so not drawn: [^<]*`).FindString(body)
+		rows, significant := 0, 0
+		for i := range df.Lines {
+			l := &df.Lines[i]
+			p := plots[l.Key]
+			if p == nil {
+				if l.Cmp.A.N > 0 || l.Cmp.B.N > 0 || !strings.Contains(unmeasured, l.Name) {
+					t.Errorf("%s: no forest plot for %s, which is measured or not said to be unmeasured (%q)", query, l.Key, unmeasured)
+				}
+				rows++
+				continue
+			}
+			r := p.row(l.Task, l.Arm)
+			if r == nil {
+				t.Errorf("%s: %s: no row for task %q arm %q", query, l.Key, l.Task, l.Arm)
+				continue
+			}
+			rows++
+			if checkRow(t, p, r, l) {
+				significant++
+			}
+		}
+		if rows != len(df.Lines) || (!byTask && significant == 0) {
+			t.Errorf("%s: %d rows for %d diff lines, %d marked significant (arm x's cost rose from 0.25 to 0.35 on 8 cells)", query, rows, len(df.Lines), significant)
+		}
+		if !byTask {
+			checkFixedFigures(t, plots)
 		}
 	}
-	if significant == 0 {
-		t.Error("no row is marked significant, though arm x's cost rose from 0.25 to 0.35 on 8 cells")
-	}
-	checkFixedFigures(t, plots)
 }
 
 // checkRow compares one row with its diff line; it reports whether the
@@ -194,7 +207,7 @@ func TestTheCompareChartDrawsTheDiffsFigures(t *testing.T) {
 func checkRow(t *testing.T, p *svgForest, r *svgRow, l *report.DiffLine) bool {
 	t.Helper()
 	at, tol := p.value(t)
-	where := fmt.Sprintf("%s, arm %q", l.Key, l.Arm)
+	where := fmt.Sprintf("%s, task %q arm %q", l.Key, l.Task, l.Arm)
 	marked := strings.Contains(r.Class, "significant")
 	if want := l.Comparable() && l.Cmp.Significant; marked != want {
 		t.Errorf("%s: marked significant %v, the diff says %v", where, marked, want)
