@@ -10,6 +10,10 @@ import (
 	"github.com/wfbench/wfb/report"
 )
 
+// compareAlpha is the compare page's significance level unless asked, wfb
+// diff's default; the export's comparisons use it.
+const compareAlpha = 0.05
+
 type compareData struct {
 	Title      string
 	L          links
@@ -26,7 +30,7 @@ type compareData struct {
 func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 	q := r.URL.Query()
 	d := &compareData{Title: "Compare", L: l, A: q.Get("a"), B: q.Get("b"), ByTask: q.Get("by") == "task,arm", Alpha: q.Get("alpha")}
-	alpha := 0.05
+	alpha := compareAlpha
 	if d.Alpha != "" {
 		a, err := strconv.ParseFloat(d.Alpha, 64)
 		if err != nil || !(a > 0 && a < 1) {
@@ -50,15 +54,24 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 	if d.A == "" || d.B == "" {
 		return "compare", d, nil
 	}
-	d.Title = "Compare " + d.A + " with " + d.B
-	df, err := s.diffOf(r.Context(), runs, d.A, d.B, d.ByTask, alpha)
-	if err != nil {
+	if err := s.compare(r.Context(), d, runs, alpha); err != nil {
 		return "", nil, err
+	}
+	return "compare", d, nil
+}
+
+// compare fills d with `wfb diff` of d.A and d.B: its tables and a chart
+// per metric.
+func (s *Server) compare(ctx context.Context, d *compareData, runs []report.RunInfo, alpha float64) error {
+	d.Title = "Compare " + d.A + " with " + d.B
+	df, err := s.diffOf(ctx, runs, d.A, d.B, d.ByTask, alpha)
+	if err != nil {
+		return err
 	}
 	d.Tables = df.Tables(d.A, d.B, report.FormatTable)
 	d.Charts, d.Unmeasured = forests(df, alpha)
 	d.Level = int(math.Round((1 - alpha) * 100))
-	return "compare", d, nil
+	return nil
 }
 
 // diffOf is `wfb diff` of sides a and b, by the same builders.

@@ -105,7 +105,7 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 			return err
 		}
 		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))
-		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs, %d attempts and %d trend pages to %s\n", st.Runs, st.Attempts, st.Trends, opts.Export)
+		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs, %d attempts, %d trend pages and %d comparisons to %s\n", st.Runs, st.Attempts, st.Trends, st.Compares, opts.Export)
 		return nil
 	}
 	return srv.Serve(ctx, opts.Addr, func(url string) {
