@@ -258,7 +258,10 @@ func checkRow(t *testing.T, p *svgForest, r *svgRow, l *report.DiffLine) bool {
 		}{{"centre", m.Circle.Cx, s.c}, {"low end", m.Line.X1, s.lo}, {"high end", m.Line.X2, s.hi}} {
 			want := scaled(l.Rate, l.Metric, v.want)
 			if math.IsInf(want, 0) {
-				continue // drawn to the edge, dashed
+				if !strings.Contains(m.Line.Class, "open") {
+					t.Errorf("%s side %s: the %s is unbounded, yet the bar is not drawn open (dashed): %q", where, side2(side), v.what, m.Line.Class)
+				}
+				continue
 			}
 			if got := at(v.x); math.Abs(got-want) > tol {
 				t.Errorf("%s side %s: %s drawn at %g, the diff says %g", where, side2(side), v.what, got, want)
