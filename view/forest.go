@@ -16,6 +16,7 @@ import (
 // is data for the template, nothing in it script or inline style.
 type forest struct {
 	Key, Name, Unit      string
+	PassRate             bool // Δ in percentage points
 	W, H                 int
 	Left, Right, Top     float64 // the plot area; rows start at Top
 	Bottom               float64 // the axis
@@ -65,7 +66,7 @@ func forests(df *report.Diff, alpha float64) (out []*forest, unmeasured []string
 		l := &df.Lines[i]
 		f := byKey[l.Key]
 		if f == nil {
-			f = &forest{Key: l.Key, Name: l.Name, Unit: chartUnit(l.Rate, l.Metric)}
+			f = &forest{Key: l.Key, Name: l.Name, Unit: chartUnit(l.Rate, l.Metric), PassRate: l.Rate}
 			byKey[l.Key] = f
 			out = append(out, f)
 		}
