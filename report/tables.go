@@ -459,6 +459,22 @@ func humanInterval(l *DiffLine, lo, hi float64) any {
 	return end(lo) + " – " + end(hi)
 }
 
+// HumanValue is v as the diff table shows it for people.
+func (l *DiffLine) HumanValue(v float64) string { return text(humanLine(l, v)) }
+
+// HumanInterval is an interval as the diff table shows it for people,
+// "" when there was nothing to bound.
+func (l *DiffLine) HumanInterval(lo, hi float64) string {
+	if s, ok := humanInterval(l, lo, hi).(string); ok {
+		return s
+	}
+	return ""
+}
+
+// HumanDelta is the line's Δ as the diff table shows it for people: "~",
+// "n/c", a signed percentage or, for a pass rate, percentage points.
+func (l *DiffLine) HumanDelta() string { return humanDelta(l) }
+
 // NotComparable is the Δ of a line where one side has no values: there is
 // nothing to test, which is not the same as a change that is not
 // significant ("~").

@@ -164,9 +164,10 @@ func TestABrowserWalksRunsToRunToAttemptToTranscript(t *testing.T) {
 }
 
 // TestABrowserComparesTwoRuns fills the compare form and reads wfb diff's
-// table.
+// table and its chart.
 func TestABrowserComparesTwoRuns(t *testing.T) {
 	f, ts, b := browseFixture(t)
+	addCompareArms(t, f)
 	b.do(t, "compare", chromedp.Navigate(ts.URL+"/compare"), chromedp.WaitVisible(css("form.filter")),
 		chromedp.SendKeys(css(`input[name="a"]`), f.runA), chromedp.SendKeys(css(`input[name="b"]`), f.runB),
 		chromedp.Click(css(`form.filter button`)), chromedp.WaitVisible(css("section.table")))
@@ -175,6 +176,28 @@ func TestABrowserComparesTwoRuns(t *testing.T) {
 		if !strings.Contains(tables, want) {
 			t.Errorf("compare page lacks %q:\n%s", want, tables)
 		}
+	}
+	// The chart: a forest plot per measured metric, each row's A and B
+	// centre drawn (a real box in the layout), the markup arm's cost not
+	// measured in A said in words, and its name shown as text.
+	plots := result(t, b, "forest plots", chromedp.Evaluate[int](`document.querySelectorAll("svg.forest").length`))
+	drawn := result(t, b, "marks drawn", chromedp.Evaluate[int](`Array.from(document.querySelectorAll("svg.forest g.mark circle")).filter(c => c.getBBox().width > 0).length`))
+	costRows := result(t, b, "cost rows", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('svg.forest[data-key="cost_usd"] g.row')).map(r => r.textContent.replace(/\s+/g, " ").trim())`))
+	// Strict, clean, input tokens and cost, four arms each, both sides
+	// but five: input tokens of arms x and the markup arm, and the
+	// markup arm's cost in A, were never measured.
+	if plots != 4 || drawn != 4*4*2-5 {
+		t.Errorf("%d forest plots (want 4), %d centres drawn (want 27)", plots, drawn)
+	}
+	var said bool
+	for _, r := range costRows {
+		said = said || strings.Contains(r, `<script>document.title="pwned"</script>`) && strings.Contains(r, "A: not measured") && strings.Contains(r, "n/c")
+	}
+	if !said || len(costRows) != 4 {
+		t.Errorf("the cost plot's rows do not say the markup arm's A is not measured: %q", costRows)
+	}
+	if title := result(t, b, "title", chromedp.Title()); strings.Contains(title, "pwned") {
+		t.Errorf("an arm's markup ran: title %q", title)
 	}
 	b.check(t, ts.URL)
 }

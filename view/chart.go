@@ -53,26 +53,26 @@ const (
 	seriesClasses  = 8
 )
 
-// scaled is a point's value as the chart shows it: rates in percent, wall
-// time in seconds, the rest as measured; NaN stays NaN.
-func scaled(p *report.TrendPoint, v float64) float64 {
+// scaled is a value as a chart shows it: rates in percent, wall time in
+// seconds, the rest as measured; NaN stays NaN.
+func scaled(rate bool, m report.Metric, v float64) float64 {
 	switch {
-	case p.Rate || p.Metric.Kind() == report.Proportion:
+	case rate || m.Kind() == report.Proportion:
 		return v * 100
-	case p.Metric.Unit() == "ms":
+	case m.Unit() == "ms":
 		return v / 1000
 	}
 	return v
 }
 
-func chartUnit(p *report.TrendPoint) string {
+func chartUnit(rate bool, m report.Metric) string {
 	switch {
-	case p.Rate || p.Metric.Kind() == report.Proportion:
+	case rate || m.Kind() == report.Proportion:
 		return "%"
-	case p.Metric.Unit() == "ms":
+	case m.Unit() == "ms":
 		return "s"
 	}
-	return p.Metric.Unit()
+	return m.Unit()
 }
 
 // trendChart lays out the points of one metric (by arm, then bucket).
@@ -80,7 +80,7 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 	if len(points) == 0 || len(buckets) == 0 {
 		return nil
 	}
-	c := &chart{W: chartW, H: chartH, Left: chartLeft, Right: chartRight, Top: chartTop, Bottom: chartBottom, Unit: chartUnit(&points[0])}
+	c := &chart{W: chartW, H: chartH, Left: chartLeft, Right: chartRight, Top: chartTop, Bottom: chartBottom, Unit: chartUnit(points[0].Rate, points[0].Metric)}
 	lo, hi := yRange(points)
 	c.YTicks = yTicks(&lo, &hi)
 	y := func(v float64) float64 {
@@ -109,13 +109,13 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 			if p.Arm != arm {
 				continue
 			}
-			centre := scaled(p, p.Summary.Center)
+			centre := scaled(p.Rate, p.Metric, p.Summary.Center)
 			if math.IsNaN(centre) {
 				pen = "M" // a gap: the next centre starts a new stroke
 				continue
 			}
 			x := round1(c.XTicks[bucketIndex(buckets, p.Bucket)].X + offset)
-			pl, ph := scaled(p, p.Summary.Lo), scaled(p, p.Summary.Hi)
+			pl, ph := scaled(p.Rate, p.Metric, p.Summary.Lo), scaled(p.Rate, p.Metric, p.Summary.Hi)
 			pt := chartPoint{X: x, Y: y(centre), Lo: y(pl), Hi: y(ph), Changed: p.Changed(), Title: pointTitle(p, centre, pl, ph, c.Unit)}
 			pt.Open = math.IsInf(pl, 0) || math.IsInf(ph, 0) || math.IsNaN(pl) || math.IsNaN(ph)
 			if math.IsNaN(pl) || math.IsNaN(ph) {
@@ -138,19 +138,32 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 // yRange is the span of the finite centres and interval ends, shown
 // values; a rate's never leaves 0–100.
 func yRange(points []report.TrendPoint) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
+	if len(points) == 0 {
+		return 0, 1
+	}
+	var vs []float64
 	for i := range points {
 		p := &points[i]
 		for _, v := range []float64{p.Summary.Center, p.Summary.Lo, p.Summary.Hi} {
-			if v = scaled(p, v); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				lo, hi = math.Min(lo, v), math.Max(hi, v)
-			}
+			vs = append(vs, scaled(p.Rate, p.Metric, v))
+		}
+	}
+	return valueRange(vs, points[0].Rate || points[0].Metric.Kind() == report.Proportion)
+}
+
+// valueRange is the span of the finite shown values vs, padded when they
+// are all one; a rate's (in percent) never leaves 0–100.
+func valueRange(vs []float64, rate bool) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
 		}
 	}
 	if math.IsInf(lo, 1) {
 		return 0, 1
 	}
-	if p := &points[0]; p.Rate || p.Metric.Kind() == report.Proportion {
+	if rate {
 		lo, hi = math.Max(0, lo), math.Min(100, hi)
 	}
 	if hi-lo < 1e-9 {
@@ -181,22 +194,26 @@ func yTicks(lo, hi *float64) []tick {
 }
 
 func pointTitle(p *report.TrendPoint, centre, lo, hi float64, unit string) string {
-	f := func(v float64) string {
-		switch {
-		case math.IsInf(v, -1):
-			return "-∞"
-		case math.IsInf(v, 1):
-			return "∞"
-		case math.IsNaN(v):
-			return "none"
-		}
-		return short(v)
-	}
+	f := shortEnd
 	t := fmt.Sprintf("arm %s, %s: %s %s (interval %s – %s, n %d)", p.Arm, p.Bucket, f(centre), unit, f(lo), f(hi), p.Summary.N)
 	if p.Changed() {
 		t += ", a significant change from the previous bucket"
 	}
 	return t
+}
+
+// shortEnd is a shown value or an interval's end for people: ∞ where
+// unbounded, "none" where not measured.
+func shortEnd(v float64) string {
+	switch {
+	case math.IsInf(v, -1):
+		return "-∞"
+	case math.IsInf(v, 1):
+		return "∞"
+	case math.IsNaN(v):
+		return "none"
+	}
+	return short(v)
 }
 
 func armsOf(points []report.TrendPoint) []string {

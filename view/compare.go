@@ -3,26 +3,34 @@ package view
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
 	"github.com/wfbench/wfb/report"
 )
 
+// compareAlpha is the compare page's significance level unless asked, wfb
+// diff's default; the export's comparisons use it.
+const compareAlpha = 0.05
+
 type compareData struct {
-	Title  string
-	L      links
-	A, B   string
-	ByTask bool
-	Alpha  string
-	Names  []string // run ids and labels, for the form's suggestions
-	Tables []*report.Table
+	Title      string
+	L          links
+	A, B       string
+	ByTask     bool
+	Alpha      string
+	Names      []string // run ids and labels, for the form's suggestions
+	Tables     []*report.Table
+	Charts     []*forest // one per metric of the diff a side measured
+	Unmeasured []string  // the metrics neither side measured
+	Level      int       // the intervals' confidence, in percent
 }
 
 func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 	q := r.URL.Query()
 	d := &compareData{Title: "Compare", L: l, A: q.Get("a"), B: q.Get("b"), ByTask: q.Get("by") == "task,arm", Alpha: q.Get("alpha")}
-	alpha := 0.05
+	alpha := compareAlpha
 	if d.Alpha != "" {
 		a, err := strconv.ParseFloat(d.Alpha, 64)
 		if err != nil || !(a > 0 && a < 1) {
@@ -46,14 +54,28 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 	if d.A == "" || d.B == "" {
 		return "compare", d, nil
 	}
-	d.Title = "Compare " + d.A + " with " + d.B
-	d.Tables, err = s.diffTables(r.Context(), runs, d.A, d.B, d.ByTask, alpha)
-	return "compare", d, err
+	if err := s.compare(r.Context(), d, runs, alpha); err != nil {
+		return "", nil, err
+	}
+	return "compare", d, nil
 }
 
-// diffTables are `wfb diff`'s tables for sides a and b, by the same
-// builders.
-func (s *Server) diffTables(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) ([]*report.Table, error) {
+// compare fills d with `wfb diff` of d.A and d.B: its tables and a chart
+// per metric.
+func (s *Server) compare(ctx context.Context, d *compareData, runs []report.RunInfo, alpha float64) error {
+	d.Title = "Compare " + d.A + " with " + d.B
+	df, err := s.diffOf(ctx, runs, d.A, d.B, d.ByTask, alpha)
+	if err != nil {
+		return err
+	}
+	d.Tables = df.Tables(d.A, d.B, report.FormatTable)
+	d.Charts, d.Unmeasured = forests(df, alpha)
+	d.Level = int(math.Round((1 - alpha) * 100))
+	return nil
+}
+
+// diffOf is `wfb diff` of sides a and b, by the same builders.
+func (s *Server) diffOf(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) (*report.Diff, error) {
 	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: alpha, Metrics: s.cols.Metrics()})
 	for side, spec := range [2]string{a, b} {
 		sel, err := report.ResolveSelection(ctx, s.db, s.cols, runs, spec)
@@ -72,5 +94,5 @@ func (s *Server) diffTables(ctx context.Context, runs []report.RunInfo, a, b str
 			return nil, fmt.Errorf("side %s (%s) selects no attempts: %w", [2]string{"A", "B"}[side], spec, errBadRequest)
 		}
 	}
-	return d.Result(runs).Tables(a, b, report.FormatTable), nil
+	return d.Result(runs), nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
@@ -17,16 +19,17 @@ import (
 
 // ExportStats says what Export wrote.
 type ExportStats struct {
-	Runs, Attempts, Trends int
+	Runs, Attempts, Trends, Compares int
 }
 
 // Export writes the viewer's pages into dir as a static site: index.html
-// (the runs), run/ID.html, attempt/ID.html and static/. Links between them
-// are relative, so the directory can be moved, zipped or served as it is.
-// Compare needs a query, so a static site has none.
+// (the runs), run/ID.html, attempt/ID.html, trend/METRIC-BY.html,
+// compare/PREV..ID.html (each run with the previous run of its label) and
+// static/. Links between them are relative, so the directory can be moved,
+// zipped or served as it is.
 func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	var st ExportStats
-	for _, sub := range []string{"run", "attempt", "trend", "static"} {
+	for _, sub := range []string{"run", "attempt", "trend", "compare", "static"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return st, fmt.Errorf("export: %w", err)
 		}
@@ -37,6 +40,9 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	top, sub := links{export: true}, links{root: "../", export: true}
 	runs, err := s.runsData(ctx, top, "", "")
 	if err != nil {
+		return st, err
+	}
+	if st.Compares, err = s.exportCompares(ctx, dir, sub, runs.Runs); err != nil {
 		return st, err
 	}
 	if err := s.writePage(filepath.Join(dir, "index.html"), "runs", runs); err != nil {
@@ -109,6 +115,39 @@ func (s *Server) exportTrends(ctx context.Context, dir string, l links) (int, er
 	}
 	return n, nil
 }
+
+// exportCompares writes compare/PREV..ID.html for each run with a previous
+// run of its label: the page the runs page links to. A pair wfb diff
+// cannot compare (a side with no attempts) gets no page, and its run no
+// link: Prev is cleared.
+func (s *Server) exportCompares(ctx context.Context, dir string, l links, rows []runRow) (int, error) {
+	all, err := report.LoadRuns(ctx, s.db)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := range rows {
+		r := &rows[i]
+		if r.Prev == "" {
+			continue
+		}
+		d := &compareData{L: l, A: r.Prev, B: r.ID, Alpha: strconv.FormatFloat(compareAlpha, 'g', -1, 64)}
+		if err := s.compare(ctx, d, all, compareAlpha); errors.Is(err, errBadRequest) {
+			r.Prev = ""
+			continue
+		} else if err != nil {
+			return n, err
+		}
+		if err := s.writePage(filepath.Join(dir, "compare", compareFile(r.Prev, r.ID)+".html"), "compare", d); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// compareFile is the export's file name for the comparison of a with b.
+func compareFile(a, b string) string { return fileName(a + ".." + b) }
 
 func (s *Server) writePage(path, name string, data any) error {
 	f, err := os.Create(path)

@@ -24,9 +24,10 @@ func exportFixture(t *testing.T) (*fixture, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Trends: every metric the file has (9) under day and label.
-	if st.Runs != 2 || st.Attempts != 9 || st.Trends != 18 {
-		t.Fatalf("exported %d runs, %d attempts, %d trend pages; want 2, 9 and 18", st.Runs, st.Attempts, st.Trends)
+	// Trends: every metric the file has (9) under day and label; one
+	// comparison: run B with run A, the run before it with its label.
+	if st.Runs != 2 || st.Attempts != 9 || st.Trends != 18 || st.Compares != 1 {
+		t.Fatalf("exported %d runs, %d attempts, %d trend pages, %d comparisons; want 2, 9, 18 and 1", st.Runs, st.Attempts, st.Trends, st.Compares)
 	}
 	return f, dir
 }
@@ -70,6 +71,11 @@ func TestTheExportIsASelfContainedStaticSite(t *testing.T) {
 			t.Errorf("exported trend page lacks %q", want)
 		}
 	}
+	index, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	compare, _ := os.ReadFile(filepath.Join(dir, "compare", f.runA+".."+f.runB+".html"))
+	if !strings.Contains(string(index), `href="compare/`+f.runA+".."+f.runB+`.html"`) || !strings.Contains(string(compare), `<svg class="forest" data-key="cost_usd"`) {
+		t.Error("the export lacks run B's comparison with run A, its chart, or the runs page's link to it")
+	}
 	b, _ := os.ReadFile(filepath.Join(dir, "attempt", f.failed+".html"))
 	for _, want := range []string{"tool call: Bash", "&lt;script&gt;", `href="../attempt/` + f.retry + `.html"`} {
 		if !strings.Contains(string(b), want) {
@@ -78,12 +84,14 @@ func TestTheExportIsASelfContainedStaticSite(t *testing.T) {
 	}
 }
 
-// The exported pages work in a browser from disk: links, the keyboard
-// script, no console error.
+// The exported pages work in a browser from disk: links (the comparison
+// with its chart among them), the keyboard script, no console error.
 func TestTheExportWorksInABrowserFromDisk(t *testing.T) {
 	f, dir := exportFixture(t)
 	b := newBrowser(t)
 	b.do(t, "index", chromedp.Navigate("file://"+filepath.Join(dir, "index.html")), chromedp.WaitVisible(css("table.runs")))
+	b.do(t, "compare", chromedp.Click(css(`a[href="compare/`+f.runA+`..`+f.runB+`.html"]`)), chromedp.WaitVisible(css(`svg.forest[data-key="cost_usd"]`)))
+	b.do(t, "index again", chromedp.NavigateBack(), chromedp.WaitVisible(css("table.runs")))
 	b.do(t, "run", chromedp.Click(css(`a[href="run/`+f.runA+`.html"]`)), chromedp.WaitVisible(css("table.grid")))
 	b.do(t, "j", chromedp.KeyEvent("j"), chromedp.WaitVisible(css("section.transcript")))
 	if loc := result(t, b, "location", chromedp.Location()); !strings.HasSuffix(loc, "/attempt/"+f.failed+".html") {

@@ -39,11 +39,11 @@ func (l links) Attempt(id string) string {
 // Static is an embedded asset.
 func (l links) Static(name string) string { return l.root + "static/" + name }
 
-// Compare compares a with b; "" in a static export, which has no query
-// pages.
+// Compare compares a with b: in a static export, the page written for a
+// run and the previous run of its label.
 func (l links) Compare(a, b string) string {
 	if l.export {
-		return ""
+		return l.root + "compare/" + compareFile(a, b) + ".html"
 	}
 	return l.root + "compare?" + url.Values{"a": {a}, "b": {b}}.Encode()
 }

@@ -27,7 +27,8 @@ func newViewCmd(s *Streams) *cobra.Command {
 		Short: "Browse the results file in a local, read-only web viewer",
 		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
 task × arm grid, each attempt down to its transcript, a comparison of two
-runs, labels or filters as wfb diff, and each metric's trend per arm across
+runs, labels or filters as wfb diff (with a chart per metric: each arm's A
+and B with their intervals), and each metric's trend per arm across
 days or labels as wfb trend.
 
 The first line of stdout is the viewer's URL; it serves until interrupted.
@@ -42,7 +43,8 @@ label its review found (TP) or missed (FN), when they are the labels its
 score used. Without it the findings are still marked TP or FP.
 
 --export DIR writes the same pages as a static site (index.html, run/,
-attempt/, trend/, static/) instead of serving them.`,
+attempt/, trend/, compare/ — each run with the previous run of its label —
+and static/) instead of serving them.`,
 		Example: `  wfb view
   wfb view --db results/wfb.db --addr 127.0.0.1:8080
   wfb view --export site/
@@ -105,7 +107,7 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 			return err
 		}
 		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))
-		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs, %d attempts and %d trend pages to %s\n", st.Runs, st.Attempts, st.Trends, opts.Export)
+		fmt.Fprintf(s.ErrOut, "wfb view: exported %d runs, %d attempts, %d trend pages and %d comparisons to %s\n", st.Runs, st.Attempts, st.Trends, st.Compares, opts.Export)
 		return nil
 	}
 	return srv.Serve(ctx, opts.Addr, func(url string) {
