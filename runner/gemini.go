@@ -22,9 +22,9 @@ import (
 // write_file, replace or run_shell_command at all.
 var geminiApprovalModes = []string{"yolo", "auto_edit", "default", "plan"}
 
-// geminiAdapter drives Gemini CLI (npm @google/gemini-cli) headless: prompt
-// on stdin (a non-terminal stdin makes it non-interactive), stream-json
-// out, and a settings file of wfb's own in the session's private HOME.
+// geminiAdapter drives Gemini CLI (npm @google/gemini-cli) headless: the
+// prompt as --prompt (see geminiArgPromptMax), stream-json out, and a
+// settings file of wfb's own in the session's private HOME.
 //
 // The API is reached at GOOGLE_GEMINI_BASE_URL: the spec's when set, else
 // the cell's provider, ANTHROPIC_BASE_URL (wfb's mock serves all three APIs
@@ -49,8 +49,20 @@ func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt st
 		return agentCommand{}, err
 	}
 	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
-	return agentCommand{argv: argv, stdin: prompt, env: env}, nil
+	if len(prompt) > geminiArgPromptMax || strings.ContainsRune(prompt, 0) {
+		return agentCommand{argv: argv, stdin: prompt, env: env}, nil
+	}
+	return agentCommand{argv: append(argv, "--prompt="+prompt), env: env}, nil
 }
+
+// geminiArgPromptMax is the longest prompt given to Gemini CLI as its
+// --prompt argument; a longer one (past Linux's 128 KiB limit on one
+// argument) goes on stdin. The argument is preferred: Gemini CLI 0.61.0
+// waits only 500 ms for piped stdin from when it starts reading, so on a
+// loaded machine its own start-up can outlast the wait and it exits 42,
+// "No input provided via stdin", with the prompt still in the pipe. Its
+// stdin is then empty and closed, which it reads as no extra input.
+const geminiArgPromptMax = 100 << 10
 
 func (a *geminiAdapter) output() agentOutput {
 	return &geminiOutput{version: a.version, named: a.named}

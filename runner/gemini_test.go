@@ -228,6 +228,43 @@ func TestGeminiCommandIsHeadlessOfflineAndBounded(t *testing.T) {
 	}
 }
 
+// TestGeminiGetsItsPromptAsAnArgument stops the prompt from going to
+// Gemini CLI on stdin, which it waits for only 500 ms (under load it then
+// exits 42, "No input provided via stdin"), except when no argument can
+// carry it: past the per-argument limit, or with a NUL in it.
+func TestGeminiGetsItsPromptAsAnArgument(t *testing.T) {
+	for _, c := range []struct {
+		name, prompt string
+		onStdin      bool
+	}{
+		{"short", "-fix the bug\nin main.go", false},
+		{"at the limit", strings.Repeat("x", geminiArgPromptMax), false},
+		{"past the limit", strings.Repeat("x", geminiArgPromptMax+1), true},
+		{"with a NUL", "a\x00b", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			spec := SessionSpec{
+				SessionKey: SessionKey{AgentBin: filepath.Join(t.TempDir(), "no-gemini"), Model: "gemini-2.5-pro"},
+				Env:        map[string]string{"HOME": t.TempDir(), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+			}
+			cmd, err := (&geminiAdapter{}).command(context.Background(), spec, c.prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := cmd.argv[len(cmd.argv)-1]
+			if c.onStdin {
+				if cmd.stdin != c.prompt || strings.HasPrefix(last, "--prompt") {
+					t.Errorf("stdin %d bytes, last argument %.20q: want the prompt on stdin only", len(cmd.stdin), last)
+				}
+				return
+			}
+			if last != "--prompt="+c.prompt || cmd.stdin != "" {
+				t.Errorf("last argument %.40q, stdin %.20q: want --prompt=PROMPT and an empty stdin", last, cmd.stdin)
+			}
+		})
+	}
+}
+
 // TestBeginMeterPointsGeminiAtTheAttempt stops a Gemini arm from bypassing
 // the meter: the base URL Gemini CLI uses (GOOGLE_GEMINI_BASE_URL when the
 // arm sets it, else the cell's) becomes the attempt's upstream, and the
