@@ -371,21 +371,23 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 }
 
 // strata returns each side's measured values of m in the group, task by
-// task (the same index on both sides for the same task): a bench runs
+// task in the order of their names (the same index on both sides for the
+// same task, whatever order the group's members came in): a bench runs
 // every task the same number of times, so their shares are fixed.
 func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
-	index := map[int32]int{}
-	var out [2][][]float64
+	var tasks []string
+	for _, fines := range a.fines {
+		for _, fo := range fines {
+			if !slices.Contains(tasks, fo.acc.task) {
+				tasks = append(tasks, fo.acc.task)
+			}
+		}
+	}
+	sort.Strings(tasks)
+	out := [2][][]float64{make([][]float64, len(tasks)), make([][]float64, len(tasks))}
 	for side, fines := range a.fines {
 		for _, fo := range fines {
-			i, ok := index[fo.ta.task]
-			if !ok {
-				i = len(index)
-				index[fo.ta.task] = i
-			}
-			for len(out[side]) <= i {
-				out[side] = append(out[side], nil)
-			}
+			i := slices.Index(tasks, fo.acc.task)
 			fo.acc.values[m].each(func(_ int, v *float64) {
 				if !math.IsNaN(*v) {
 					out[side][i] = append(out[side][i], *v)
