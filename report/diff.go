@@ -400,10 +400,11 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 }
 
 // strata returns each side's measured values of m in the group, task by
-// task (the same index on both sides for the same task): a bench runs
+// task in the order of their names (the same index on both sides for the
+// same task, whatever order the group's members came in): a bench runs
 // every task the same number of times, so their shares are fixed.
 func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
-	index := map[int32]int{}
+	index := map[string]int{}
 	var out [2][][]float64
 	for side, fines := range a.fines {
 		// In task and arm order, not the order the fines were gathered
@@ -414,10 +415,10 @@ func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 			return cmp.Or(strings.Compare(x.acc.task, y.acc.task), strings.Compare(x.acc.arm, y.acc.arm))
 		})
 		for _, fo := range fines {
-			i, ok := index[fo.ta.task]
+			i, ok := index[fo.acc.task]
 			if !ok {
 				i = len(index)
-				index[fo.ta.task] = i
+				index[fo.acc.task] = i
 			}
 			for len(out[side]) <= i {
 				out[side] = append(out[side], nil)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -148,6 +149,50 @@ func TestPowerFiguresDoNotChangeFromRunToRun(t *testing.T) {
 	for i := range 30 {
 		if got := figures(); got != first {
 			t.Fatalf("run %d gave\n%s\nthe first gave\n%s", i+2, got, first)
+		}
+	}
+}
+
+// TestSensitivityDoesNotDependOnTheOrderOfRows stops figures that change
+// from one run of `wfb diff` to the next: the same attempts, added in
+// another order (tasks reversed), give the same detectable change and
+// need on every line. (The group's members come out of maps.)
+func TestSensitivityDoesNotDependOnTheOrderOfRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 22))
+	var rows [2][]Row
+	for side, run := range []string{"a", "b"} {
+		for ti := range 5 {
+			for rep := range 8 {
+				r := Row{RunID: run, Task: fmt.Sprintf("t%d", ti), Arm: "x", Rep: rep, Attempt: 1, OK: rng.Float64() < 0.8, Values: Unmeasured()}
+				if !r.OK {
+					r.ErrorKind = "verify-failed"
+				}
+				// Whole numbers, full of ties across tasks.
+				r.Values[CostUSD] = float64(1 + rng.IntN(4))
+				rows[side] = append(rows[side], r)
+			}
+		}
+	}
+	diff := func(reverse bool) *Diff {
+		d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: []Metric{CostUSD}, Detect: Detect{Rel: 0.1, PP: 10}})
+		for side := range rows {
+			rs := slices.Clone(rows[side])
+			if reverse {
+				slices.Reverse(rs)
+			}
+			for i := range rs {
+				d.Add(side, &rs[i])
+			}
+		}
+		return d.Result(nil)
+	}
+	want := diff(false)
+	for range 5 {
+		got := diff(true)
+		for i, l := range got.Lines {
+			if w := want.Lines[i]; l.Key != w.Key || l.Sens != w.Sens {
+				t.Errorf("%s: %+v in one order, %+v in another", l.Key, w.Sens, l.Sens)
+			}
 		}
 	}
 }

@@ -227,13 +227,13 @@ func (m shiftModel) superiority(delta float64) (p, v1, v2 float64) {
 		}
 	}
 	total := 0.0
-	g2 := newWithin(m.strata)
+	g2 := newWithin(m)
 	sweep(delta, func(i, below, upto int) {
 		f := float64(below) + float64(upto-below)/2 // A's values below this B value
 		total += f
 		g2.add(i, f/fn)
 	})
-	g1 := newWithin(m.strata)
+	g1 := newWithin(m)
 	sweep(-delta, func(i, below, upto int) {
 		g1.add(i, (fn-float64(upto)+float64(upto-below)/2)/fn) // B's values above this A value
 	})
@@ -247,15 +247,16 @@ func (m shiftModel) superiority(delta float64) (p, v1, v2 float64) {
 }
 
 // within accumulates values by stratum for their pooled within-stratum
-// variance.
+// variance, in stratum order so that the sum is the same every time.
 type within struct {
 	strata         []int
-	n              map[int]float64
-	sum, sumSquare map[int]float64
+	n              []float64
+	sum, sumSquare []float64
 }
 
-func newWithin(strata []int) *within {
-	return &within{strata: strata, n: map[int]float64{}, sum: map[int]float64{}, sumSquare: map[int]float64{}}
+func newWithin(m shiftModel) *within {
+	k := slices.Max(m.strata) + 1
+	return &within{strata: m.strata, n: make([]float64, k), sum: make([]float64, k), sumSquare: make([]float64, k)}
 }
 
 func (w *within) add(i int, x float64) {
@@ -270,8 +271,10 @@ func (w *within) add(i int, x float64) {
 func (w *within) variance() float64 {
 	total, ss := 0.0, 0.0
 	for s, n := range w.n {
-		total += n
-		ss += w.sumSquare[s] - w.sum[s]*w.sum[s]/n
+		if n > 0 {
+			total += n
+			ss += w.sumSquare[s] - w.sum[s]*w.sum[s]/n
+		}
 	}
 	return math.Max(ss/total, 0)
 }
