@@ -127,7 +127,10 @@ func TestADescendantThatLeftTheProcessGroupStillDies(t *testing.T) {
 // a forced kill.
 func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
 	ps := helperSpec(t, "exit-on-term")
-	ps.Timeout = 200 * time.Millisecond
+	// Long enough for the helper (this test binary, under -race on a
+	// loaded machine) to be past its start-up when the timeout comes: a
+	// SIGTERM during it was once seen to be lost, ending in SIGKILL.
+	ps.Timeout = time.Second
 	ps.Grace = 10 * time.Second
 	res := runProcess(context.Background(), ps)
 	if res.State != store.StateTimeout {
