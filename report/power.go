@@ -95,14 +95,15 @@ func rateTarget(det Detect) float64 {
 func (l *DiffLine) isRate() bool { return l.Rate || l.Metric.Kind() == Proportion }
 
 // DetectableChange is the smallest change l's test finds with 80% power
-// at its n, in the unit of Change (percentage points for rates); +Inf when
-// none could be found that often, NaN when not comparable.
+// at its n, in the unit of Change (percentage points for the pass rates, a
+// fraction for a proportion such as verdict accuracy); +Inf when none
+// could be found that often, NaN when not comparable.
 func (l *DiffLine) DetectableChange() float64 {
 	d := l.Sens.Detectable
 	if !l.Comparable() {
 		return math.NaN()
 	}
-	if l.isRate() && !math.IsInf(d, 0) {
+	if l.Rate && !math.IsInf(d, 0) {
 		return 100 * d
 	}
 	return d
@@ -139,8 +140,10 @@ func humanDetectable(l *DiffLine) any {
 		return "none"
 	case d == 0:
 		return "any"
-	case l.isRate():
+	case l.Rate:
 		return fmt.Sprintf("±%.1fpp", d)
+	case l.isRate():
+		return fmt.Sprintf("±%.1fpp", 100*d)
 	case !math.IsNaN(l.DetectableDelta()):
 		return fmt.Sprintf("±%.1f%%", 100*l.DetectableDelta())
 	}

@@ -196,3 +196,32 @@ func TestSensitivityDoesNotDependOnTheOrderOfRows(t *testing.T) {
 		}
 	}
 }
+
+// TestAProportionsDetectableChangeIsInItsChangesUnit stops verdict
+// accuracy's detectable change from being written in percentage points
+// while its change is a fraction (change_unit ""): programs read both in
+// one unit; people still read ±pp.
+func TestAProportionsDetectableChangeIsInItsChangesUnit(t *testing.T) {
+	d := NewDiffer(DiffOptions{Alpha: 0.05, Metrics: []Metric{VerdictCorrect}})
+	for side := range 2 {
+		for rep := range 40 {
+			r := Row{RunID: fmt.Sprint("run-", side), Task: "t", Arm: "x", Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+			r.Values[VerdictCorrect] = float64((rep + side) % 2)
+			d.Add(side, &r)
+		}
+	}
+	for _, l := range d.Result(nil).Lines {
+		if l.Key != "verdict_correct" {
+			continue
+		}
+		det := l.DetectableChange()
+		if math.IsNaN(det) || math.IsInf(det, 0) || det <= 0 || det > 1 {
+			t.Fatalf("detectable change %v: want a fraction, as the change %v is", det, l.Change())
+		}
+		if got, want := humanDetectable(&l), fmt.Sprintf("±%.1fpp", 100*det); got != want {
+			t.Errorf("people read %v, want %s", got, want)
+		}
+		return
+	}
+	t.Fatal("no verdict_correct line")
+}
