@@ -142,8 +142,10 @@ type Sweep struct {
 	cells  []*cellState
 	run    store.Run
 	config RunConfig
-	// prevConfig is the config a resumed run was recorded with.
+	// prevConfig is the config a resumed run was recorded with, and
+	// prevRaw its JSON as recorded.
 	prevConfig RunConfig
+	prevRaw    string
 	tmp        string                       // the run's directory (tmpDir's path)
 	tmpDir     *scratch.Dir                 // holds it locked while the sweep uses it
 	cred       *syscall.Credential          // the session identity of a root wfb; nil otherwise
@@ -329,9 +331,21 @@ func (s *Sweep) recordBudget(ctx context.Context) error {
 	if (was == nil && now == nil) || (was != nil && now != nil && *was == *now) {
 		return nil
 	}
-	c := s.prevConfig
-	c.Budget = now
-	config, err := json.Marshal(c)
+	// Only the budget changes: fields this wfb does not know (a config
+	// another version wrote) are kept as they were.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s.prevRaw), &fields); err != nil {
+		return fmt.Errorf("run %s: its recorded configuration cannot be read: %w", s.run.ID, err)
+	}
+	delete(fields, "budget")
+	if now != nil {
+		b, err := json.Marshal(now)
+		if err != nil {
+			return err
+		}
+		fields["budget"] = b
+	}
+	config, err := json.Marshal(fields)
 	if err != nil {
 		return err
 	}

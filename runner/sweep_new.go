@@ -319,7 +319,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter),
 		Budget: s.budgetConfig()}
 	if prev != nil {
-		s.prevConfig = prev.config
+		s.prevConfig, s.prevRaw = prev.config, prev.run.Config
 		var was bench.Fingerprint
 		if prev.config.Fingerprint != nil {
 			was = *prev.config.Fingerprint

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -171,8 +172,14 @@ func TestTheRunsConfigRecordsItsBudget(t *testing.T) {
 			t.Errorf("recorded %+v, wfb runs shows %v; want $0.01 from the bench", got, shown)
 		}
 		runs, _ := resultsOf(t, db)
+		// A field this wfb does not know (another version wrote it) must
+		// survive the budget's update.
+		execSQL(t, db, `UPDATE runs SET config = json_set(config, '$.written_by_a_later_wfb', 'kept')`)
 		if _, errOut, code := wfbCmd(t, "run", bench, "--db", db, "--resume", runs[0].ID, "--max-cost", "5"); code != 0 {
 			t.Fatalf("resume: exit %d\n%s", code, errOut)
+		}
+		if cfg := runConfigOf(t, db); !strings.Contains(cfg, `"written_by_a_later_wfb":"kept"`) {
+			t.Errorf("the resume dropped a field it does not know: %s", cfg)
 		}
 		got, shown = budgetOfRun(t, db)
 		if got == nil || *got != (runner.BudgetConfig{USD: 5, From: "max-cost"}) || shown != 5.0 {
@@ -200,4 +207,27 @@ func TestTheRunsConfigRecordsItsBudget(t *testing.T) {
 			t.Errorf("recorded %+v, wfb runs shows %v; want no budget and null", got, shown)
 		}
 	})
+}
+
+// execSQL runs q on the results file db through a plain SQLite handle.
+func execSQL(t *testing.T, db, q string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// runConfigOf returns the one run's config as recorded.
+func runConfigOf(t *testing.T, db string) string {
+	t.Helper()
+	runs, _ := resultsOf(t, db)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	return runs[0].Config
 }
