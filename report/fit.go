@@ -45,13 +45,9 @@ const minColumn = 12
 // the text of columns wider than a cap is wrapped to it, the cap being the
 // widest that fits. Numbers are never wrapped.
 func renderBoxFit(w io.Writer, t *Table, width int) error {
+	t = visibleTable(t) // a copy: wrapping it leaves the caller's table whole
 	fitted := *t
 	fitted.Footnotes = nil
-	fitted.Rows = make([][]any, len(t.Rows))
-	for i, row := range t.Rows {
-		fitted.Rows[i] = slices.Clone(row)
-	}
-	fitted.Columns = slices.Clone(t.Columns)
 	if limit := columnCap(t, width); limit > 0 {
 		for c := range fitted.Columns {
 			fitted.Columns[c] = wrapText(fitted.Columns[c], limit)
@@ -62,7 +58,7 @@ func renderBoxFit(w io.Writer, t *Table, width int) error {
 			}
 		}
 	}
-	if err := renderBox(w, &fitted); err != nil {
+	if err := drawBox(w, &fitted); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -115,7 +111,7 @@ func columnCap(t *Table, width int) int {
 func textWidth(s string) int {
 	widest := 0
 	for _, line := range strings.Split(s, "\n") {
-		widest = max(widest, twwidth.Width(line))
+		widest = max(widest, displayWidth(line))
 	}
 	return widest
 }
@@ -133,31 +129,44 @@ func wrapText(s string, width int) string {
 	return strings.Join(out, "\n")
 }
 
-// wrapLine wraps one line of text, greedily.
+// wrapLine wraps one line of text greedily, breaking at runs of spaces
+// and tabs: a run where the line breaks is dropped, every other run is
+// kept as it is. A word wider than width is cut where its runes reach
+// width; nothing else of s is dropped.
 func wrapLine(s string, width int) []string {
+	if displayWidth(s) <= width {
+		return []string{s}
+	}
 	var lines []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		for twwidth.Width(word) > width {
-			if line != "" {
-				lines, line = append(lines, line), ""
-			}
-			head := twwidth.Truncate(word, width)
-			if head == "" {
-				_, size := utf8.DecodeRuneInString(word)
-				head = word[:size] // one rune wider than width: it goes alone
-			}
+	line, lineW := "", 0
+	rest := s
+	for rest != "" {
+		gap := rest[:len(rest)-len(strings.TrimLeft(rest, " \t"))]
+		rest = rest[len(gap):]
+		end := strings.IndexAny(rest, " \t")
+		if end < 0 {
+			end = len(rest)
+		}
+		word := rest[:end]
+		rest = rest[end:]
+		if word == "" {
+			break // trailing blanks: invisible, and nothing follows them
+		}
+		gapW, wordW := displayWidth(gap), displayWidth(word)
+		if (line != "" || lines == nil) && lineW+gapW+wordW <= width {
+			line, lineW = line+gap+word, lineW+gapW+wordW
+			continue
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+		for wordW > width {
+			head := cutWidth(word, width)
 			lines = append(lines, head)
 			word = word[len(head):]
+			wordW = displayWidth(word)
 		}
-		switch {
-		case line == "":
-			line = word
-		case twwidth.Width(line)+1+twwidth.Width(word) <= width:
-			line += " " + word
-		default:
-			lines, line = append(lines, line), word
-		}
+		line, lineW = word, wordW
 	}
 	if line != "" || len(lines) == 0 {
 		lines = append(lines, line)
@@ -165,10 +174,46 @@ func wrapLine(s string, width int) []string {
 	return lines
 }
 
+// cutWidth returns the longest prefix of s, cut between runes, at most
+// width wide; when s's first rune alone is wider, that rune.
+func cutWidth(s string, width int) string {
+	w := 0
+	for i, r := range s {
+		w += runeWidth(r)
+		if w > width {
+			if i == 0 {
+				_, size := utf8.DecodeRuneInString(s)
+				return s[:size]
+			}
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// displayWidth is the width of s summed rune by rune. Unlike
+// twwidth.Width it does not skip ANSI escape sequences: a box shows them
+// as text (see visible), and an escape that reaches the wrapper counts
+// wide rather than narrow.
+func displayWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		w += runeWidth(r)
+	}
+	return w
+}
+
+func runeWidth(r rune) int {
+	if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f {
+		return 1
+	}
+	return twwidth.Width(string(r))
+}
+
 // writeHanging writes prefix and text wrapped to width, the lines after
 // the first indented under the text.
 func writeHanging(b *strings.Builder, prefix, text string, width int) {
-	indent := twwidth.Width(prefix)
+	indent := displayWidth(prefix)
 	lines := wrapLine(text, max(width-indent, minColumn))
 	for i, l := range lines {
 		if i == 0 {

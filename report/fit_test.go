@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,4 +88,130 @@ func TestAWordWiderThanTheColumnIsBroken(t *testing.T) {
 			t.Errorf("line %q wider than %d", line, minColumn)
 		}
 	}
+}
+
+// nonBlank returns s's runes without spaces, tabs and line breaks: what
+// wrapping must keep, in order.
+func nonBlank(s string) []rune {
+	var out []rune
+	for _, r := range s {
+		if r != ' ' && r != '\t' && r != '\n' {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkWrapped fails t unless wrapText(s, width) keeps every rune of s
+// but blanks, in order, and no line is wider than width.
+func checkWrapped(t *testing.T, s string, width int) {
+	t.Helper()
+	got := wrapText(s, width)
+	if !slices.Equal(nonBlank(got), nonBlank(s)) {
+		t.Errorf("wrapText(%q, %d) = %q: text lost or reordered", s, width, got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if displayWidth(line) > width || twwidth.Width(line) > width {
+			t.Errorf("wrapText(%q, %d): line %q wider than %d", s, width, line, width)
+		}
+	}
+}
+
+// TestAWordWithAnEscapeWraps stops a panic and lost text: a long word was
+// broken with twwidth.Truncate, which appends ESC[0m when the word holds
+// an escape, so the rest of the word was sliced past its end ("slice
+// bounds out of range [21:18]") or, in a longer word, lost ("mnop").
+func TestAWordWithAnEscapeWraps(t *testing.T) {
+	checkWrapped(t, "\x1b[31m"+"abcdefghijklm", 12)
+	checkWrapped(t, "\x1b[31m"+"abcdefghijklmnopqrstuvwxyz0123456789", 12)
+	checkWrapped(t, "error: \x1b[1;31m"+strings.Repeat("中文", 10)+"\x1b[0m done", 12)
+}
+
+// TestWrappingKeepsSpacing stops a wrap that squeezed every run of blanks
+// to one space: blanks inside a line stay as they were; only the run
+// where a line breaks goes.
+func TestWrappingKeepsSpacing(t *testing.T) {
+	got := wrapText("  key:    value  and  then some more words", 20)
+	want := "  key:    value  and\nthen some more words"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestBoxShowsControlCharacters stops agent text (stderr, an error
+// detail, a footnote) from recolouring, moving or retitling the user's
+// terminal through a box table: control characters show as text, fitted
+// or not.
+func TestBoxShowsControlCharacters(t *testing.T) {
+	hostile := "\x1b[31mred\x1b[0m\x1b]0;pwned\x07 back\rover\r\nnext\ttab \u009b2J \u202eevil \xff"
+	tbl := &Table{Title: "t\x1b[2J", Columns: []string{"detail\x1b[1m"}, Rows: [][]any{{hostile}}, Footnotes: []string{"note \x1b[5m" + strings.Repeat("word ", 30)}}
+	for _, width := range []int{0, 40} {
+		var buf bytes.Buffer
+		if err := RenderFit(&buf, tbl, FormatTable, width); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, r := range out {
+			if r != '\n' && needsEscape(r) {
+				t.Errorf("width %d: control %U reaches the terminal:\n%q", width, r, out)
+			}
+		}
+		for _, want := range []string{"␛[31mred␛[0m", "␛]0;pwned␇", "back␍over", "t␛[2J", `\u009b2J`, `\u202eevil`, `\xff`, "next    tab", "note ␛[5m"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("width %d: %q missing:\n%s", width, want, out)
+			}
+		}
+		if width > 0 && widest(out) > width {
+			t.Errorf("width %d: widest line %d:\n%s", width, widest(out), out)
+		}
+	}
+	if tbl.Rows[0][0] != hostile {
+		t.Error("rendering changed the caller's table")
+	}
+}
+
+// TestWrappingRandomTextFits is a property test over random text of
+// escapes, wide (CJK) and combining runes, blanks and line breaks: every
+// wrapped line fits, and no rune but blanks is lost or moved, both in
+// wrapText and in a whole fitted box.
+func TestWrappingRandomTextFits(t *testing.T) {
+	alphabet := []string{"a", "b", "xyz", "中", "文字", "e\u0301", " ", "  ", "\t", "\n", "\x1b", "\x1b[31m", "\x1b[0m", "[", "m", "\x07", "\r", "\u009b", "/"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(60); n > 0; n-- {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		s := b.String()
+		width := minColumn + rng.IntN(20)
+		checkWrapped(t, s, width)
+
+		// Through a box: a cell beside a number column, fitted.
+		tbl := &Table{Columns: []string{"n", "text"}, Rows: [][]any{{int64(i), s}}}
+		var buf bytes.Buffer
+		boxWidth := width + 7 + 4 // borders take 7, n at most 4: text gets width or more
+		if err := RenderFit(&buf, tbl, FormatTable, boxWidth); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if w := widest(out); w > boxWidth {
+			t.Fatalf("%q at %d: widest line %d:\n%s", s, boxWidth, w, out)
+		}
+		if !isSubsequence(nonBlank(visible(s)), nonBlank(out)) {
+			t.Fatalf("%q at %d: text lost:\n%s", s, boxWidth, out)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// isSubsequence says every rune of want appears in got, in order.
+func isSubsequence(want, got []rune) bool {
+	for _, r := range got {
+		if len(want) > 0 && want[0] == r {
+			want = want[1:]
+		}
+	}
+	return len(want) == 0
 }

@@ -43,6 +43,9 @@ type Format string
 // Formats Render knows.
 const (
 	// FormatTable draws a box table for a terminal; NULL shows as NULL.
+	// Control characters show rather than act: ESC as ␛ and the other C0
+	// controls as their control pictures, C1 controls and bidirectional
+	// overrides as \u escapes, a tab as spaces (see visible).
 	FormatTable Format = "table"
 	// FormatTSV writes a header line and one line per row, tab-separated;
 	// tab, newline, carriage return and backslash in a cell are escaped as
@@ -182,7 +185,13 @@ func numericColumns(t *Table) []bool {
 	return num
 }
 
+// renderBox draws t as a box table, its text made visible (see visible).
 func renderBox(w io.Writer, t *Table) error {
+	return drawBox(w, visibleTable(t))
+}
+
+// drawBox draws t as a box table, its text as it is.
+func drawBox(w io.Writer, t *Table) error {
 	var buf bytes.Buffer
 	if t.Title != "" {
 		fmt.Fprintln(&buf, t.Title)
