@@ -166,7 +166,9 @@ func valueRange(vs []float64, rate bool) (lo, hi float64) {
 	if rate {
 		lo, hi = math.Max(0, lo), math.Min(100, hi)
 	}
-	if hi-lo < 1e-9 {
+	// Padded when the span is nothing at the values' magnitude (1e7 and
+	// the float after it, say), not only when it is below 1e-9.
+	if hi-lo < 1e-9*math.Max(1, math.Max(math.Abs(lo), math.Abs(hi))) {
 		pad := math.Max(math.Abs(hi)*0.1, 1)
 		lo, hi = lo-pad, hi+pad
 	}
@@ -174,21 +176,14 @@ func valueRange(vs []float64, rate bool) (lo, hi float64) {
 }
 
 // yTicks widens lo and hi to whole steps of a round size and returns the
-// ticks between them, their Y still in values.
+// ticks between them, their Y still in values (report.NiceTicks: counted,
+// never stepped to, so a span at the float spacing still ends).
 func yTicks(lo, hi *float64) []tick {
-	raw := (*hi - *lo) / 4
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag * 10
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
-	*lo, *hi = math.Floor(*lo/step)*step, math.Ceil(*hi/step)*step
-	var ts []tick
-	for v := *lo; v <= *hi+step/2; v += step {
-		ts = append(ts, tick{Y: v, Label: strconv.FormatFloat(math.Round(v/step)*step, 'g', 6, 64)})
+	vs, dlo, dhi := report.NiceTicks(*lo, *hi, 4)
+	*lo, *hi = dlo, dhi
+	ts := make([]tick, 0, len(vs))
+	for _, v := range vs {
+		ts = append(ts, tick{Y: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
 	}
 	return ts
 }
