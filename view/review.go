@@ -115,11 +115,11 @@ func (s *Server) latestScore(ctx context.Context, rv *reviewView, attemptID stri
 		// NULL is "none recorded": with TPs counted, which findings they
 		// are is unknown.
 		rv.Unmarked = "matches unreadable"
-		rv.addProblem(fmt.Sprintf("The latest score counted %d TP but recorded no matches: its findings cannot be marked.", rv.TP))
+		rv.addProblem(fmt.Sprintf("The latest score counted %d TP but recorded no matches: which findings they are is not known from it.", rv.TP))
 	case m != "":
 		if err := json.Unmarshal([]byte(m), &matches); err != nil {
 			matches, rv.Unmarked = nil, "matches unreadable"
-			rv.addProblem(fmt.Sprintf("The latest score's matches cannot be read (%v): its findings cannot be marked TP or FP.", err))
+			rv.addProblem(fmt.Sprintf("The latest score's matches cannot be read (%v): which findings it counted as TP is not known from it.", err))
 		}
 	}
 	return matches, str(v[0]), nil
