@@ -160,14 +160,20 @@ func (s linear) at(v float64) float64 {
 	return s.r0 + (v-s.d0)/(s.d1-s.d0)*(s.r1-s.r0)
 }
 
-// niceTicks returns about n round tick values covering [lo, hi], and the
-// widened domain they span.
-func niceTicks(lo, hi float64, n int) (ticks []float64, dlo, dhi float64) {
-	if math.IsNaN(lo) || math.IsNaN(hi) {
+// maxTicks bounds the ticks NiceTicks returns, whatever the span.
+const maxTicks = 100
+
+// NiceTicks returns about n round tick values covering [lo, hi], and the
+// widened domain they span. A span too narrow for its magnitude (values
+// of about 1e7 one ulp apart, say) is widened first, so the step is never
+// below the float spacing of the values; the ticks are counted, never
+// stepped to, and at most maxTicks.
+func NiceTicks(lo, hi float64, n int) (ticks []float64, dlo, dhi float64) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		lo, hi = 0, 1
 	}
-	if hi <= lo {
-		if lo == 0 {
+	if hi-lo <= 1e-9*math.Max(math.Abs(lo), math.Abs(hi)) {
+		if lo == 0 && hi == 0 {
 			hi = 1
 		} else {
 			lo, hi = lo-math.Abs(lo)/2, hi+math.Abs(hi)/2
@@ -184,8 +190,9 @@ func niceTicks(lo, hi float64, n int) (ticks []float64, dlo, dhi float64) {
 	}
 	dlo = math.Floor(lo/step) * step
 	dhi = math.Ceil(hi/step) * step
-	for v := dlo; v <= dhi+step/2; v += step {
-		ticks = append(ticks, math.Round(v/step)*step)
+	count := math.Min(math.Round((dhi-dlo)/step), maxTicks-1)
+	for i := 0; i <= int(count); i++ {
+		ticks = append(ticks, math.Round((dlo+float64(i)*step)/step)*step)
 	}
 	return ticks, dlo, dhi
 }

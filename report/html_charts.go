@@ -137,8 +137,8 @@ func scatterAxes(b *bytes.Buffer, f frame, pts []scatterPoint, yName string) (sx
 		xlo, xhi = math.Min(xlo, nanOr(p.xlo, p.x)), math.Max(xhi, nanOr(p.xhi, p.x))
 		ylo, yhi = math.Min(ylo, nanOr(p.ylo, p.y)), math.Max(yhi, nanOr(p.yhi, p.y))
 	}
-	xt, xd0, xd1 := niceTicks(math.Min(0, xlo), xhi, 5)
-	yt, yd0, yd1 := niceTicks(math.Min(0, ylo), yhi, 5)
+	xt, xd0, xd1 := NiceTicks(math.Min(0, xlo), xhi, 5)
+	yt, yd0, yd1 := NiceTicks(math.Min(0, ylo), yhi, 5)
 	sx = linear{xd0, xd1, f.x0(), f.x1()}
 	sy = linear{yd0, yd1, f.y0(), f.y1()}
 	yAxis(b, f, sy, yt, yName)
@@ -284,7 +284,7 @@ func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 	f := frame{w: 520, left: 130, right: 16, top: 8, bottom: 36}
 	f.h = f.top + f.bottom + rowH*float64(len(sec.groups))
 	svgOpen(b, f, sec.of("cells per arm by outcome"))
-	ticks, d0, d1 := niceTicks(0, float64(maxN), 5)
+	ticks, d0, d1 := NiceTicks(0, float64(maxN), 5)
 	sx := linear{d0, d1, f.x0(), f.x1()}
 	xAxis(b, f, sx, ticks, "cells")
 	for i, g := range sec.groups {
@@ -354,7 +354,7 @@ func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armS
 	if math.IsInf(lo, 1) {
 		lo, hi = 0, 1
 	}
-	ticks, d0, d1 := niceTicks(math.Min(0, lo), hi, 5)
+	ticks, d0, d1 := NiceTicks(math.Min(0, lo), hi, 5)
 	sx := linear{d0, d1, f.x0(), f.x1()}
 	unit := m.Unit()
 	if unit == "USD" {

@@ -110,7 +110,7 @@ func trendAxes(b *bytes.Buffer, f frame, tr *Trend, series []trendSeries, name s
 	if series[0].pts[0].Rate {
 		lo, hi = 0, 100
 	}
-	ticks, d0, d1 := niceTicks(math.Min(0, lo), hi, 5)
+	ticks, d0, d1 := NiceTicks(math.Min(0, lo), hi, 5)
 	sy := linear{d0, d1, f.y0(), f.y1()}
 	yAxis(b, f, sy, ticks, name)
 	band := (f.x1() - f.x0()) / float64(len(tr.Buckets))

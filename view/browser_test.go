@@ -217,7 +217,7 @@ func TestABrowserOpensTheTrendFromTheRuns(t *testing.T) {
 		t.Errorf("title %q", title)
 	}
 	lines := result(t, b, "lines", chromedp.Evaluate[int](`document.querySelectorAll("svg.trend g.series path.line").length`))
-	drawn := result(t, b, "drawn", chromedp.Evaluate[bool](`Array.from(document.querySelectorAll("svg.trend circle")).every(c => c.getBBox().width > 0)`))
+	drawn := result(t, b, "drawn", chromedp.Evaluate[bool](`(ms => ms.length > 0 && ms.every(c => c.getBBox().width > 0))(Array.from(document.querySelectorAll("svg.trend path.marker")))`))
 	if lines != 2 || !drawn {
 		t.Errorf("%d lines drawn (want one per arm, 2); every point drawn: %v", lines, drawn)
 	}

@@ -11,7 +11,9 @@ import (
 
 // chart is a trend drawn as SVG by the template: per arm a line through
 // the bucket centres, each with its interval as a vertical bar. Nothing in
-// it is script or inline style; colours come from the stylesheet's s0…s7.
+// it is script or inline style; colours come from the stylesheet's s0…s7
+// and each arm's points have a marker shape too (markerShapes), so arm 9
+// is not arm 1 again and two arms stay apart without their colours.
 type chart struct {
 	W, H                     int
 	Left, Right, Top, Bottom float64 // the plot area
@@ -30,7 +32,9 @@ type tick struct {
 // series is one arm's line.
 type series struct {
 	Arm    string
-	Class  string
+	Class  string // the colour, s0…s7
+	Shape  string // the marker's shape, one of markerShapes
+	Swatch string // the marker as an SVG path in a 12×12 legend box
 	Path   string // the line through its measured centres
 	Points []chartPoint
 }
@@ -42,6 +46,29 @@ type chartPoint struct {
 	Open         bool
 	Changed      bool
 	Title        string
+	Marker       string // the series' marker at (X, Y), an SVG path
+}
+
+// markerShapes cycle with a period (5) prime to the colours' (8): 40 arms
+// before a (colour, shape) pair repeats, as in wfb report's charts.
+var markerShapes = []string{"circle", "square", "triangle", "diamond", "down"}
+
+// markerPath is an SVG path of shape, of radius r, centred on (x, y).
+func markerPath(shape string, x, y, r float64) string {
+	f := func(v float64) string { return strconv.FormatFloat(round1(v), 'f', -1, 64) }
+	switch shape {
+	case "square":
+		d := r * 0.85
+		return fmt.Sprintf("M%s %sH%sV%sH%sZ", f(x-d), f(y-d), f(x+d), f(y+d), f(x-d))
+	case "triangle":
+		return fmt.Sprintf("M%s %sL%s %sL%s %sZ", f(x), f(y-r*1.1), f(x+r), f(y+r*0.75), f(x-r), f(y+r*0.75))
+	case "down":
+		return fmt.Sprintf("M%s %sL%s %sL%s %sZ", f(x), f(y+r*1.1), f(x+r), f(y-r*0.75), f(x-r), f(y-r*0.75))
+	case "diamond":
+		return fmt.Sprintf("M%s %sL%s %sL%s %sL%s %sZ", f(x), f(y-r*1.2), f(x+r*1.2), f(y), f(x), f(y+r*1.2), f(x-r*1.2), f(y))
+	}
+	// A circle as two arcs.
+	return fmt.Sprintf("M%s %sa%s %s 0 1 0 %s 0a%s %s 0 1 0 -%s 0Z", f(x-r), f(y), f(r), f(r), f(2*r), f(r), f(r), f(2*r))
 }
 
 const (
@@ -101,7 +128,8 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 	step := math.Min(14, band/float64(len(arms)+1))
 	for a, arm := range arms {
 		offset := step * (float64(a) - float64(len(arms)-1)/2)
-		s := series{Arm: arm, Class: fmt.Sprintf("s%d", a%seriesClasses)}
+		shape := markerShapes[a%len(markerShapes)]
+		s := series{Arm: arm, Class: fmt.Sprintf("s%d", a%seriesClasses), Shape: shape, Swatch: markerPath(shape, 6, 6, 4.5)}
 		var path strings.Builder
 		pen := "M"
 		for i := range points {
@@ -117,6 +145,11 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 			x := round1(c.XTicks[bucketIndex(buckets, p.Bucket)].X + offset)
 			pl, ph := scaled(p.Rate, p.Metric, p.Summary.Lo), scaled(p.Rate, p.Metric, p.Summary.Hi)
 			pt := chartPoint{X: x, Y: y(centre), Lo: y(pl), Hi: y(ph), Changed: p.Changed(), Title: pointTitle(p, centre, pl, ph, c.Unit)}
+			r := 3.5
+			if pt.Changed {
+				r = 5 // a significant change: a larger marker
+			}
+			pt.Marker = markerPath(shape, pt.X, pt.Y, r)
 			pt.Open = math.IsInf(pl, 0) || math.IsInf(ph, 0) || math.IsNaN(pl) || math.IsNaN(ph)
 			if math.IsNaN(pl) || math.IsNaN(ph) {
 				pt.Lo, pt.Hi = pt.Y, pt.Y
@@ -166,7 +199,9 @@ func valueRange(vs []float64, rate bool) (lo, hi float64) {
 	if rate {
 		lo, hi = math.Max(0, lo), math.Min(100, hi)
 	}
-	if hi-lo < 1e-9 {
+	// Padded when the span is nothing at the values' magnitude (1e7 and
+	// the float after it, say), not only when it is below 1e-9.
+	if hi-lo < 1e-9*math.Max(1, math.Max(math.Abs(lo), math.Abs(hi))) {
 		pad := math.Max(math.Abs(hi)*0.1, 1)
 		lo, hi = lo-pad, hi+pad
 	}
@@ -174,21 +209,14 @@ func valueRange(vs []float64, rate bool) (lo, hi float64) {
 }
 
 // yTicks widens lo and hi to whole steps of a round size and returns the
-// ticks between them, their Y still in values.
+// ticks between them, their Y still in values (report.NiceTicks: counted,
+// never stepped to, so a span at the float spacing still ends).
 func yTicks(lo, hi *float64) []tick {
-	raw := (*hi - *lo) / 4
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag * 10
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
-	*lo, *hi = math.Floor(*lo/step)*step, math.Ceil(*hi/step)*step
-	var ts []tick
-	for v := *lo; v <= *hi+step/2; v += step {
-		ts = append(ts, tick{Y: v, Label: strconv.FormatFloat(math.Round(v/step)*step, 'g', 6, 64)})
+	vs, dlo, dhi := report.NiceTicks(*lo, *hi, 4)
+	*lo, *hi = dlo, dhi
+	ts := make([]tick, 0, len(vs))
+	for _, v := range vs {
+		ts = append(ts, tick{Y: v, Label: strconv.FormatFloat(v, 'g', 6, 64)})
 	}
 	return ts
 }

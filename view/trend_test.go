@@ -21,7 +21,7 @@ func TestTheTrendPageChartsAMetricPerArmAcrossDays(t *testing.T) {
 	}
 	for _, want := range []string{"Trend of cost (USD) by day", "wfb trend by day", "2026-11-29", "2026-11-30",
 		`<svg class="trend"`, `<g class="series s0"><title>arm a</title>`, `<g class="series s1"><title>arm b</title>`,
-		"arm a, 2026-11-30: 0.35 USD", `href="trend?by=label&amp;metric=cost_usd"`} {
+		"arm a, 2026-11-30: 0.35 USD", `<path class="marker" d="M`, `<span class="shape">(circle)</span>`, `<span class="shape">(square)</span>`, `href="trend?by=label&amp;metric=cost_usd"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("trend page lacks %q", want)
 		}
