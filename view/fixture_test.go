@@ -51,10 +51,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{path: filepath.Join(t.TempDir(), "wfb.db"), runA: "run-a", runB: "run-b"}
-	db, err := store.Open(ctx, f.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := f.openWritable(t)
 	defer db.Close()
 	day1 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	for i, id := range []string{f.runA, f.runB} {
@@ -108,6 +105,16 @@ func (f *fixture) addCells(t testing.TB, db *store.DB, runID string, start time.
 			}
 		}
 	}
+}
+
+// openWritable opens the fixture's file for writing; the caller closes it.
+func (f *fixture) openWritable(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), f.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 func (f *fixture) open(t testing.TB) *store.DB {

@@ -56,10 +56,7 @@ type svgMark struct {
 func addCompareArms(t *testing.T, f *fixture) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, f.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := f.openWritable(t)
 	defer db.Close()
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	for side, run := range []string{f.runA, f.runB} {

@@ -14,10 +14,7 @@ import (
 func (f *fixture) addReview(t *testing.T, artifact string, sc store.Score) string {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, f.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := f.openWritable(t)
 	defer db.Close()
 	r := &store.Result{RunID: f.runB, Task: "rv", Arm: "a", Attempt: 1, StartedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC),
 		OK: true, ProcessState: store.StateExited, Agent: "claude", AgentVersion: "2.0.1"}

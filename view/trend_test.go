@@ -66,10 +66,7 @@ func TestTheTrendPageSaysWhatItCannotShow(t *testing.T) {
 func TestATrendBucketNamedWithMarkupIsEscaped(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, f.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := f.openWritable(t)
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Label: injection, Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
 		t.Fatal(err)
