@@ -373,6 +373,31 @@ func (s Selection) where() (string, []any) {
 	return strings.Join(parts, " AND "), args
 }
 
+// RunsWithRows returns the runs that have an attempt the selection picks:
+// one DISTINCT query, not a pass over the attempts (a trend's buckets are
+// the runs its selection touches).
+func RunsWithRows(ctx context.Context, src Source, sel Selection) (map[string]bool, error) {
+	cond, args := sel.where()
+	q := "SELECT DISTINCT r.run_id FROM results r WHERE (" + cond + ")"
+	if sel.RunIDs != nil {
+		q += " AND r.run_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(sel.RunIDs)), ", ") + ")"
+		for _, id := range sel.RunIDs {
+			args = append(args, id)
+		}
+	}
+	present := map[string]bool{}
+	err := src.Each(ctx, q, args, func(sc store.Scanner) error {
+		var id string
+		err := sc.Scan(&id)
+		present[id] = true
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the runs with attempts: %w", err)
+	}
+	return present, nil
+}
+
 // LoadRows streams the attempts the selection picks to fn, in each run's
 // insertion order, as SQLite reads them: one query per run (one in all for
 // a filter spanning every run), scanned into typed destinations that write

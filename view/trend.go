@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb/report"
-	"github.com/wfbench/wfb/store"
 )
 
 // trendBys are the buckets the trend page offers.
@@ -74,15 +73,9 @@ func (s *Server) trendOf(ctx context.Context, by string) (*report.Trend, error) 
 	if err != nil {
 		return nil, err
 	}
-	present := map[string]bool{}
-	err = s.db.Each(ctx, `SELECT DISTINCT run_id FROM results`, nil, func(sc store.Scanner) error {
-		var id string
-		err := sc.Scan(&id)
-		present[id] = true
-		return err
-	})
+	present, err := report.RunsWithRows(ctx, s.db, report.Selection{Spec: "all"})
 	if err != nil {
-		return nil, fmt.Errorf("trend: list the runs with attempts: %w", err)
+		return nil, fmt.Errorf("trend: %w", err)
 	}
 	names, ofRun, err := report.TrendBuckets(runs, by, present)
 	if err != nil {

@@ -123,10 +123,9 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 			return err
 		}
 	}
-	// A first pass finds the runs the selection touches, so that the
-	// buckets are those with attempts.
-	present := map[string]bool{}
-	if err := r.rows(ctx, sel, func(row *report.Row) { present[row.RunID] = true }); err != nil {
+	// The buckets are those of the runs the selection touches.
+	present, err := report.RunsWithRows(ctx, r.db, sel)
+	if err != nil {
 		return err
 	}
 	tr, n, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By, Detect: det}, opts.Baseline)
