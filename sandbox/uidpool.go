@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -97,14 +99,14 @@ func acquireSessionUID(ctx context.Context, cred *syscall.Credential) (*uidSlot,
 		}
 		select {
 		case <-ctx.Done():
-			return nil, "", fmt.Errorf("waiting for a free session uid (all %d of %d..%d in use; %s sets the pool's size): %w", n, base-uint32(n-1), base, EnvSessionUIDPool, ctx.Err())
+			return nil, "", fmt.Errorf("waiting for a free session uid (all %d of %d..%d held by other sessions or still running processes of earlier ones; %s sets the pool's size): %w", n, base-uint32(n-1), base, EnvSessionUIDPool, ctx.Err())
 		case <-time.After(uidPoll):
 		}
 	}
 }
 
 // tryUID locks uid's file without waiting: nil when another session holds
-// it.
+// it, or when a process with the uid is still there (see uidInUse).
 func tryUID(uid uint32) (*uidSlot, error) {
 	p := filepath.Join(uidLockDir, strconv.FormatUint(uint64(uid), 10)+".lock")
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
@@ -113,6 +115,9 @@ func tryUID(uid uint32) (*uidSlot, error) {
 	}
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	switch {
+	case err == nil && uidInUse(uid):
+		f.Close()
+		return nil, nil
 	case err == nil:
 		return &uidSlot{lock: f}, nil
 	case errors.Is(err, unix.EWOULDBLOCK):
@@ -121,4 +126,31 @@ func tryUID(uid uint32) (*uidSlot, error) {
 	}
 	f.Close()
 	return nil, fmt.Errorf("session uid pool: lock %s: %w", p, err)
+}
+
+// uidInUse reports whether some process, a zombie included, still has uid
+// as its real, effective, saved or filesystem uid — what an earlier
+// session left while the kernel or init finishes it off. A session given
+// that uid would find it counted against its RLIMIT_NPROC (its first
+// forks refused) and, were it alive, within reach of its signals and
+// /proc/PID/environ.
+func uidInUse(uid uint32) bool {
+	want := []byte(strconv.FormatUint(uint64(uid), 10))
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		name := e.Name()
+		if name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/status")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		_, rest, ok := bytes.Cut(b, []byte("\nUid:"))
+		line, _, _ := bytes.Cut(rest, []byte("\n"))
+		if ok && slices.ContainsFunc(bytes.Fields(line), func(f []byte) bool { return bytes.Equal(f, want) }) {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // startIn starts script with /bin/sh in the sandbox as its session identity,
@@ -163,5 +164,72 @@ func TestTheSessionUIDPoolHandsOutEachUIDOnce(t *testing.T) {
 		if _, reason, _ := acquireSessionUID(context.Background(), &syscall.Credential{Uid: 1000}); !strings.Contains(reason, EnvSessionUIDPool) {
 			t.Errorf("%s=%s: reason %q", EnvSessionUIDPool, bad, reason)
 		}
+	}
+}
+
+// TestAUIDAnEarlierSessionStillHoldsIsNotHandedOut: a pool uid whose lock
+// is free but which a process still has — a straggler of an earlier session,
+// or only its zombie, which init has not reaped yet — is skipped: the
+// kernel counts the zombie against the next session's RLIMIT_NPROC (a
+// session that forks at once was refused its first fork), and a live one
+// could signal the next session or read its environment.
+func TestAUIDAnEarlierSessionStillHoldsIsNotHandedOut(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("starting a process as another uid needs root; as an ordinary user wfb never switches uids")
+	}
+	old := uidLockDir
+	uidLockDir = filepath.Join(t.TempDir(), "uids")
+	t.Cleanup(func() { uidLockDir = old })
+	t.Setenv(EnvSessionUIDPool, "2")
+	const base = 61234
+	take := func() uint32 {
+		t.Helper()
+		c := &syscall.Credential{Uid: base, Gid: base}
+		slot, reason, err := acquireSessionUID(context.Background(), c)
+		if reason != "" || err != nil {
+			t.Fatal(reason, err)
+		}
+		if err := slot.release(); err != nil {
+			t.Fatal(err)
+		}
+		return c.Uid
+	}
+	if u := take(); u != base {
+		t.Fatalf("an idle pool gave uid %d; want %d (the control failed, so the test proves nothing)", u, base)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "read x")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: base, Gid: base}}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if u := take(); u != base-1 {
+		t.Errorf("with a live process of uid %d the pool gave uid %d; want %d", base, u, base-1)
+	}
+	// The process exits but is not reaped: a zombie of uid base.
+	in.Close()
+	var st syscall.WaitStatus
+	for {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(cmd.Process.Pid)); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+		if f := strings.Fields(string(b)); len(f) > 2 && f[2] == "Z" {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if u := take(); u != base-1 {
+		t.Errorf("with a zombie of uid %d the pool gave uid %d; want %d", base, u, base-1)
+	}
+	if _, err := syscall.Wait4(cmd.Process.Pid, &st, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if u := take(); u != base {
+		t.Errorf("once the zombie was reaped the pool gave uid %d; want %d back", u, base)
 	}
 }
