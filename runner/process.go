@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wfbench/wfb/internal/agentexec"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -269,13 +270,13 @@ func (p *processPipes) closeParentEnds() {
 }
 
 // agentExecArgv is the command line that runs argv behind agent-exec (see
-// AgentExecCommand), with the spec's identity and limits: RLIMIT_DATA and
+// agentexec.Command), with the spec's identity and limits: RLIMIT_DATA and
 // RLIMIT_NPROC at twice the limits are backstops, the watch holds the
 // session to the limits themselves (see limitWatch); RLIMIT_NPROC counts
 // every process of a uid, so it is set only when the session runs as a uid
 // of its own.
 func agentExecArgv(self string, ps processSpec) []string {
-	argv := []string{self, AgentExecCommand,
+	argv := []string{self, agentexec.Command,
 		"--fds", strconv.Itoa(len(ps.ExtraFiles)), "--status-fd", strconv.Itoa(3 + len(ps.ExtraFiles)),
 		"--data", strconv.FormatInt(2*ps.Limits.Memory, 10)}
 	if c := ps.Credential; c != nil {
@@ -311,7 +312,7 @@ func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
 	}
 	cmd.ExtraFiles = ps.ExtraFiles
 	pdeath := syscall.SIGKILL
-	if len(argv) > 1 && argv[1] == AgentExecCommand {
+	if len(argv) > 1 && argv[1] == agentexec.Command {
 		cmd.ExtraFiles = append(append([]*os.File{}, ps.ExtraFiles...), pipes.statusW)
 		pdeath = syscall.SIGUSR1
 	}

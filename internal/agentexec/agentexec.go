@@ -1,21 +1,24 @@
-package runner
+// Package agentexec is `wfb agent-exec`, the small process wfb puts in
+// front of every agent (see Command). It is a package of its own, importing
+// nothing that the Go runtime initialises late (no os/exec, path/filepath,
+// strings or x/sys/unix: the runtime initialises packages in the order of
+// their import paths as far as their imports allow), so that its init — which runs before the init of most of
+// wfb's packages (SQLite, YAML, tables, HTTP) — takes the process over
+// before wfb pays for initialising what agent-exec never uses.
+package agentexec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// AgentExecCommand is the first argument with which the runner re-executes
+// Command is the first argument with which the runner re-executes
 // wfb in front of every agent process (and its sandbox's prefix):
 //
 //	wfb agent-exec --fds N --status-fd FD [--uid U --gid G] [--nproc N] [--data BYTES] -- ARGV...
@@ -26,18 +29,18 @@ import (
 // status as its own. When wfb dies — even of SIGKILL, which no handler of
 // wfb's sees — the kernel tells it (PR_SET_PDEATHSIG, SIGUSR1) and it
 // kills every descendant before it exits: agents never outlive wfb.
-const AgentExecCommand = "agent-exec"
+const Command = "agent-exec"
 
-// agentExecStatus is the exit code of an agent-exec that could not start
-// its command; the reason is on its status fd.
-const agentExecStatus = 127
+// Status is the exit code of an agent-exec that could not start its
+// command; the reason is on its status fd.
+const Status = 127
 
-// init serves agent-exec in every program that links the runner (wfb, and
-// the test binaries of packages that run sessions) before its main or
+// init serves agent-exec in every program that links this package (wfb,
+// and the test binaries of packages that run sessions) before its main or
 // TestMain runs.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == AgentExecCommand {
-		os.Exit(agentExecMain(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:]))
 	}
 }
 
@@ -93,10 +96,10 @@ func parseAgentExecArgs(args []string) (agentExecArgs, error) {
 	return a, nil
 }
 
-// agentExecMain is agent-exec. Its failures before the command started go
+// Main is agent-exec. Its failures before the command started go
 // to the status fd (the runner records them as the session's spawn
-// failure) and exit agentExecStatus.
-func agentExecMain(args []string) int {
+// failure) and exit Status.
+func Main(args []string) int {
 	a, err := parseAgentExecArgs(args)
 	status := os.Stderr
 	if err == nil && a.statusFD >= 0 {
@@ -104,8 +107,8 @@ func agentExecMain(args []string) int {
 		status = os.NewFile(uintptr(a.statusFD), "status")
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(status, "wfb %s: %v", AgentExecCommand, err)
-		return agentExecStatus
+		fmt.Fprintf(status, "wfb %s: %v", Command, err)
+		return Status
 	}
 	if err != nil {
 		return fail(err)
@@ -113,13 +116,13 @@ func agentExecMain(args []string) int {
 	// Before anything starts: wfb's death is a SIGUSR1 that is handled.
 	parentGone := make(chan os.Signal, 1)
 	signal.Notify(parentGone, syscall.SIGUSR1)
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR1), 0, 0, 0); err != nil {
+	if err := prctl(syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR1)); err != nil {
 		return fail(fmt.Errorf("prctl(PR_SET_PDEATHSIG): %w", err))
 	}
 	if os.Getppid() == 1 {
 		return fail(errors.New("wfb is already gone"))
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+	if err := prctl(prSetChildSubreaper, 1); err != nil {
 		return fail(fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err))
 	}
 	if err := a.setLimits(); err != nil {
@@ -129,19 +132,19 @@ func agentExecMain(args []string) int {
 	// directly; agent-exec outlives it to relay the agent's status. A
 	// handled signal (not an ignored one) is default again in the child.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	cmd := a.command()
-	if err := cmd.Start(); err != nil {
+	child, err := a.start()
+	if err != nil {
 		return fail(err)
 	}
 	status.Close()
-	done := make(chan struct{})
+	done := make(chan *os.ProcessState, 1)
 	go func() {
-		cmd.Wait()
-		close(done)
+		st, _ := child.Wait()
+		done <- st
 	}()
 	select {
-	case <-done:
-		return relayStatus(cmd.ProcessState)
+	case st := <-done:
+		return relayStatus(st)
 	case <-parentGone:
 		killDescendants()
 		return 137
@@ -152,29 +155,69 @@ func agentExecMain(args []string) int {
 // inherits.
 func (a agentExecArgs) setLimits() error {
 	if a.nproc > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_NPROC, &unix.Rlimit{Cur: a.nproc, Max: a.nproc}); err != nil {
+		if err := syscall.Setrlimit(rlimitNproc, &syscall.Rlimit{Cur: a.nproc, Max: a.nproc}); err != nil {
 			return fmt.Errorf("setrlimit(RLIMIT_NPROC, %d): %w", a.nproc, err)
 		}
 	}
 	if a.data > 0 {
-		if err := unix.Setrlimit(unix.RLIMIT_DATA, &unix.Rlimit{Cur: a.data, Max: a.data}); err != nil {
+		if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: a.data, Max: a.data}); err != nil {
 			return fmt.Errorf("setrlimit(RLIMIT_DATA, %d): %w", a.data, err)
 		}
 	}
 	return nil
 }
 
-// command is the child: argv with stdio and the passed fds, as the
-// session's identity, killed should agent-exec die.
-func (a agentExecArgs) command() *exec.Cmd {
-	cmd := exec.Command(a.argv[0], a.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	for fd := 3; fd < 3+a.fds; fd++ {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
+// start starts the child: argv with stdio and the passed fds, as the
+// session's identity, killed should agent-exec die. A command name without
+// a slash is looked up in $PATH, as os/exec would.
+func (a agentExecArgs) start() (*os.Process, error) {
+	path, err := lookPath(a.argv[0])
+	if err != nil {
+		return nil, err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: a.cred, Pdeathsig: syscall.SIGKILL}
-	return cmd
+	files := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for fd := 3; fd < 3+a.fds; fd++ {
+		files = append(files, os.NewFile(uintptr(fd), "fd"+strconv.Itoa(fd)))
+	}
+	return os.StartProcess(path, a.argv, &os.ProcAttr{
+		Env: os.Environ(), Files: files,
+		Sys: &syscall.SysProcAttr{Credential: a.cred, Pdeathsig: syscall.SIGKILL},
+	})
 }
+
+// lookPath finds the executable name names: name itself when it holds a
+// slash, else the first regular file with an execute bit in an absolute
+// directory of $PATH (a relative one, the current directory included, is
+// never searched).
+func lookPath(name string) (string, error) {
+	if bytes.IndexByte([]byte(name), '/') >= 0 {
+		return name, nil
+	}
+	for _, dir := range bytes.Split([]byte(os.Getenv("PATH")), []byte{':'}) {
+		if len(dir) == 0 || dir[0] != '/' {
+			continue
+		}
+		p := string(bytes.TrimSuffix(dir, []byte{'/'})) + "/" + name
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
+}
+
+// prctl is prctl(2) with one argument.
+func prctl(option int, arg uintptr) error {
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, uintptr(option), arg, 0); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// Linux constants the frozen syscall package lacks.
+const (
+	prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER
+	rlimitNproc         = 6  // RLIMIT_NPROC
+)
 
 // relayStatus ends agent-exec as its child ended: with its exit code, or
 // killed by the same signal.
@@ -217,20 +260,22 @@ func killDescendants() {
 // descendants lists the live descendants of pid, from /proc.
 func descendants(pid int) []int {
 	parent := map[int]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
+	procs, _ := os.ReadDir("/proc")
+	for _, e := range procs {
+		child, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		s := string(b)
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 2 || fields[0] == "Z" {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
 			continue
 		}
-		child, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		ppid, _ := strconv.Atoi(fields[1])
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		fields := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+		if len(fields) < 2 || string(fields[0]) == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(fields[1]))
 		parent[child] = ppid
 	}
 	var out []int
