@@ -19,13 +19,22 @@ type check struct {
 	op, path, reason string
 }
 
-// probeScript runs test(1) on each (op, path) pair and prints the index of
-// the first that fails. Paths arrive as arguments, so no quoting can break.
-const probeScript = `i=0
+// probeScript runs test(1) on each (op, path) pair after the workspace
+// ($1) and prints the index of the first that fails; when all pass and a
+// workspace is given it asks
+// find(1) for the first entry of the workspace the session cannot read
+// (or, for a directory, enter) — symlinks skipped: their own mode means
+// nothing and their targets are not the workspace. Paths arrive as
+// arguments, so no quoting can break. One process answers all of
+// preflight's questions.
+const probeScript = `ws=$1; shift
+i=0
 while [ "$#" -ge 2 ]; do
 	if ! test "$1" "$2"; then echo "$i"; exit 3; fi
 	i=$((i+1)); shift 2
-done`
+done
+[ -n "$ws" ] || exit 0
+exec find "$ws" -mindepth 1 ! -type l \( ! -readable -o -type d ! -executable \) -print0 -quit`
 
 // checks lists, in order, what the session identity must be able to do:
 // reach and read the workspace, execute the agent, write its home, tmp and
@@ -140,10 +149,24 @@ func probeCommand(ctx context.Context, cred *syscall.Credential, argv ...string)
 	return cmd
 }
 
-// probe runs the checks as the session identity and returns the reason of
-// the first that fails ("" when all pass). err is a probe that could not run.
-func probe(ctx context.Context, cred *syscall.Credential, cs []check) (string, error) {
-	argv := []string{"/bin/sh", "-c", probeScript, "wfb-preflight"}
+// probeResult is what a probe found: the index of the first check that
+// failed (treeBlocked when the checks passed but an entry of the workspace
+// cannot be read; -1 when nothing failed) and why.
+type probeResult struct {
+	failed int
+	reason string
+}
+
+// treeBlocked is probeResult.failed for an unreadable workspace entry.
+const treeBlocked = -2
+
+func (r probeResult) ok() bool { return r.failed == -1 }
+
+// probe runs the checks as the session identity and then, with a workspace
+// given, looks for an entry of it the session cannot read. err is a probe
+// that could not run.
+func probe(ctx context.Context, cred *syscall.Credential, cs []check, workspace string) (probeResult, error) {
+	argv := []string{"/bin/sh", "-c", probeScript, "wfb-preflight", workspace}
 	for _, c := range cs {
 		argv = append(argv, c.op, c.path)
 	}
@@ -153,38 +176,20 @@ func probe(ctx context.Context, cred *syscall.Credential, cs []check) (string, e
 	err := cmd.Run()
 	var exit *exec.ExitError
 	switch {
-	case err == nil:
-		return "", nil
 	case errors.As(err, &exit) && exit.ExitCode() == 3:
 		i, perr := strconv.Atoi(strings.TrimSpace(stdout.String()))
 		if perr != nil || i < 0 || i >= len(cs) {
-			return "", fmt.Errorf("preflight probe: unexpected answer %q", stdout.String())
+			return probeResult{}, fmt.Errorf("preflight probe: unexpected answer %q", stdout.String())
 		}
-		return cs[i].reason, nil
-	default:
-		return "", fmt.Errorf("preflight probe as %s: %w (stderr: %s)", credString(cred), err, strings.TrimSpace(stderr.String()))
-	}
-}
-
-// probeTree asks find(1), as the session identity, for the first entry of
-// the workspace it cannot read (or, for a directory, enter). Symlinks are
-// skipped: their own mode means nothing and their targets are not the
-// workspace.
-func probeTree(ctx context.Context, cred *syscall.Credential, workspace string) (string, error) {
-	cmd := probeCommand(ctx, cred, "/bin/sh", "-c",
-		`exec find "$1" -mindepth 1 ! -type l \( ! -readable -o -type d ! -executable \) -print0 -quit`,
-		"wfb-preflight", workspace)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if blocked := strings.TrimSuffix(stdout.String(), "\x00"); blocked != "" {
+		return probeResult{failed: i, reason: cs[i].reason}, nil
+	case stdout.Len() > 0:
+		blocked := strings.TrimSuffix(stdout.String(), "\x00")
 		who := "session uid " + credString(cred)
-		return fmt.Sprintf("%s cannot read %s in the workspace %s; a review must be able to read what it reviews", who, blocked, workspace), nil
+		return probeResult{failed: treeBlocked, reason: fmt.Sprintf("%s cannot read %s in the workspace %s; a review must be able to read what it reviews", who, blocked, workspace)}, nil
+	case err != nil:
+		return probeResult{}, fmt.Errorf("preflight probe as %s: %w (stderr: %s)", credString(cred), err, strings.TrimSpace(stderr.String()))
 	}
-	if err != nil {
-		return "", fmt.Errorf("preflight probe of workspace %s as %s: %w (stderr: %s)", workspace, credString(cred), err, strings.TrimSpace(stderr.String()))
-	}
-	return "", nil
+	return probeResult{failed: -1}, nil
 }
 
 func credString(cred *syscall.Credential) string {

@@ -66,14 +66,26 @@ func (s *Sandbox) reachAsRoot(ctx context.Context, opts Options, l *layout) (str
 	if s.cred == nil {
 		return "", nil
 	}
-	if reason, err := s.copyWorkspace(ctx, l); err != nil || reason != "" {
-		return reason, err
+	// All of preflight's checks in one probe: in the common case they pass
+	// and preflight runs no other.
+	first, err := probe(ctx, s.cred, s.checks(l.agentExists, opts.ArtifactDir != ""), l.workspace)
+	if err != nil {
+		return "", err
+	}
+	if first.ok() {
+		s.proven = true
+		return "", nil
+	}
+	if first.failed >= 0 && first.failed < len(s.workspaceChecks()) {
+		if reason, err := s.copyWorkspace(l, first.reason); err != nil || reason != "" {
+			return reason, err
+		}
 	}
 	if opts.ArtifactDir == "" || l.createArtifactDir {
 		return "", nil
 	}
-	reason, err := probe(ctx, s.cred, s.artifactChecks(true))
-	if err != nil || reason == "" {
+	r, err := probe(ctx, s.cred, s.artifactChecks(true), "")
+	if err != nil || r.ok() {
 		return "", err
 	}
 	s.deliverTo = s.artifactDir
@@ -84,15 +96,12 @@ func (s *Sandbox) reachAsRoot(ctx context.Context, opts Options, l *layout) (str
 	return "", s.handOver(s.artifactDir)
 }
 
-// copyWorkspace copies a workspace the session uid cannot use as it is
-// (see reachAsRoot). The copy keeps the modes of a review's tree (a file
-// the session may not read stays so, and preflight says so); an editing
-// session's copy is shared with the session's group, read and write.
-func (s *Sandbox) copyWorkspace(ctx context.Context, l *layout) (string, error) {
-	blocked, err := probe(ctx, s.cred, s.workspaceChecks())
-	if err != nil || blocked == "" {
-		return "", err
-	}
+// copyWorkspace copies the workspace the session uid cannot use as it is
+// (blocked says why; see reachAsRoot). The copy keeps the modes of a
+// review's tree (a file the session may not read stays so, and preflight
+// says so); an editing session's copy is shared with the session's group,
+// read and write.
+func (s *Sandbox) copyWorkspace(l *layout, blocked string) (string, error) {
 	copyDir, err := scratch.New("", CopyPrefix)
 	if err != nil {
 		return "", fmt.Errorf("create the workspace copy: %w", err)

@@ -134,6 +134,9 @@ type Sandbox struct {
 	// deliverTo is the caller's artifact dir when the session writes into
 	// a private one that DeliverArtifacts copies out.
 	deliverTo string
+	// proven says reachAsRoot's probe already passed every check preflight
+	// would make, on the layout as it stands.
+	proven bool
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -343,11 +346,11 @@ func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string
 			return reason, nil
 		}
 	}
-	if reason, err := probe(ctx, l.cred, s.checks(l.agentExists, opts.ArtifactDir != "")); err != nil || reason != "" {
-		return reason, err
-	}
-	if reason, err := probeTree(ctx, l.cred, l.workspace); err != nil || reason != "" {
-		return reason, err
+	if !s.proven {
+		r, err := probe(ctx, l.cred, s.checks(l.agentExists, opts.ArtifactDir != ""), l.workspace)
+		if err != nil || !r.ok() {
+			return r.reason, err
+		}
 	}
 	return l.be.probe(ctx, s)
 }
