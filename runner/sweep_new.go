@@ -274,13 +274,14 @@ func (s *Sweep) prepareTrees(ctx context.Context, used map[string]bool) error {
 	return nil
 }
 
-// stageStandIn copies the stand-in's executable into the run's directory
+// stageStandIn stages the stand-in's executable in the run's directory
 // once, before any worker starts, for every arm that runs it. A copy per
-// cell (the sandbox's StageAgent) would be written while other workers
-// fork: a child forked while the copy is open for writing holds it, and
-// the exec of that copy then fails with ETXTBSY ("text file busy"). The
-// copy is wfb's, mode 0755, in a directory only wfb can write, so no
-// session can replace it.
+// cell (the sandbox's StageAgent, where the executable cannot be linked)
+// would be written while other workers fork: a child forked while the copy
+// is open for writing holds it, and the exec of that copy then fails with
+// ETXTBSY ("text file busy"). What is staged is wfb's or root's, not
+// writable by a session (sandbox.StageExecutable), in a directory only wfb
+// can write, so no session can replace it.
 func (s *Sweep) stageStandIn() error {
 	var staged string
 	for id, ag := range s.agents {
@@ -296,7 +297,7 @@ func (s *Sweep) stageStandIn() error {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 			staged = filepath.Join(dir, filepath.Base(ag.bin))
-			if err := sandbox.CopyFile(ag.bin, staged, 0o755); err != nil {
+			if err := sandbox.StageExecutable(ag.bin, staged); err != nil {
 				return fmt.Errorf("stage the stand-in agent: %w", err)
 			}
 		}

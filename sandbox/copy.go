@@ -93,6 +93,32 @@ func CopyFile(src, dst string, perm fs.FileMode) error {
 	return os.Chmod(dst, perm)
 }
 
+// StageExecutable puts the executable src at dst for sessions to run: a
+// hard link when src (its symlinks resolved) is a regular file on dst's
+// file system that only root or wfb's own user can change (owned by one of
+// them, no group or other write bit) and that anyone may read and execute —
+// nothing to copy, and no session can change what it runs — else a copy,
+// mode 0755 (CopyFile). The conditions are checked on the inode linked, so
+// a src swapped meanwhile is never staged.
+func StageExecutable(src, dst string) error {
+	if real, err := filepath.EvalSymlinks(src); err == nil && os.Link(real, dst) == nil {
+		if fi, err := os.Lstat(dst); err == nil && stageable(fi) {
+			return nil
+		}
+		if err := os.Remove(dst); err != nil {
+			return err
+		}
+	}
+	return CopyFile(src, dst, 0o755)
+}
+
+// stageable says a file may be staged by a hard link (see StageExecutable).
+func stageable(fi fs.FileInfo) bool {
+	uid, _, ok := owner(fi)
+	perm := fi.Mode().Perm()
+	return ok && fi.Mode().IsRegular() && (uid == 0 || uid == os.Geteuid()) && perm&0o022 == 0 && perm&0o005 == 0o005
+}
+
 // ShareWithSession gives a tree wfb made for a session to the session's
 // group when the session runs as another uid (cred non-nil): read (and
 // search) for a review, which must read what it reviews and nothing more,

@@ -75,8 +75,8 @@ type Options struct {
 	// else DefaultSessionID. Setting them when wfb is not root is refused:
 	// an unprivileged process cannot switch uid.
 	SessionUID, SessionGID *uint32
-	// StageAgent copies the agent binary into the private root (bin/,
-	// mode 0755) and runs that copy. It serves self-contained binaries that
+	// StageAgent stages the agent binary in the private root (bin/; a hard
+	// link or a copy, see StageExecutable) and runs what it staged. It serves self-contained binaries that
 	// live where the session uid cannot reach them, such as wfb itself under
 	// `go run`, whose build directory is private to root.
 	StageAgent bool
@@ -647,16 +647,17 @@ func PrepareReviewWorkspace(sb *Sandbox, name string) (string, error) {
 	return p, nil
 }
 
-// stageAgent copies the executable bin into root/bin and returns the copy's
-// path. The copy is root's (or wfb's) and only readable and executable by
-// the session, so it cannot be swapped under a later session.
+// stageAgent stages the executable bin in root/bin (StageExecutable) and
+// returns the staged path. What is staged is root's (or wfb's) and only
+// readable and executable by the session, so it cannot be swapped under a
+// later session.
 func stageAgent(bin, root string) (string, error) {
 	dir := filepath.Join(root, "bin")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
 	dst := filepath.Join(dir, filepath.Base(bin))
-	if err := CopyFile(bin, dst, 0o755); err != nil {
+	if err := StageExecutable(bin, dst); err != nil {
 		return "", fmt.Errorf("stage the agent binary: %w", err)
 	}
 	return dst, nil
