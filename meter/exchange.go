@@ -62,31 +62,30 @@ func (b Body) Decode() ([]byte, error) {
 	return out, nil
 }
 
+// zstdEncoder and zstdDecoder are the one zstd encoder and decoder, each built on
+// first use (a session only ever compresses), and safe for concurrent
+// EncodeAll and DecodeAll calls. The default level compresses JSON
+// transcripts about 10x at a few hundred MB/s; higher levels cost CPU the
+// proxy shares with the agents it meters. Two concurrent encodes, their
+// tables allocated as needed: the default (one encoder per core, each
+// allocated at the first EncodeAll) cost a session ~5 ms of page faults on
+// a 2-core machine, and more the more cores.
 var (
-	codecOnce sync.Once
-	zenc      *zstd.Encoder
-	zdec      *zstd.Decoder
-)
-
-// codecs builds the one encoder and decoder, which are safe for
-// concurrent EncodeAll and DecodeAll calls.
-func codecs() (*zstd.Encoder, *zstd.Decoder) {
-	codecOnce.Do(func() {
-		var err error
-		// The default level compresses JSON transcripts about 10x at a
-		// few hundred MB/s; higher levels cost CPU the proxy shares with
-		// the agents it meters.
-		zenc, err = zstd.NewWriter(nil)
+	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
 		if err != nil {
 			panic(fmt.Sprintf("meter: zstd encoder: %v", err))
 		}
-		zdec, err = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<30))
+		return enc
+	})
+	zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(1<<30))
 		if err != nil {
 			panic(fmt.Sprintf("meter: zstd decoder: %v", err))
 		}
+		return dec
 	})
-	return zenc, zdec
-}
+)
 
 // DecodeBody decompresses a kept body (see Body), for a reader of stored
 // exchanges that has the codec and the data but no Body.
@@ -94,8 +93,7 @@ func DecodeBody(codec string, data []byte) ([]byte, error) {
 	if codec != CodecZstd {
 		return nil, fmt.Errorf("body codec %q: only %s is known", codec, CodecZstd)
 	}
-	_, dec := codecs()
-	out, err := dec.DecodeAll(data, nil)
+	out, err := zstdDecoder().DecodeAll(data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("decode %s body: %w", codec, err)
 	}
@@ -105,11 +103,10 @@ func DecodeBody(codec string, data []byte) ([]byte, error) {
 // keep scrubs raw, digests and compresses it.
 func keep(raw []byte, truncated bool, s *scrubber) Body {
 	clean := s.bytes(raw)
-	enc, _ := codecs()
 	sum := sha256.Sum256(clean)
 	return Body{
 		Codec:     CodecZstd,
-		Data:      enc.EncodeAll(clean, make([]byte, 0, len(clean)/4+64)),
+		Data:      zstdEncoder().EncodeAll(clean, make([]byte, 0, len(clean)/4+64)),
 		Size:      int64(len(clean)),
 		SHA256:    hex.EncodeToString(sum[:]),
 		Truncated: truncated,
