@@ -1,15 +1,14 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 )
 
@@ -18,23 +17,6 @@ import (
 type check struct {
 	op, path, reason string
 }
-
-// probeScript runs test(1) on each (op, path) pair after the workspace
-// ($1) and prints the index of the first that fails; when all pass and a
-// workspace is given it asks
-// find(1) for the first entry of the workspace the session cannot read
-// (or, for a directory, enter) — symlinks skipped: their own mode means
-// nothing and their targets are not the workspace. Paths arrive as
-// arguments, so no quoting can break. One process answers all of
-// preflight's questions.
-const probeScript = `ws=$1; shift
-i=0
-while [ "$#" -ge 2 ]; do
-	if ! test "$1" "$2"; then echo "$i"; exit 3; fi
-	i=$((i+1)); shift 2
-done
-[ -n "$ws" ] || exit 0
-exec find "$ws" -mindepth 1 ! -type l \( ! -readable -o -type d ! -executable \) -print0 -quit`
 
 // checks lists, in order, what the session identity must be able to do:
 // reach and read the workspace, execute the agent, write its home, tmp and
@@ -135,20 +117,6 @@ func isScript(p string) bool {
 	return n == 2 && string(b) == "#!"
 }
 
-// probeCommand runs argv as the session identity with an empty environment
-// apart from a fixed PATH: the answer is the kernel's, not a guess from
-// mode bits.
-func probeCommand(ctx context.Context, cred *syscall.Credential, argv ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.Dir = "/"
-	if cred != nil {
-		c := *cred
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &c}
-	}
-	return cmd
-}
-
 // probeResult is what a probe found: the index of the first check that
 // failed (treeBlocked when the checks passed but an entry of the workspace
 // cannot be read; -1 when nothing failed) and why.
@@ -162,34 +130,143 @@ const treeBlocked = -2
 
 func (r probeResult) ok() bool { return r.failed == -1 }
 
-// probe runs the checks as the session identity and then, with a workspace
-// given, looks for an entry of it the session cannot read. err is a probe
-// that could not run.
+// accessMode is access(2)'s mode for a check's test(1) primary.
+var accessMode = map[string]uint32{"-r": 4, "-w": 2, "-x": 1}
+
+// probe runs the checks as the session identity — the first that fails is
+// the answer — and then, with a workspace given, walks it for the first
+// entry (symlinks aside: their own mode means nothing and their targets are
+// not the workspace) the session cannot read or, a directory, enter. The
+// answers are the kernel's, not a guess from mode bits: the probe runs on
+// an OS thread of its own that takes on the session's identity (setgroups,
+// setresgid, setresuid on that thread alone, as the kernel allows; a root
+// wfb's thread so loses the capabilities that would override modes) and
+// asks access(2) and open(2). Go never runs anything else on that thread,
+// and it ends with the probe: the goroutine exits without unlocking it.
+// err is a probe that could not run.
 func probe(ctx context.Context, cred *syscall.Credential, cs []check, workspace string) (probeResult, error) {
-	argv := []string{"/bin/sh", "-c", probeScript, "wfb-preflight", workspace}
-	for _, c := range cs {
-		argv = append(argv, c.op, c.path)
+	type answer struct {
+		r   probeResult
+		err error
 	}
-	cmd := probeCommand(ctx, cred, argv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit) && exit.ExitCode() == 3:
-		i, perr := strconv.Atoi(strings.TrimSpace(stdout.String()))
-		if perr != nil || i < 0 || i >= len(cs) {
-			return probeResult{}, fmt.Errorf("preflight probe: unexpected answer %q", stdout.String())
+	ch := make(chan answer, 1)
+	onThreadThatDies(func() {
+		if err := becomeSession(cred); err != nil {
+			ch <- answer{err: fmt.Errorf("preflight probe as %s: %w", credString(cred), err)}
+			return
 		}
-		return probeResult{failed: i, reason: cs[i].reason}, nil
-	case stdout.Len() > 0:
-		blocked := strings.TrimSuffix(stdout.String(), "\x00")
+		r, err := runChecks(ctx, cred, cs, workspace)
+		ch <- answer{r, err}
+	})
+	a := <-ch
+	return a.r, a.err
+}
+
+// onThreadThatDies runs fn on a goroutine locked to an OS thread that ends
+// with it (the goroutine exits without unlocking) and returns when fn has.
+// Never the main thread: Go cannot end that one and parks it for good
+// instead, and its identity is the process's — /proc/PID's owner, whom
+// kill(2) and ptrace checks look at. Holding the main thread while the
+// inner goroutine starts keeps the inner one off it.
+func onThreadThatDies(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		if syscall.Gettid() != os.Getpid() {
+			defer close(done) // the thread ends after this goroutine
+			fn()
+			return
+		}
+		inner := make(chan struct{})
+		go func() {
+			runtime.LockOSThread() // not the main thread: this goroutine holds it
+			defer close(inner)
+			fn()
+		}()
+		<-inner
+		runtime.UnlockOSThread()
+		close(done)
+	}()
+	<-done
+}
+
+// becomeSession gives the calling thread, and only it, the session's
+// identity with no supplementary groups: raw system calls, since Go's
+// wrappers change every thread of the process. Nil cred is wfb's own.
+func becomeSession(cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	calls := []struct {
+		name string
+		trap uintptr
+		args [3]uintptr
+	}{
+		{"setgroups", syscall.SYS_SETGROUPS, [3]uintptr{0, 0, 0}},
+		{"setresgid", syscall.SYS_SETRESGID, [3]uintptr{uintptr(cred.Gid), uintptr(cred.Gid), uintptr(cred.Gid)}},
+		{"setresuid", syscall.SYS_SETRESUID, [3]uintptr{uintptr(cred.Uid), uintptr(cred.Uid), uintptr(cred.Uid)}},
+	}
+	for _, c := range calls {
+		if _, _, errno := syscall.RawSyscall(c.trap, c.args[0], c.args[1], c.args[2]); errno != 0 {
+			return fmt.Errorf("%s: %w", c.name, errno)
+		}
+	}
+	return nil
+}
+
+// runChecks is the probe on a thread that already is the session.
+func runChecks(ctx context.Context, cred *syscall.Credential, cs []check, workspace string) (probeResult, error) {
+	for i, c := range cs {
+		mode, ok := accessMode[c.op]
+		if !ok {
+			return probeResult{}, fmt.Errorf("preflight probe: unknown check %q", c.op)
+		}
+		if syscall.Access(c.path, mode) != nil {
+			return probeResult{failed: i, reason: c.reason}, nil
+		}
+	}
+	if workspace == "" {
+		return probeResult{failed: -1}, nil
+	}
+	blocked, err := unreadableEntry(ctx, workspace)
+	switch {
+	case err != nil:
+		return probeResult{}, fmt.Errorf("preflight probe of workspace %s as %s: %w", workspace, credString(cred), err)
+	case blocked != "":
 		who := "session uid " + credString(cred)
 		return probeResult{failed: treeBlocked, reason: fmt.Sprintf("%s cannot read %s in the workspace %s; a review must be able to read what it reviews", who, blocked, workspace)}, nil
-	case err != nil:
-		return probeResult{}, fmt.Errorf("preflight probe as %s: %w (stderr: %s)", credString(cred), err, strings.TrimSpace(stderr.String()))
 	}
 	return probeResult{failed: -1}, nil
+}
+
+// errBlocked ends the walk at the first blocked entry.
+var errBlocked = errors.New("blocked")
+
+// unreadableEntry returns the first entry below root, in lexical order,
+// that the calling thread cannot read or, a directory, enter; "" when there
+// is none.
+func unreadableEntry(ctx context.Context, root string) (string, error) {
+	var blocked string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
+		if p == root || d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		if syscall.Access(p, 4) != nil || (d.IsDir() && syscall.Access(p, 1) != nil) {
+			blocked = p
+			return errBlocked
+		}
+		return nil
+	})
+	if errors.Is(err, errBlocked) {
+		return blocked, nil
+	}
+	return "", err
 }
 
 func credString(cred *syscall.Credential) string {
