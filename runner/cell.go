@@ -61,7 +61,7 @@ type Cell struct {
 func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	sb, err := sandbox.Prepare(ctx, sandbox.Options{
 		Workspace: c.Workspace, WorkspaceWritable: c.WorkspaceWritable && !c.Review, Backend: c.Sandbox, AgentBin: c.AgentBin,
-		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace,
+		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace, ProbeAtLaunch: true,
 		StageAgent: c.Agent == bench.AgentStandIn && !c.AgentStaged,
 	})
 	var refused *sandbox.RefusedError

@@ -130,7 +130,10 @@ func (*bwrap) name() string { return Bwrap }
 // HOME, TMPDIR, the artifact path and the agent binary the runner computed
 // are valid inside. The order matters: later mounts go on top of earlier
 // ones, and the private tmp is bound before the paths under it are made.
-func (b *bwrap) prefix(s *Sandbox) []string {
+func (b *bwrap) prefix(s *Sandbox) []string { return b.prefixWith(s, true) }
+
+// prefixWith is prefix, with the agent's mounts or without them.
+func (b *bwrap) prefixWith(s *Sandbox, agent bool) []string {
 	argv := []string{b.path,
 		// The user namespace is what makes the session's capabilities
 		// worthless outside it; --disable-userns forbids nesting another.
@@ -173,7 +176,9 @@ func (b *bwrap) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
 		argv = append(argv, "--ro-bind", filepath.Dir(target), filepath.Dir(target))
 	}
-	argv = append(argv, agentMounts(s, covered)...)
+	if agent {
+		argv = append(argv, agentMounts(s, covered)...)
+	}
 	wsBind := "--ro-bind"
 	if s.writable {
 		wsBind = "--bind"
@@ -244,7 +249,7 @@ func bwrapExecFailed(exit int, stdout, stderr string) *ExecError {
 // launch holds the agent at bubblewrap's --block-fd until Started has read
 // the sandbox's pid from --info-fd and proven, from this side, that it runs
 // in a PID namespace other than wfb's.
-func (b *bwrap) launch(_ context.Context, s *Sandbox) (*Launch, error) {
+func (b *bwrap) launch(ctx context.Context, s *Sandbox) (*Launch, error) {
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("bwrap info pipe: %w", err)
@@ -256,7 +261,7 @@ func (b *bwrap) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 		return nil, fmt.Errorf("bwrap block pipe: %w", err)
 	}
 	// ExtraFiles become fds 3 and 4 in bwrap.
-	argv := append(b.prefix(s), "--info-fd", "3", "--block-fd", "4", "--")
+	argv := append(b.prefixWith(s, !isProbeLaunch(ctx)), "--info-fd", "3", "--block-fd", "4", "--")
 	closeAll := func() error {
 		for _, f := range []*os.File{infoR, infoW, blockR, blockW} {
 			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
@@ -265,32 +270,39 @@ func (b *bwrap) launch(_ context.Context, s *Sandbox) (*Launch, error) {
 		}
 		return nil
 	}
-	return &Launch{
+	l := &Launch{
 		Prefix:     argv,
 		ExtraFiles: []*os.File{infoW, blockR},
 		Credential: s.Credential(),
-		started: func(ctx context.Context, _ int) error {
-			// bwrap holds its own copies now; without ours, EOF on the info
-			// pipe means bwrap is gone.
-			infoW.Close()
-			blockR.Close()
-			child, err := readChildPID(ctx, infoR)
-			if err != nil {
-				return &RefusedError{Backend: Bwrap, Reason: err.Error()}
-			}
-			if err := provePIDNamespace(Bwrap, child); err != nil {
-				// Never released: kill it before it could be.
+		closers:    []func() error{closeAll},
+		execFailed: bwrapExecFailed,
+	}
+	l.started = func(ctx context.Context, _ int) error {
+		// bwrap holds its own copies now; without ours, EOF on the info
+		// pipe means bwrap is gone.
+		infoW.Close()
+		blockR.Close()
+		child, err := readChildPID(ctx, infoR)
+		if err != nil {
+			return &RefusedError{Backend: Bwrap, Reason: err.Error()}
+		}
+		if err := provePIDNamespace(Bwrap, child); err != nil {
+			// Never released: kill it before it could be.
+			_ = syscall.Kill(child, syscall.SIGKILL)
+			return err
+		}
+		if l.gate != nil {
+			if err := l.gate(ctx); err != nil {
 				_ = syscall.Kill(child, syscall.SIGKILL)
 				return err
 			}
-			if _, err := blockW.Write([]byte{'1'}); err != nil {
-				return &RefusedError{Backend: Bwrap, Reason: fmt.Sprintf("release the sandbox (pid %d): %v", child, err)}
-			}
-			return blockW.Close()
-		},
-		closers:    []func() error{closeAll},
-		execFailed: bwrapExecFailed,
-	}, nil
+		}
+		if _, err := blockW.Write([]byte{'1'}); err != nil {
+			return &RefusedError{Backend: Bwrap, Reason: fmt.Sprintf("release the sandbox (pid %d): %v", child, err)}
+		}
+		return blockW.Close()
+	}
+	return l, nil
 }
 
 // readChildPID reads bubblewrap's --info-fd report, {"child-pid": N, ...}.

@@ -151,5 +151,12 @@
 // backends it must also succeed at temp+rename in the artifact dir, hold no
 // capabilities (CapEff), and, for bwrap, pass the PID-namespace proof.
 // Doctor runs all of it for every backend in the review configuration, the
-// one whose boundary it proves.
+// one whose boundary it proves. The checks of what the session uid can
+// reach are asked of the kernel from an OS thread of wfb's that takes on the
+// session's identity and dies with the probe, not from a child process.
+// With Options.ProbeAtLaunch (the runner's sessions, on a named bwrap), the
+// live probe runs at each Launch instead, in a sandbox of its own beside
+// the agent's, and the agent, held at bubblewrap's barrier, is released only
+// once the probe passed: the same proof, without a sandbox start's wait
+// before the agent's own.
 package sandbox

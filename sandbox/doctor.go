@@ -25,6 +25,7 @@ func prepareStrongest(ctx context.Context, opts Options) (*Sandbox, error) {
 	for _, name := range Strength {
 		o := opts
 		o.Backend = name
+		o.ProbeAtLaunch = false // the choice needs the probe now
 		sb, err := Prepare(ctx, o)
 		if err == nil {
 			sb.passedOver = passed

@@ -29,6 +29,9 @@ type Launch struct {
 	Credential *syscall.Credential
 
 	started func(ctx context.Context, pid int) error
+	// gate, when set, must pass before a backend with a barrier releases
+	// the agent (see Options.ProbeAtLaunch).
+	gate    func(ctx context.Context) error
 	closers []func() error
 	// execFailed recognises the backend's own report that it could not
 	// execute the agent; nil for a backend whose exec is the runner's.
@@ -82,10 +85,62 @@ func (l *Launch) Close() error {
 	return errors.Join(errs...)
 }
 
-// Launch prepares one process start.
+// Launch prepares one process start. With the live probe moved to the
+// launch (Options.ProbeAtLaunch), the probe starts now, in a sandbox of its
+// own, and the agent's release waits for its verdict.
 func (s *Sandbox) Launch(ctx context.Context) (*Launch, error) {
-	return s.backend.launch(ctx, s)
+	l, err := s.backend.launch(ctx, s)
+	if err != nil || !s.probeAtLaunch {
+		return l, err
+	}
+	s.gateOnLiveProbe(ctx, l)
+	return l, nil
 }
+
+// gateOnLiveProbe runs the backend's live probe beside the launch and makes
+// its verdict the launch's gate; closing the launch waits for the probe
+// (cancelled if still running), so it leaves nothing behind.
+func (s *Sandbox) gateOnLiveProbe(ctx context.Context, l *Launch) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var reason string
+	var err error
+	go func() {
+		defer close(done)
+		reason, err = s.backend.probe(withProbeLaunch(ctx), s)
+	}()
+	l.gate = func(wait context.Context) error {
+		select {
+		case <-done:
+		case <-wait.Done():
+			return wait.Err()
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s live probe: %w", s.Backend(), err)
+		case reason != "":
+			return &RefusedError{Backend: s.Backend(), Reason: reason}
+		}
+		return nil
+	}
+	l.closers = append(l.closers, func() error {
+		cancel()
+		<-done
+		return nil
+	})
+}
+
+// probeLaunchKey marks the context of the launch a gated live probe makes
+// for itself: bubblewrap leaves the agent's mounts out of it, so that its
+// symlinks under the private tmp are made by the agent's launch alone (two
+// bwraps making the same one at once, the second fails).
+type probeLaunchKey struct{}
+
+func withProbeLaunch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, probeLaunchKey{}, true)
+}
+
+func isProbeLaunch(ctx context.Context) bool { return ctx.Value(probeLaunchKey{}) != nil }
 
 // hostUnsafe runs the agent directly on the host (see the package doc for
 // what that does and does not enforce).

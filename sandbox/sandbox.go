@@ -80,6 +80,15 @@ type Options struct {
 	// live where the session uid cannot reach them, such as wfb itself under
 	// `go run`, whose build directory is private to root.
 	StageAgent bool
+	// ProbeAtLaunch moves bubblewrap's live probe from Prepare to each
+	// Launch: the probe's own sandbox starts while the agent's does, and
+	// the agent, held at bubblewrap's barrier, is released only once the
+	// probe passed — a refusal then comes from Launch's Started (the agent
+	// stopped before it ran) instead of from Prepare. It saves a sandbox
+	// start's wall time per session. Auto ignores it: choosing a backend
+	// needs every backend's probe up front. Other backends probe in
+	// Prepare whatever it says.
+	ProbeAtLaunch bool
 	// Launcher is the executable the landlock backend runs as its launcher
 	// (`wfb sandbox-exec`). Empty means this executable (os.Executable):
 	// every program that links this package serves LauncherCommand from the
@@ -137,6 +146,9 @@ type Sandbox struct {
 	// proven says reachAsRoot's probe already passed every check preflight
 	// would make, on the layout as it stands.
 	proven bool
+	// probeAtLaunch says the backend's live probe runs at each Launch (see
+	// Options.ProbeAtLaunch).
+	probeAtLaunch bool
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -351,6 +363,10 @@ func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string
 		if err != nil || !r.ok() {
 			return r.reason, err
 		}
+	}
+	if opts.ProbeAtLaunch && l.be.name() == Bwrap {
+		s.probeAtLaunch = true
+		return "", nil
 	}
 	return l.be.probe(ctx, s)
 }

@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -365,5 +367,70 @@ func TestSessionCredentialIsTheIdentityPrepareUses(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed: with the
+// live probe moved to the launch (Options.ProbeAtLaunch), a bwrap that
+// breaks a review's read-only promise is still caught — by the probe that
+// runs beside the agent's start — and the agent, held at bubblewrap's
+// barrier, never runs; the launch's Close leaves the workspace as it was.
+// With the same bwrap, Prepare without the option refuses at once (the
+// control: the fake does break the promise).
+func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
+	requireBackend(t, Bwrap)
+	privateTmp(t)
+	ws := newWorkspace(t, traversableDir(t))
+	shareWorkspace(t, ws)
+	t.Setenv("PATH", rewritingBwrap(t, `if [ "$a" = --ro-bind ] && [ "$1" = "`+ws+`" ]; then a=--bind; fi`)+":"+os.Getenv("PATH"))
+	before, err := Digest(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh"}); err == nil {
+		sb.Close()
+		t.Fatal("control: Prepare accepted a bwrap that binds a review's workspace writable, so the test proves nothing")
+	}
+	sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh", ProbeAtLaunch: true})
+	if err != nil {
+		t.Fatalf("Prepare with the probe moved to the launch: %v", err)
+	}
+	defer sb.Close()
+	marker := filepath.Join(sb.ArtifactDir(), "agent-ran")
+	l, err := sb.Launch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", "echo ran > "+marker+"; echo ran > "+filepath.Join(ws, "agent-ran"))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.ExtraFiles = l.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := l.Started(ctx, cmd.Process.Pid)
+	if started != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	_ = cmd.Wait()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var refused *RefusedError
+	if !errors.As(started, &refused) || !strings.Contains(refused.Reason, "could create a file in the workspace") {
+		t.Fatalf("Started = %v; want the live probe's refusal of a writable workspace", started)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the agent ran although the probe refused the sandbox (marker: %v)", err)
+	}
+	after, err := Digest(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != after {
+		t.Error("the gated probe or the agent left the workspace changed")
 	}
 }
