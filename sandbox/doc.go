@@ -40,7 +40,7 @@
 // sandbox unreleased and is a *RefusedError: nothing of the agent ran.
 //
 // "landlock" re-executes wfb as a launcher (`wfb sandbox-exec`, see
-// LauncherMain) that restricts itself with Landlock, strictly at ABI v3 (a
+// package launcher) that restricts itself with Landlock, strictly at ABI v3 (a
 // kernel that cannot give v3 is refused, never degraded): read and execute
 // under the system directories, /proc, /dev and the workspace, and of the
 // agent's executable alone (or its npm package); everything under the private root and the artifact dir (and

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb/sandbox/launcher"
 	"golang.org/x/sys/unix"
 )
 
@@ -151,3 +152,11 @@ func (l *landlock) note(s *Sandbox) string {
 	}
 	return fmt.Sprintf("Landlock ABI v%d (v%d enforced, strict) as %s: %s, artifact dir writable (temp+rename probed), no capabilities; no PID namespace; shares the host network", l.abi, MinLandlockABI, who, workspaceNote(s, "read-only", "writable"))
 }
+
+// The launcher's command and exit codes (see package launcher, which every
+// program linking this package links too, and so serves the command).
+const (
+	LauncherCommand  = launcher.Command
+	LauncherRefused  = launcher.Refused
+	LauncherNotFound = launcher.NotFound
+)

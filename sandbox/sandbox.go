@@ -92,7 +92,7 @@ type Options struct {
 	// Launcher is the executable the landlock backend runs as its launcher
 	// (`wfb sandbox-exec`). Empty means this executable (os.Executable):
 	// every program that links this package serves LauncherCommand from the
-	// package's init.
+	// init of package launcher, which it imports.
 	Launcher string
 }
 

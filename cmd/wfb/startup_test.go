@@ -58,3 +58,21 @@ func TestAgentExecStartsBeforeWfbsPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestTheLandlockLauncherStartsBeforeWfbsPackages: the landlock launcher,
+// which wfb starts in front of every landlock session and its probe, takes
+// the process over in its package's init, before SQLite, table rendering,
+// HTTP or wfb's store and runner are initialised. (It needs Landlock's
+// library and x/sys/unix, which Go initialises about halfway.)
+func TestTheLandlockLauncherStartsBeforeWfbsPackages(t *testing.T) {
+	pkgs := initialized(t, "sandbox-exec", "--ro", "/", "--", "/bin/true")
+	heavy := map[string]bool{
+		"modernc.org/libc": true, "modernc.org/sqlite/lib": true, "github.com/olekukonko/tablewriter/pkg/twwidth": true,
+		"net/http": true, "github.com/spf13/cobra": true, "github.com/wfbench/wfb/store": true, "github.com/wfbench/wfb/runner": true,
+	}
+	for _, p := range pkgs {
+		if heavy[p] {
+			t.Errorf("the launcher initialised %s before it ran; its init must come first", p)
+		}
+	}
+}

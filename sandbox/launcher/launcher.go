@@ -1,13 +1,18 @@
-package sandbox
+// Package launcher is the landlock backend's launcher, `wfb sandbox-exec`
+// (see Command). It is a package of its own, importing nothing that Go
+// initialises late apart from what Landlock needs (no os/exec or
+// path/filepath), so that its init takes the process over before most of
+// wfb's packages (SQLite, YAML, tables, HTTP) are initialised.
+package launcher
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
@@ -15,27 +20,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LauncherCommand is the first argument with which the landlock backend re-executes
+// Command is the first argument with which the landlock backend re-executes
 // wfb as: `wfb sandbox-exec [--ro DIR]... [--rofile FILE]... [--rw DIR]... [--rwfile FILE]...
 // [--uid N --gid N] -- AGENT ARGS...`.
-const LauncherCommand = "sandbox-exec"
+const Command = "sandbox-exec"
 
-// Launcher exit codes. LauncherRefused means the boundary could not be put
+// Launcher exit codes. Refused means the boundary could not be put
 // in place and nothing was executed.
 const (
-	LauncherRefused  = 125
-	LauncherNotFound = 127
+	Refused  = 125
+	NotFound = 127
 )
 
 // init serves the launcher in every program that links this package. The
-// landlock backend re-executes os.Executable() with LauncherCommand first;
+// landlock backend re-executes os.Executable() with Command first;
 // whichever binary that is (wfb, or the test binary of any package that
 // prepares sandboxes) must become the launcher before its own main or
 // TestMain runs: a test binary that did not would run its tests again,
 // recursively.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == LauncherCommand {
-		os.Exit(LauncherMain(os.Args[2:], os.Stderr))
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:], os.Stderr))
 	}
 }
 
@@ -96,27 +101,27 @@ func parseLauncherArgs(args []string) (launcherArgs, error) {
 	return a, nil
 }
 
-// LauncherMain is the landlock launcher. It restricts its own thread with a
+// Main is the landlock launcher. It restricts its own thread with a
 // strict Landlock ruleset (ABI v3: read and execute under --ro, everything
 // under --rw, read and write of the --rwfile files; nothing else), sets
 // no_new_privs, drops to --uid/--gid with no supplementary groups when given,
 // and execs the command from that same thread, so the command inherits all
-// of it. It returns only on failure: LauncherRefused when the boundary could
-// not be put in place, LauncherNotFound when the command could not be
+// of it. It returns only on failure: Refused when the boundary could
+// not be put in place, NotFound when the command could not be
 // executed.
-func LauncherMain(args []string, stderr io.Writer) int {
+func Main(args []string, stderr io.Writer) int {
 	fail := func(code int, format string, v ...any) int {
-		fmt.Fprintf(stderr, "wfb %s: %s\n", LauncherCommand, fmt.Sprintf(format, v...))
+		fmt.Fprintf(stderr, "wfb %s: %s\n", Command, fmt.Sprintf(format, v...))
 		return code
 	}
 	a, err := parseLauncherArgs(args)
 	if err != nil {
-		return fail(LauncherRefused, "%v", err)
+		return fail(Refused, "%v", err)
 	}
 	// Resolved before the ruleset binds, with the PATH the runner gave.
-	bin, err := exec.LookPath(a.argv[0])
+	bin, err := lookPath(a.argv[0])
 	if err != nil {
-		return fail(LauncherNotFound, "%v", err)
+		return fail(NotFound, "%v", err)
 	}
 	rules := []golandlock.Rule{}
 	if len(a.ro) > 0 {
@@ -136,34 +141,54 @@ func LauncherMain(args []string, stderr io.Writer) int {
 	// Strict: no BestEffort. A kernel without v3 is an error here.
 	fd, flags, err := golandlock.V3.NewRulesetFD(rules...)
 	if err != nil {
-		return fail(LauncherRefused, "landlock: %v", err)
+		return fail(Refused, "landlock: %v", err)
 	}
 	if fd < 0 {
-		return fail(LauncherRefused, "landlock: the ruleset restricts nothing")
+		return fail(Refused, "landlock: the ruleset restricts nothing")
 	}
 	// The ruleset, no_new_privs and the identity are this thread's; the
 	// exec below must happen on it, so it is never given back.
 	runtime.LockOSThread()
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail(LauncherRefused, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+		return fail(Refused, "prctl(PR_SET_NO_NEW_PRIVS): %v", err)
 	}
 	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
-		return fail(LauncherRefused, "landlock_restrict_self: %v", err)
+		return fail(Refused, "landlock_restrict_self: %v", err)
 	}
 	unix.Close(fd)
 	if a.uid != nil {
 		// Raw, per-thread calls: the libc-style wrappers change every
 		// thread, which needs machinery (cgo or psx) this thread does not.
 		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
-			return fail(LauncherRefused, "setgroups: %v", e)
+			return fail(Refused, "setgroups: %v", e)
 		}
 		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(*a.gid), uintptr(*a.gid), uintptr(*a.gid)); e != 0 {
-			return fail(LauncherRefused, "setresgid %d: %v", *a.gid, e)
+			return fail(Refused, "setresgid %d: %v", *a.gid, e)
 		}
 		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(*a.uid), uintptr(*a.uid), uintptr(*a.uid)); e != 0 {
-			return fail(LauncherRefused, "setresuid %d: %v", *a.uid, e)
+			return fail(Refused, "setresuid %d: %v", *a.uid, e)
 		}
 	}
 	err = syscall.Exec(bin, a.argv, os.Environ())
-	return fail(LauncherNotFound, "exec %s: %v", bin, err)
+	return fail(NotFound, "exec %s: %v", bin, err)
+}
+
+// lookPath finds the executable name names, as os/exec's LookPath would:
+// name itself when it holds a slash, else the first regular file with an
+// execute bit in an absolute directory of $PATH (a relative one, the
+// current directory included, is never searched).
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range strings.Split(os.Getenv("PATH"), ":") {
+		if !strings.HasPrefix(dir, "/") {
+			continue
+		}
+		p := strings.TrimSuffix(dir, "/") + "/" + name
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 }
