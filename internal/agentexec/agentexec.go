@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/wfbench/wfb/internal/execpath"
 )
 
 // Command is the first argument with which the runner re-executes
@@ -171,7 +173,7 @@ func (a agentExecArgs) setLimits() error {
 // session's identity, killed should agent-exec die. A command name without
 // a slash is looked up in $PATH, as os/exec would.
 func (a agentExecArgs) start() (*os.Process, error) {
-	path, err := lookPath(a.argv[0])
+	path, err := execpath.LookPath(a.argv[0])
 	if err != nil {
 		return nil, err
 	}
@@ -183,26 +185,6 @@ func (a agentExecArgs) start() (*os.Process, error) {
 		Env: os.Environ(), Files: files,
 		Sys: &syscall.SysProcAttr{Credential: a.cred, Pdeathsig: syscall.SIGKILL},
 	})
-}
-
-// lookPath finds the executable name names: name itself when it holds a
-// slash, else the first regular file with an execute bit in an absolute
-// directory of $PATH (a relative one, the current directory included, is
-// never searched).
-func lookPath(name string) (string, error) {
-	if bytes.IndexByte([]byte(name), '/') >= 0 {
-		return name, nil
-	}
-	for _, dir := range bytes.Split([]byte(os.Getenv("PATH")), []byte{':'}) {
-		if len(dir) == 0 || dir[0] != '/' {
-			continue
-		}
-		p := string(bytes.TrimSuffix(dir, []byte{'/'})) + "/" + name
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 }
 
 // prctl is prctl(2) with one argument.

@@ -12,8 +12,9 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/wfbench/wfb/internal/execpath"
 
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -119,7 +120,7 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(Refused, "%v", err)
 	}
 	// Resolved before the ruleset binds, with the PATH the runner gave.
-	bin, err := lookPath(a.argv[0])
+	bin, err := execpath.LookPath(a.argv[0])
 	if err != nil {
 		return fail(NotFound, "%v", err)
 	}
@@ -171,24 +172,4 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	err = syscall.Exec(bin, a.argv, os.Environ())
 	return fail(NotFound, "exec %s: %v", bin, err)
-}
-
-// lookPath finds the executable name names, as os/exec's LookPath would:
-// name itself when it holds a slash, else the first regular file with an
-// execute bit in an absolute directory of $PATH (a relative one, the
-// current directory included, is never searched).
-func lookPath(name string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range strings.Split(os.Getenv("PATH"), ":") {
-		if !strings.HasPrefix(dir, "/") {
-			continue
-		}
-		p := strings.TrimSuffix(dir, "/") + "/" + name
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 }
