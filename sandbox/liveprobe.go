@@ -19,18 +19,24 @@ import (
 // in the workspace; "rw", an editing session's, must be able to temp+rename
 // one there, and leaves the renamed file for the parent to find on the
 // host's side. Then what every session must do: temp+rename in the artifact
-// dir. With $4 = "caps" it reads its own effective capabilities. It prints
-// one verdict word and exits 3 when something is wrong.
+// dir, whose file the parent removes too. With $4 = "caps" it reads its own
+// effective capabilities. It prints one verdict word and exits 3 when
+// something is wrong. On the path that passes it starts no process but one
+// mv per rename: a redirection that fails on a regular built-in (printf,
+// true) inside a group does not end the shell, and the capabilities are
+// read by the shell itself.
 const liveProbeScript = `ws=$1 art=$2 mode=$3 caps=$4 name=.wfb-preflight-$$
 if [ "$mode" = rw ]; then
-	if ! (printf probe > "$ws/$name.tmp") 2>/dev/null; then echo workspace-create; exit 3; fi
+	if ! { printf probe > "$ws/$name.tmp"; } 2>/dev/null; then echo workspace-create; exit 3; fi
 	if ! mv -f "$ws/$name.tmp" "$ws/$name" 2>/dev/null; then echo workspace-rename; exit 3; fi
-elif (: > "$ws/$name") 2>/dev/null; then rm -f "$ws/$name"; echo workspace-writable; exit 3; fi
-if ! (printf probe > "$art/$name.tmp") 2>/dev/null; then echo artifact-create; exit 3; fi
+elif { true > "$ws/$name"; } 2>/dev/null; then rm -f "$ws/$name"; echo workspace-writable; exit 3; fi
+if ! { printf probe > "$art/$name.tmp"; } 2>/dev/null; then echo artifact-create; exit 3; fi
 if ! mv -f "$art/$name.tmp" "$art/$name" 2>/dev/null; then rm -f "$art/$name.tmp"; echo artifact-rename; exit 3; fi
-rm -f "$art/$name"
 if [ "$caps" = caps ]; then
-	cap=$(sed -n 's/^CapEff:[[:space:]]*//p' /proc/self/status)
+	cap=
+	while IFS= read -r line; do
+		case $line in CapEff:*) set -- $line; cap=$2 ;; esac
+	done < /proc/self/status
 	case "$cap" in
 	0000000000000000) ;;
 	*) echo "capabilities $cap"; exit 3 ;;
@@ -59,7 +65,12 @@ func liveProbe(ctx context.Context, s *Sandbox, checkCaps bool) (string, error) 
 	}
 	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps)
 	name := s.Backend()
-	// Whatever happened, the probe must leave the workspace as it found it.
+	// Whatever happened, the probe must leave the workspace and the
+	// artifact dir as it found them.
+	art, _ := filepath.Glob(filepath.Join(s.artifactDir, ".wfb-preflight-*"))
+	for _, p := range art {
+		_ = os.Remove(p)
+	}
 	leftovers, _ := filepath.Glob(filepath.Join(s.workspace, ".wfb-preflight-*"))
 	landed := false
 	for _, p := range leftovers {

@@ -434,3 +434,41 @@ func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
 		t.Error("the gated probe or the agent left the workspace changed")
 	}
 }
+
+// TestTheLiveProbeScriptReadsItsCapabilities: the probe's shell reads its
+// own CapEff (no sed) and refuses a non-zero set, naming it; without the
+// capability check, or with none held, its verdict is ok. Run on the host:
+// as root the shell holds root's capabilities, the very thing a kernel
+// backend must have dropped.
+func TestTheLiveProbeScriptReadsItsCapabilities(t *testing.T) {
+	ws, art := t.TempDir(), t.TempDir()
+	own := ""
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "CapEff:" {
+			own = f[1]
+		}
+	}
+	run := func(caps string) (string, int) {
+		cmd := exec.Command("/bin/sh", "-c", liveProbeScript, "wfb-preflight", ws, art, "rw", caps)
+		out, err := cmd.Output()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out)), cmd.ProcessState.ExitCode()
+	}
+	if out, code := run("-"); out != "ok" || code != 0 {
+		t.Errorf("without the capability check: %q, exit %d; want ok", out, code)
+	}
+	out, code := run("caps")
+	switch {
+	case own == "0000000000000000" && (out != "ok" || code != 0):
+		t.Errorf("holding no capabilities: %q, exit %d; want ok", out, code)
+	case own != "0000000000000000" && (out != "capabilities "+own || code != 3):
+		t.Errorf("holding CapEff %s: %q, exit %d; want the set named and exit 3", own, out, code)
+	}
+}
