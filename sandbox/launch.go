@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -86,8 +87,8 @@ func (l *Launch) Close() error {
 }
 
 // Launch prepares one process start. With the live probe moved to the
-// launch (Options.ProbeAtLaunch), the probe starts now, in a sandbox of its
-// own, and the agent's release waits for its verdict.
+// launch (Options.ProbeAtLaunch), the sandbox's first launch starts it, in
+// a sandbox of its own, and every launch's release waits for its verdict.
 func (s *Sandbox) Launch(ctx context.Context) (*Launch, error) {
 	l, err := s.backend.launch(ctx, s)
 	if err != nil || !s.probeAtLaunch {
@@ -97,37 +98,54 @@ func (s *Sandbox) Launch(ctx context.Context) (*Launch, error) {
 	return l, nil
 }
 
-// gateOnLiveProbe runs the backend's live probe beside the launch and makes
-// its verdict the launch's gate; closing the launch waits for the probe
-// (cancelled if still running), so it leaves nothing behind.
+// gateOnLiveProbe makes the backend's live probe the launch's gate. The
+// probe runs once per sandbox, started by its first launch (beside that
+// launch's own start) and answering every launch after: they share one
+// configuration, and two probes at once would only compete for the same
+// directories. Close waits for it (cancelled if still running), so it
+// leaves nothing behind.
 func (s *Sandbox) gateOnLiveProbe(ctx context.Context, l *Launch) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	var reason string
-	var err error
-	go func() {
-		defer close(done)
-		reason, err = s.backend.probe(withProbeLaunch(ctx), s)
-	}()
+	s.gated.once.Do(func() {
+		pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.gated.cancel = cancel
+		s.gated.done = make(chan struct{})
+		go func() {
+			defer close(s.gated.done)
+			s.gated.reason, s.gated.err = s.backend.probe(withProbeLaunch(pctx), s)
+		}()
+	})
+	g := &s.gated
 	l.gate = func(wait context.Context) error {
 		select {
-		case <-done:
+		case <-g.done:
 		case <-wait.Done():
 			return wait.Err()
 		}
 		switch {
-		case err != nil:
-			return fmt.Errorf("%s live probe: %w", s.Backend(), err)
-		case reason != "":
-			return &RefusedError{Backend: s.Backend(), Reason: reason}
+		case g.err != nil:
+			return fmt.Errorf("%s live probe: %w", s.Backend(), g.err)
+		case g.reason != "":
+			return &RefusedError{Backend: s.Backend(), Reason: g.reason}
 		}
 		return nil
 	}
-	l.closers = append(l.closers, func() error {
-		cancel()
-		<-done
-		return nil
-	})
+}
+
+// gatedProbe is a sandbox's live probe when it runs at launch.
+type gatedProbe struct {
+	once   sync.Once
+	cancel context.CancelFunc
+	done   chan struct{}
+	reason string
+	err    error
+}
+
+// wait cancels the probe if it still runs and waits for it to end.
+func (g *gatedProbe) wait() {
+	if g.cancel != nil {
+		g.cancel()
+		<-g.done
+	}
 }
 
 // probeLaunchKey marks the context of the launch a gated live probe makes

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -20,12 +22,13 @@ import (
 // one there, and leaves the renamed file for the parent to find on the
 // host's side. Then what every session must do: temp+rename in the artifact
 // dir, whose file the parent removes too. With $4 = "caps" it reads its own
-// effective capabilities. It prints one verdict word and exits 3 when
-// something is wrong. On the path that passes it starts no process but one
+// effective capabilities. $5 makes its file names its own (its $$ is the
+// same in every PID namespace bwrap makes). It prints one verdict word and
+// exits 3 when something is wrong. On the path that passes it starts no process but one
 // mv per rename: a redirection that fails on a regular built-in (printf,
 // true) inside a group does not end the shell, and the capabilities are
 // read by the shell itself.
-const liveProbeScript = `ws=$1 art=$2 mode=$3 caps=$4 name=.wfb-preflight-$$
+const liveProbeScript = `ws=$1 art=$2 mode=$3 caps=$4 name=.wfb-preflight-$5
 if [ "$mode" = rw ]; then
 	if ! { printf probe > "$ws/$name.tmp"; } 2>/dev/null; then echo workspace-create; exit 3; fi
 	if ! mv -f "$ws/$name.tmp" "$ws/$name" 2>/dev/null; then echo workspace-rename; exit 3; fi
@@ -63,15 +66,18 @@ func liveProbe(ctx context.Context, s *Sandbox, checkCaps bool) (string, error) 
 	if checkCaps {
 		caps = "caps"
 	}
-	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps)
+	token := probeToken()
+	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps, token)
 	name := s.Backend()
 	// Whatever happened, the probe must leave the workspace and the
-	// artifact dir as it found them.
-	art, _ := filepath.Glob(filepath.Join(s.artifactDir, ".wfb-preflight-*"))
+	// artifact dir as it found them: its own files go (another probe's,
+	// of a sandbox sharing the directory, are that probe's to remove).
+	own := ".wfb-preflight-" + token + "*"
+	art, _ := filepath.Glob(filepath.Join(s.artifactDir, own))
 	for _, p := range art {
 		_ = os.Remove(p)
 	}
-	leftovers, _ := filepath.Glob(filepath.Join(s.workspace, ".wfb-preflight-*"))
+	leftovers, _ := filepath.Glob(filepath.Join(s.workspace, own))
 	landed := false
 	for _, p := range leftovers {
 		// An editing session's write must be the one the host sees: the
@@ -154,4 +160,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// probeToken names one live probe's files.
+func probeToken() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

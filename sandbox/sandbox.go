@@ -146,9 +146,10 @@ type Sandbox struct {
 	// proven says reachAsRoot's probe already passed every check preflight
 	// would make, on the layout as it stands.
 	proven bool
-	// probeAtLaunch says the backend's live probe runs at each Launch (see
-	// Options.ProbeAtLaunch).
+	// probeAtLaunch says the backend's live probe runs at launch (see
+	// Options.ProbeAtLaunch); gated is that probe.
 	probeAtLaunch bool
+	gated         gatedProbe
 
 	// passedOver says why Auto did not pick each stronger backend.
 	passedOver []Status
@@ -625,6 +626,7 @@ func (s *Sandbox) Credential() *syscall.Credential {
 func (s *Sandbox) Close() error {
 	s.closeOnce.Do(func() {
 		defer func() { s.closeErr = errors.Join(s.closeErr, s.uid.release()) }()
+		s.gated.wait() // it writes into the private root and the workspace
 		if err := s.copyDir.Remove(); err != nil {
 			s.closeErr = fmt.Errorf("remove the workspace copy: %w", err)
 		}

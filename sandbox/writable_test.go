@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -453,7 +454,7 @@ func TestTheLiveProbeScriptReadsItsCapabilities(t *testing.T) {
 		}
 	}
 	run := func(caps string) (string, int) {
-		cmd := exec.Command("/bin/sh", "-c", liveProbeScript, "wfb-preflight", ws, art, "rw", caps)
+		cmd := exec.Command("/bin/sh", "-c", liveProbeScript, "wfb-preflight", ws, art, "rw", caps, "t")
 		out, err := cmd.Output()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
@@ -470,5 +471,69 @@ func TestTheLiveProbeScriptReadsItsCapabilities(t *testing.T) {
 		t.Errorf("holding no capabilities: %q, exit %d; want ok", out, code)
 	case own != "0000000000000000" && (out != "capabilities "+own || code != 3):
 		t.Errorf("holding CapEff %s: %q, exit %d; want the set named and exit 3", own, out, code)
+	}
+}
+
+// TestAGatedSandboxProbesOnceForAllItsLaunches: a session launches twice
+// in its sandbox (the agent's --version, then the agent); the live probe
+// runs once, started by the first launch, and both launches run once it
+// passed. Two probes at once shared file names (their $$ is the same in
+// every PID namespace) and failed each other's renames.
+func TestAGatedSandboxProbesOnceForAllItsLaunches(t *testing.T) {
+	requireBackend(t, Bwrap)
+	privateTmp(t)
+	ws := newWorkspace(t, traversableDir(t))
+	log := filepath.Join(traversableDir(t), "bwrap.log")
+	// bwrap runs as the session uid: the log must take its lines.
+	writeFile(t, log, "", 0o666)
+	if err := os.Chmod(log, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", fakeTool(t, "bwrap", "#!/bin/sh\necho \"$*\" >> "+log+"\nexec "+real+" \"$@\"\n")+":"+os.Getenv("PATH"))
+	ctx := context.Background()
+	sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh", ProbeAtLaunch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	launch := func() *Launch {
+		l, err := sb.Launch(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	first, second := launch(), launch()
+	for i, l := range []*Launch{first, second} {
+		marker := filepath.Join(sb.ArtifactDir(), fmt.Sprintf("ran-%d", i))
+		argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", "echo ran > "+marker)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.ExtraFiles = ws, []string{"PATH=/usr/bin:/bin"}, l.ExtraFiles
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Started(ctx, cmd.Process.Pid); err != nil {
+			t.Fatalf("launch %d: %v", i, err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("launch %d: %v", i, err)
+		}
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("launch %d did not run: %v", i, err)
+		}
+		l.Close()
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// One sandbox per launch and one for the probe; each bwrap argv (the
+	// probe's script spans lines) starts with the same flag.
+	logged := readFile(t, log)
+	if starts := strings.Count(logged, "\n--unshare-user "); starts != 3 {
+		t.Errorf("%d sandboxes for two launches of one sandbox; want 3 (one probe); bwrap ran:\n%s", starts, logged)
 	}
 }
