@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,10 +83,11 @@ func acquireSessionUID(ctx context.Context, cred *syscall.Credential) (*uidSlot,
 		return nil, "", fmt.Errorf("session uid pool: %w", err)
 	}
 	base := cred.Uid
+	busy := make([]string, n)
 	for {
 		for k := range n {
 			uid := base - uint32(k)
-			slot, err := tryUID(uid)
+			slot, why, err := tryUID(uid)
 			if err != nil {
 				return nil, "", err
 			}
@@ -94,47 +96,50 @@ func acquireSessionUID(ctx context.Context, cred *syscall.Credential) (*uidSlot,
 				slot.low, slot.high = base-uint32(n-1), base
 				return slot, "", nil
 			}
+			busy[k] = fmt.Sprintf("%d %s", uid, why)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, "", fmt.Errorf("waiting for a free session uid (all %d of %d..%d held by other sessions or still running processes of earlier ones; %s sets the pool's size): %w", n, base-uint32(n-1), base, EnvSessionUIDPool, ctx.Err())
+			return nil, "", fmt.Errorf("waiting for a free session uid (all %d of %d..%d in use: %s; %s sets the pool's size, %s its top): %w",
+				n, base-uint32(n-1), base, strings.Join(busy, ", "), EnvSessionUIDPool, EnvSessionUID, ctx.Err())
 		case <-time.After(uidPoll):
 		}
 	}
 }
 
-// tryUID locks uid's file without waiting: nil when another session holds
-// it, or when a process with the uid is still there (see uidInUse).
-func tryUID(uid uint32) (*uidSlot, error) {
+// tryUID locks uid's file without waiting. It returns no slot, and why,
+// when another session holds it or a process still runs as it (see
+// uidInUse).
+func tryUID(uid uint32) (*uidSlot, string, error) {
 	p := filepath.Join(uidLockDir, strconv.FormatUint(uint64(uid), 10)+".lock")
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("session uid pool: %w", err)
+		return nil, "", fmt.Errorf("session uid pool: %w", err)
 	}
 	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	switch {
-	case err == nil && uidInUse(uid):
-		f.Close()
-		return nil, nil
-	case err == nil:
-		return &uidSlot{lock: f}, nil
-	case errors.Is(err, unix.EWOULDBLOCK):
-		f.Close()
-		return nil, nil
+	if err == nil {
+		if pid := uidInUse(uid); pid != 0 {
+			f.Close()
+			return nil, fmt.Sprintf("by process %d, still running (or unreaped) as it", pid), nil
+		}
+		return &uidSlot{lock: f}, "", nil
 	}
 	f.Close()
-	return nil, fmt.Errorf("session uid pool: lock %s: %w", p, err)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, "by another session", nil
+	}
+	return nil, "", fmt.Errorf("session uid pool: lock %s: %w", p, err)
 }
 
-// uidInUse reports whether some process, a zombie included, still runs
-// with uid as its effective uid — what an earlier session left while the
+// uidInUse returns a process, a zombie included, that still runs with uid
+// as its effective uid (0: none) — what an earlier session left while the
 // kernel or init finishes it off. A session given that uid would find it
 // counted against its RLIMIT_NPROC (its first forks refused) and, were it
 // alive, within reach of its signals and /proc/PID/environ. The owner of a
 // /proc/PID directory is its process's effective uid, whatever its
 // dumpable state, and stat(2) is cheap where reading each
 // /proc/PID/status is not (~0.5 ms against ~3.5 ms for 65 processes).
-func uidInUse(uid uint32) bool {
+func uidInUse(uid uint32) int {
 	procs, _ := os.ReadDir("/proc")
 	for _, e := range procs {
 		name := e.Name()
@@ -143,8 +148,9 @@ func uidInUse(uid uint32) bool {
 		}
 		var st syscall.Stat_t
 		if syscall.Stat("/proc/"+name, &st) == nil && st.Uid == uid {
-			return true
+			pid, _ := strconv.Atoi(name)
+			return pid
 		}
 	}
-	return false
+	return 0
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -210,6 +211,15 @@ func TestAUIDAnEarlierSessionStillHoldsIsNotHandedOut(t *testing.T) {
 	if u := take(); u != base-1 {
 		t.Errorf("with a live process of uid %d the pool gave uid %d; want %d", base, u, base-1)
 	}
+	// A pool of one waits, and says who holds its uid when it gives up.
+	t.Setenv(EnvSessionUIDPool, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, _, err = acquireSessionUID(ctx, &syscall.Credential{Uid: base, Gid: base})
+	if want := fmt.Sprintf("%d by process %d", base, cmd.Process.Pid); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a pool of one whose uid a process holds: %v; want it to say %q", err, want)
+	}
+	t.Setenv(EnvSessionUIDPool, "2")
 	// The process exits but is not reaped: a zombie of uid base.
 	in.Close()
 	var st syscall.WaitStatus
