@@ -76,9 +76,10 @@ type Options struct {
 	// an unprivileged process cannot switch uid.
 	SessionUID, SessionGID *uint32
 	// StageAgent stages the agent binary in the private root (bin/; a hard
-	// link or a copy, see StageExecutable) and runs what it staged. It serves self-contained binaries that
-	// live where the session uid cannot reach them, such as wfb itself under
-	// `go run`, whose build directory is private to root.
+	// link or a copy, see StageExecutable) and runs what it staged. It
+	// serves self-contained binaries that live where the session uid cannot
+	// reach them, such as wfb itself under `go run`, whose build directory
+	// is private to root.
 	StageAgent bool
 	// ProbeAtLaunch moves bubblewrap's live probe from Prepare to each
 	// Launch: the probe's own sandbox starts while the agent's does, and
