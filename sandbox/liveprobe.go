@@ -24,10 +24,10 @@ import (
 // dir, whose file the parent removes too. With $4 = "caps" it reads its own
 // effective capabilities. $5 makes its file names its own (its $$ is the
 // same in every PID namespace bwrap makes). It prints one verdict word and
-// exits 3 when something is wrong. On the path that passes it starts no process but one
-// mv per rename: a redirection that fails on a regular built-in (printf,
-// true) inside a group does not end the shell, and the capabilities are
-// read by the shell itself.
+// exits 3 when something is wrong. On the path that passes it starts no
+// process but one mv per rename: a redirection that fails on a regular
+// built-in (printf, true) inside a group does not end the shell, and the
+// capabilities are read by the shell itself.
 const liveProbeScript = `ws=$1 art=$2 mode=$3 caps=$4 name=.wfb-preflight-$5
 if [ "$mode" = rw ]; then
 	if ! { printf probe > "$ws/$name.tmp"; } 2>/dev/null; then echo workspace-create; exit 3; fi
