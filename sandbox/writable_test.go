@@ -403,20 +403,7 @@ func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", "echo ran > "+marker+"; echo ran > "+filepath.Join(ws, "agent-ran"))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = ws
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	cmd.ExtraFiles = l.ExtraFiles
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	started := l.Started(ctx, cmd.Process.Pid)
-	if started != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	_ = cmd.Wait()
+	started := runLaunched(t, l, ws, "echo ran > "+marker+"; echo ran > "+filepath.Join(ws, "agent-ran"))
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -509,17 +496,7 @@ func TestAGatedSandboxProbesOnceForAllItsLaunches(t *testing.T) {
 	first, second := launch(), launch()
 	for i, l := range []*Launch{first, second} {
 		marker := filepath.Join(sb.ArtifactDir(), fmt.Sprintf("ran-%d", i))
-		argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", "echo ran > "+marker)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env, cmd.ExtraFiles = ws, []string{"PATH=/usr/bin:/bin"}, l.ExtraFiles
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Started(ctx, cmd.Process.Pid); err != nil {
-			t.Fatalf("launch %d: %v", i, err)
-		}
-		if err := cmd.Wait(); err != nil {
+		if err := runLaunched(t, l, ws, "echo ran > "+marker); err != nil {
 			t.Fatalf("launch %d: %v", i, err)
 		}
 		if _, err := os.Stat(marker); err != nil {
@@ -536,4 +513,26 @@ func TestAGatedSandboxProbesOnceForAllItsLaunches(t *testing.T) {
 	if starts := strings.Count(logged, "\n--unshare-user "); starts != 3 {
 		t.Errorf("%d sandboxes for two launches of one sandbox; want 3 (one probe); bwrap ran:\n%s", starts, logged)
 	}
+}
+
+// runLaunched runs script with /bin/sh through the launch the way the
+// runner starts an agent, and returns Started's error (the process killed
+// when there is one) once the process is gone.
+func runLaunched(t *testing.T, l *Launch, dir, script string) error {
+	t.Helper()
+	argv := append(append([]string{}, l.Prefix...), "/bin/sh", "-c", script)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = dir, []string{"PATH=/usr/bin:/bin"}, l.ExtraFiles
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: l.Credential}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := l.Started(context.Background(), cmd.Process.Pid)
+	if started != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err := cmd.Wait(); err != nil && started == nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return started
 }
