@@ -84,25 +84,50 @@ func (w limitWatch) check() string {
 	return ""
 }
 
-// processes lists the session's processes: its cgroup's, else its process
-// group's.
+// processes lists the session's processes: its cgroup's, else those of
+// sessionPIDs.
 func (w limitWatch) processes() []string {
 	if w.cg != nil {
 		b, _ := os.ReadFile(filepath.Join(w.cg.dir, "cgroup.procs"))
 		return strings.Fields(string(b))
 	}
-	var out []string
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	group := strconv.Itoa(w.leader)
-	for _, p := range stats {
-		b, err := os.ReadFile(p)
+	return sessionPIDs(w.leader)
+}
+
+// sessionPIDs lists, from /proc, the processes of the session led by
+// leader: its process group, and every descendant of the leader whatever
+// group or session it moved to — everything inside bubblewrap calls
+// setsid(2) (--new-session) and so leaves the group, while agent-exec, the
+// leader, is the subreaper that keeps orphans its descendants.
+func sessionPIDs(leader int) []string {
+	type proc struct{ ppid, pgrp int }
+	procs := map[int]proc{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}
 		s := string(b)
-		// pid (comm) state ppid pgrp ...
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 2 && f[2] == group {
-			out = append(out, filepath.Base(filepath.Dir(p)))
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 2 {
+			ppid, _ := strconv.Atoi(f[1])
+			pgrp, _ := strconv.Atoi(f[2])
+			procs[pid] = proc{ppid, pgrp}
+		}
+	}
+	var out []string
+	for pid, p := range procs {
+		in := pid == leader || p.pgrp == leader
+		for a, depth := p.ppid, 0; !in && a > 1 && depth < len(procs); a, depth = procs[a].ppid, depth+1 {
+			in = a == leader
+		}
+		if in {
+			out = append(out, strconv.Itoa(pid))
 		}
 	}
 	return out

@@ -237,6 +237,48 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 	}
 }
 
+// TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits: without root a
+// session has no cgroup of its own, nor a uid whose RLIMIT_NPROC counts it
+// alone, so wfb's watch is what holds it to its limits — and the watch
+// must see what bubblewrap's --new-session takes out of the agent's process
+// group. A fork bomb inside bwrap, run by an ordinary user's wfb, is
+// stopped at the process limit and the row says so; a watch that counted
+// the process group let it run to the session's timeout.
+func TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits(t *testing.T) {
+	requireBackend(t, sandbox.Bwrap)
+	home, cred := ordinaryUser(t)
+	wfb := copyTo(t, buildWFB(t), home)
+	script := copyTo(t, writeScript(t, runOKScript), home)
+	ws, tmp := filepath.Join(home, "ws"), filepath.Join(home, "tmp")
+	for _, d := range []string{ws, tmp, filepath.Join(home, "state")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "source.ts"), []byte("export const answer = 42;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ownedBy(t, cred, home)
+	marker := fmt.Sprintf("wfb-user-limit-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
+`)
+	db := filepath.Join(home, "wfb.db")
+	cmd := exec.Command(wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.Bwrap, "--db", db, "--timeout", "20s", "--pids-max=64", "--mock-script", script)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_STATE_HOME="+filepath.Join(home, "state"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	out, _ := cmd.CombinedOutput()
+	defer noneLeft(t, marker)
+	_, rows := resultsOf(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1\n%s", len(rows), out)
+	}
+	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
+		t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
+	}
+}
+
 // TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded: an agent that
 // starts processes without end (a bounded fork bomb: 300 sleepers, far over
 // the limit of 64) and one that takes memory without end (1.5 GiB, over a
