@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wfbench/wfb/internal/proctree"
 )
 
 // Limits bound what one session's processes may take. Zero fields take the
@@ -100,33 +102,10 @@ func (w limitWatch) processes() []string {
 // setsid(2) (--new-session) and so leaves the group, while agent-exec, the
 // leader, is the subreaper that keeps orphans its descendants.
 func sessionPIDs(leader int) []string {
-	type proc struct{ ppid, pgrp int }
-	procs := map[int]proc{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 2 {
-			ppid, _ := strconv.Atoi(f[1])
-			pgrp, _ := strconv.Atoi(f[2])
-			procs[pid] = proc{ppid, pgrp}
-		}
-	}
+	t := proctree.Read()
 	var out []string
-	for pid, p := range procs {
-		in := pid == leader || p.pgrp == leader
-		for a, depth := p.ppid, 0; !in && a > 1 && depth < len(procs); a, depth = procs[a].ppid, depth+1 {
-			in = a == leader
-		}
-		if in {
+	for pid, p := range t {
+		if pid == leader || p.PGRP == leader || t.Descends(pid, leader) {
 			out = append(out, strconv.Itoa(pid))
 		}
 	}

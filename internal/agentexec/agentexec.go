@@ -8,7 +8,6 @@
 package agentexec
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +15,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/wfbench/wfb/internal/proctree"
 
 	"github.com/wfbench/wfb/internal/execpath"
 )
@@ -239,34 +240,13 @@ func killDescendants() {
 	}
 }
 
-// descendants lists the live descendants of pid, from /proc.
+// descendants lists the live descendants of pid (zombies aside).
 func descendants(pid int) []int {
-	parent := map[int]int{}
-	procs, _ := os.ReadDir("/proc")
-	for _, e := range procs {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		fields := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
-		if len(fields) < 2 || string(fields[0]) == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(fields[1]))
-		parent[child] = ppid
-	}
+	t := proctree.Read()
 	var out []int
-	for child := range parent {
-		for p, depth := parent[child], 0; p > 1 && depth < len(parent); p, depth = parent[p], depth+1 {
-			if p == pid {
-				out = append(out, child)
-				break
-			}
+	for child, p := range t {
+		if !p.Zombie && t.Descends(child, pid) {
+			out = append(out, child)
 		}
 	}
 	return out
