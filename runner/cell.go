@@ -109,7 +109,9 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		}
 	}
 	bringBack(&row, sb)
-	if _, err := record(ctx, rec, row); err != nil {
+	// The row as recorded (redacted, scrubbed) is the one the caller prints.
+	row, err = record(ctx, rec, row)
+	if err != nil {
 		return row, fmt.Errorf("record attempt %s: %w", row.AttemptID, err)
 	}
 	return row, nil

@@ -524,8 +524,8 @@ func (s *Sweep) observe(row store.Result) {
 // from starting.
 func (s *Sweep) recordNotRun(ctx context.Context, c *cellState, kind, detail string) {
 	cell := s.cellFor(c, "")
-	row := cell.row(kind, detail)
-	if _, err := record(ctx, s.opts.DB, row); err != nil {
+	row, err := record(ctx, s.opts.DB, cell.row(kind, detail))
+	if err != nil {
 		s.mu.Lock()
 		s.fatal = errors.Join(s.fatal, err)
 		s.mu.Unlock()

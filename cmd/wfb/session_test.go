@@ -352,3 +352,56 @@ func TestSessionCommandScrubsTheKeyFromEveryColumnTheAgentControls(t *testing.T)
 		t.Fatalf("rows %+v, want one with a scrubbed session id and two model rows", rows)
 	}
 }
+
+// leakySession runs `wfb session` on an agent that prints said on stderr
+// and in its failed result event, and returns what the command printed,
+// what `wfb sql` shows of the row's error detail and evidence, and the
+// results file's bytes (WAL included).
+func leakySession(t *testing.T, said string) (printed, sqlOut, file string) {
+	t.Helper()
+	workspace, db := sessionFixture(t)
+	event := `{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,` +
+		`"result":"gave up with ` + said + `","session_id":"s","total_cost_usd":0.001,` +
+		`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}`
+	agent := filepath.Join(filepath.Dir(workspace), "leaky-agent")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.0 (Claude Code)'; exit 0; fi\ncat >/dev/null\n" +
+		"echo 'found " + said + "' >&2\nprintf '%s\\n' '" + event + "'\nexit 1\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, out, errOut := testStreams("", map[string]string{"ANTHROPIC_API_KEY": "offline-key-0123"})
+	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p", "--agent", "claude",
+		"--agent-bin", agent, "--base-url", "http://127.0.0.1:9", "--db", db, "--timeout", "20s", "--format", "json",
+		"--sandbox", "host-unsafe", "--label", "leak"}, s)
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d (the agent failed)\nstdout: %s\nstderr: %s", code, exitFailed, out, errOut)
+	}
+	sqlOut, sqlErr, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv",
+		"SELECT r.error_detail, e.stderr_tail, e.result_event FROM results r JOIN evidence e USING (attempt_id)")
+	if code != exitOK {
+		t.Fatalf("sql: exit %d: %s", code, sqlErr)
+	}
+	var raw []byte
+	for _, f := range []string{db, db + "-wal"} {
+		b, _ := os.ReadFile(f)
+		raw = append(raw, b...)
+	}
+	return out.String() + errOut.String(), sqlOut, string(raw)
+}
+
+// TestTheRowASessionPrintsIsTheRedactedOne stops `wfb session` (and the
+// progress lines of `wfb run`, which get the same row from RunCell) from
+// printing a key the agent echoed that the results file holds redacted:
+// RunCell returned the row as it was before the store redacted its copy.
+func TestTheRowASessionPrintsIsTheRedactedOne(t *testing.T) {
+	const key = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv"
+	printed, sqlOut, file := leakySession(t, key)
+	for name, text := range map[string]string{"results file": file, "printed row": printed, "sql": sqlOut} {
+		if strings.Contains(text, key) {
+			t.Errorf("the %s holds the key:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(printed, "gave up with [REDACTED]") {
+		t.Errorf("the printed row lacks the redacted detail:\n%s", printed)
+	}
+}
