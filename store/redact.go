@@ -35,12 +35,20 @@ var redactions = []struct {
 	{[]string{"://"}, false, lazyRE(`(?i)(\b[a-z][a-z0-9+.\-]*://)(?:` + already + `|[^/?#@\s"'<>]+)@`), "${1}" + Redacted + "@"},
 	// Anthropic (sk-ant-...), OpenAI (sk-..., sk-proj-...) style keys, bare.
 	{[]string{"sk-"}, false, lazyRE(`\bsk-[A-Za-z0-9_\-]{16,}`), Redacted},
+	// Google API keys (Gemini's GEMINI_API_KEY/GOOGLE_API_KEY): AIza and 35
+	// more characters, printed bare by an agent that echoes its config.
+	{[]string{"aiza"}, false, lazyRE(`\bAIza[0-9A-Za-z_\-]{35}`), Redacted},
+	// GitHub tokens: classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained
+	// (github_pat_), which an agent with gh set up can print from its
+	// environment or a git remote.
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, false, lazyRE(`\bgh[pousr]_[A-Za-z0-9]{20,}`), Redacted},
+	{[]string{"github_pat_"}, false, lazyRE(`\bgithub_pat_[A-Za-z0-9_]{20,}`), Redacted},
 }
 
 // lazyRE compiles pattern the first time it is needed: most text needs
 // none of the redactions' regexps (see candidates), and every process that
 // links the store, the stand-in agent and the session launcher among them,
-// would otherwise compile all eight case-insensitive patterns at start-up.
+// would otherwise compile all eleven patterns at start-up.
 func lazyRE(pattern string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
@@ -58,7 +66,7 @@ const (
 var secretHints = []string{"api_key", "_token", "_secret", "password"}
 
 // Redact masks secrets in free text before it is stored: API keys in the
-// Anthropic and OpenAI styles, bearer tokens, Authorization and x-api-key
+// Anthropic, OpenAI and Google styles, GitHub tokens, bearer tokens, Authorization and x-api-key
 // header values, credentials in a URL (scheme://user:pass@host), and
 // NAME=value or "NAME": "value" pairs whose NAME ends in API_KEY, _TOKEN,
 // _SECRET or PASSWORD. Each secret becomes [REDACTED].

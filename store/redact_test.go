@@ -44,6 +44,11 @@ func TestRedact(t *testing.T) {
 		{"kelvin sign in name", "API_\u212aEY=abc123 x", "API_\u212aEY=[REDACTED] x"},
 		{"long s in name", "DB_PA\u017f\u017fWORD=hunter22 x", "DB_PA\u017f\u017fWORD=[REDACTED] x"},
 		{"token suffix then separator far away untouched", "input_tokens are counted; ratio=3", "input_tokens are counted; ratio=3"},
+		{"google key bare", "key=AIzaSyA1bC2dE3fG4hI5jK6lM7nO8pQ9rS0tU_v in config", "key=[REDACTED] in config"},
+		{"github classic token bare", "remote https://ghp_0123456789abcdefABCDEF0123456789abcd.example", "remote https://[REDACTED].example"},
+		{"github fine-grained token bare", "token github_pat_11ABCDEFG0abcdefghij_KLMNOPQRSTUVWXYZ0123456789 used", "token [REDACTED] used"},
+		{"github app token", "ghs_abcdefghijklmnopqrstuvwx", "[REDACTED]"},
+		{"short gh word untouched", "ghp_x and AIza", "ghp_x and AIza"},
 		{"short sk- word untouched", "task sk-learn", "task sk-learn"},
 		{"empty", "", ""},
 	} {

@@ -405,3 +405,26 @@ func TestTheRowASessionPrintsIsTheRedactedOne(t *testing.T) {
 		t.Errorf("the printed row lacks the redacted detail:\n%s", printed)
 	}
 }
+
+// TestKeyShapedSecretsAnAgentPrintsNeverReachTheFileOrTheScreen stops a
+// Google API key or a GitHub token that an agent prints (from its own
+// environment, a git remote, a config file: values wfb never gave it, so
+// scrubbing by value cannot know them) from reaching the results file, the
+// row the session command prints, or `wfb sql`: redaction knew only the
+// sk- key shapes and bearer tokens.
+func TestKeyShapedSecretsAnAgentPrintsNeverReachTheFileOrTheScreen(t *testing.T) {
+	secrets := []string{"AIzaSyA1bC2dE3fG4hI5jK6lM7nO8pQ9rS0tU_v", "ghp_0123456789abcdefABCDEF0123456789abcd",
+		"github_pat_11ABCDEFG0abcdefghij_KLMNOPQRSTUVWXYZ0123456789"}
+	printed, sqlOut, file := leakySession(t, strings.Join(secrets, " and "))
+	for name, text := range map[string]string{"results file": file, "printed row": printed, "sql": sqlOut} {
+		for _, sec := range secrets {
+			if strings.Contains(text, sec) {
+				t.Errorf("the %s holds %s", name, sec)
+			}
+		}
+	}
+	// Control: the evidence was kept, with the secrets masked.
+	if !strings.Contains(sqlOut, "found [REDACTED] and [REDACTED] and [REDACTED]") {
+		t.Errorf("sql output lacks the redacted stderr:\n%s", sqlOut)
+	}
+}
