@@ -142,6 +142,8 @@ func csvValue(v any) string {
 		return ""
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
+	case string:
+		return csvCell(x)
 	}
 	return asString(v)
 }
@@ -172,5 +174,5 @@ func jsonString(s string) ([]byte, error) {
 	if err := enc.Encode(s); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return jsonShowControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }

@@ -49,17 +49,21 @@ const (
 	FormatTable Format = "table"
 	// FormatTSV writes a header line and one line per row, tab-separated;
 	// tab, newline, carriage return and backslash in a cell are escaped as
-	// \t \n \r \\; NULL shows as NULL. Footnotes follow the rows as
-	// "# " comment lines, so a pipe keeps them.
+	// \t \n \r \\, any other control as \x1b or \u009b, a bidirectional
+	// override as \u202e, a byte that is not UTF-8 as \xff (see tsvEscape);
+	// NULL shows as NULL. Footnotes follow the rows as "# " comment lines,
+	// so a pipe keeps them.
 	FormatTSV Format = "tsv"
 	// FormatMarkdown writes a GitHub table (pipes and backslashes escaped,
-	// < and > as entities, newlines as <br>), the title in bold above and
-	// the footnotes as a list below; NULL shows as NULL.
+	// < and > as entities, newlines as <br>, other controls shown as in a
+	// box table), the title in bold above and the footnotes as a list
+	// below; NULL shows as NULL.
 	FormatMarkdown Format = "markdown"
 	// FormatCSV writes RFC 4180 CSV with a header line. NULL is an EMPTY
 	// field, and so is an empty string: CSV cannot tell them apart, use json
 	// where that matters. A number that is not finite (an unbounded
-	// interval) is empty too. The title is not written; the footnotes of a
+	// interval) is empty too. Controls other than tab and line breaks show
+	// as in a box table (ESC as ␛). The title is not written; the footnotes of a
 	// table with Notes follow the rows as "# " comment lines (read them
 	// with a comment character: pandas comment='#', Go's csv.Reader
 	// Comment = '#').
@@ -68,8 +72,10 @@ const (
 	// order; NULL is null, numbers are JSON numbers (a number that is not
 	// finite, such as an unbounded interval's end, is null: JSON cannot
 	// hold it, and a string in a numeric field breaks programs), bytes are
-	// base64 strings. A table with Notes is written as an object
-	// {"title": …, "rows": [the array], "notes": [the footnotes]}.
+	// base64 strings. Every control and bidirectional override in a string
+	// is a \u escape, so JSON printed to a terminal cannot drive it. A
+	// table with Notes is written as an object {"title": …, "rows": [the
+	// array], "notes": [the footnotes]}.
 	FormatJSON Format = "json"
 )
 
@@ -252,8 +258,6 @@ func writeFootnotes(w io.Writer, notes []string, bullet string) {
 	}
 }
 
-var tsvEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
-
 func renderTSV(w io.Writer, t *Table) error {
 	var buf bytes.Buffer
 	line := func(cells []string) {
@@ -261,7 +265,7 @@ func renderTSV(w io.Writer, t *Table) error {
 			if i > 0 {
 				buf.WriteByte('\t')
 			}
-			buf.WriteString(tsvEscaper.Replace(c))
+			buf.WriteString(tsvEscape(c))
 		}
 		buf.WriteByte('\n')
 	}
@@ -282,21 +286,27 @@ func renderTSV(w io.Writer, t *Table) error {
 // line, for the formats that programs split into lines (tsv, csv).
 func writeCommentNotes(buf *bytes.Buffer, notes []string) {
 	for i, n := range notes {
-		fmt.Fprintf(buf, "# [%d] %s\n", i+1, strings.Join(strings.Fields(n), " "))
+		fmt.Fprintf(buf, "# [%d] %s\n", i+1, showControls(strings.Join(strings.Fields(n), " "), ""))
 	}
 }
 
 var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
 
+// markdownText is s as a markdown table shows it: its controls shown (see
+// showControls), then escaped (see markdownEscaper).
+func markdownText(s string) string {
+	return markdownEscaper.Replace(showControls(s, "\t\r\n"))
+}
+
 func renderMarkdown(w io.Writer, t *Table) error {
 	var buf bytes.Buffer
 	if t.Title != "" {
-		fmt.Fprintf(&buf, "**%s**\n\n", markdownEscaper.Replace(t.Title))
+		fmt.Fprintf(&buf, "**%s**\n\n", markdownText(t.Title))
 	}
 	row := func(cells []string) {
 		buf.WriteString("|")
 		for _, c := range cells {
-			buf.WriteString(" " + markdownEscaper.Replace(c) + " |")
+			buf.WriteString(" " + markdownText(c) + " |")
 		}
 		buf.WriteString("\n")
 	}
@@ -320,7 +330,7 @@ func renderMarkdown(w io.Writer, t *Table) error {
 	if len(t.Footnotes) > 0 {
 		notes := make([]string, len(t.Footnotes))
 		for i, n := range t.Footnotes {
-			notes[i] = markdownEscaper.Replace(n)
+			notes[i] = markdownText(n)
 		}
 		writeFootnotes(&buf, notes, "- ")
 	}
@@ -331,14 +341,24 @@ func renderMarkdown(w io.Writer, t *Table) error {
 func renderCSV(w io.Writer, t *Table) error {
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
-	if err := cw.Write(t.Columns); err != nil {
+	header := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		header[i] = csvCell(c)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	for _, row := range t.Rows {
 		cells := make([]string, len(row))
 		for i, v := range row {
-			if v != nil && !nonFinite(v) {
-				cells[i] = text(v)
+			switch x := v.(type) {
+			case string:
+				cells[i] = csvCell(x)
+			case nil:
+			default:
+				if !nonFinite(v) {
+					cells[i] = text(v)
+				}
 			}
 		}
 		if err := cw.Write(cells); err != nil {
@@ -412,7 +432,7 @@ func jsonRows(buf *bytes.Buffer, t *Table) error {
 			if c > 0 {
 				buf.WriteString(", ")
 			}
-			k, err := json.Marshal(keys[c])
+			k, err := jsonValue(keys[c])
 			if err != nil {
 				return err
 			}
@@ -468,7 +488,7 @@ func jsonValue(v any) ([]byte, error) {
 		if err := enc.Encode(x); err != nil {
 			return nil, err
 		}
-		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+		return jsonShowControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 	}
 	return json.Marshal(v) // int64, int, bool
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,4 +95,114 @@ func visibleTable(t *Table) *Table {
 		v.Footnotes[i] = visible(n)
 	}
 	return &v
+}
+
+// showControls returns s with every rune that would act on a terminal
+// shown instead, as visible shows it (a C0 control or DEL as its control
+// picture, a C1 control or bidirectional override as a \u escape, a byte
+// that is not UTF-8 as a \x escape), except the runes in keep; where keep
+// holds '\n', CR LF is kept as a line break too. Unlike visible it leaves
+// a kept tab a tab: it is for formats whose cells are not aligned by
+// width (markdown, csv).
+func showControls(s, keep string) string {
+	if !hasControls(s, keep) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case r == '\r' && strings.HasPrefix(s[i+1:], "\n") && strings.ContainsRune(keep, '\n'):
+			b.WriteString("\r\n")
+			size++
+		case strings.ContainsRune(keep, r) || !needsEscape(r):
+			b.WriteRune(r)
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune('\u2421')
+		default:
+			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// hasControls says s holds a rune showControls would change: one that
+// needs an escape and is not in keep, or a byte that is not UTF-8.
+func hasControls(s, keep string) bool {
+	if !utf8.ValidString(s) {
+		return true
+	}
+	for _, r := range s {
+		if needsEscape(r) && !strings.ContainsRune(keep, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// tsvEscape returns s as a TSV cell holds it: backslash, tab, newline and
+// carriage return as \\ \t \n \r, every other C0 control and DEL as a \x
+// escape (ESC as \x1b), a C1 control or bidirectional override as a \u
+// escape, a byte that is not UTF-8 as a \x escape. A program reverses it
+// exactly; a terminal shows it instead of obeying it.
+func tsvEscape(s string) string {
+	if !hasControls(s, "") && !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:])
+		case needsEscape(r):
+			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// jsonShowControls rewrites, in encoded JSON, the runes encoding/json
+// leaves raw that would act on a terminal — DEL, the C1 controls (U+009B
+// is CSI to many terminals) and the bidirectional overrides — as \u
+// escapes, which decode to the same string.
+func jsonShowControls(b []byte) []byte {
+	if !hasControls(string(b), "") {
+		return b
+	}
+	var out bytes.Buffer
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if needsEscape(r) && r != utf8.RuneError {
+			out.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
+		} else {
+			out.Write(b[i : i+size])
+		}
+		i += size
+	}
+	return out.Bytes()
+}
+
+// csvCell returns a CSV text cell with its controls shown (see
+// showControls; tab and line breaks kept, which CSV quotes).
+func csvCell(s string) string {
+	return showControls(s, "\t\n")
 }

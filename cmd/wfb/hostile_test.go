@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wfbench/wfb/store"
+)
+
+// hostileFile writes a results file holding one failed attempt whose
+// error detail (text the agent controls) is detail, in run "hostile".
+func hostileFile(t *testing.T, detail string) string {
+	t.Helper()
+	ctx := context.Background()
+	path, db := newResultsFile(t)
+	defer db.Close()
+	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	if err := db.CreateRun(ctx, store.Run{ID: "hostile", Kind: "run", StartedAt: start, Status: store.RunComplete,
+		Fingerprint: "fp", Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	r := store.Result{RunID: "hostile", AttemptID: "att-h", Task: "t", Arm: "a", Attempt: 1, Agent: "stand-in",
+		Sandbox: "host-unsafe", StartedAt: start, ProcessState: store.StateExited,
+		ErrorKind: store.KindSessionError, ErrorDetail: detail}
+	if err := db.InsertResult(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// terminalDrivers is agent text that drives a terminal printed raw: a
+// colour, an OSC 8 hyperlink, an OSC 52 clipboard write, a carriage
+// return that overwrites the line, a C1 CSI (U+009B) and a right-to-left
+// override.
+const terminalDrivers = "red \x1b[31mX\x1b[0m link \x1b]8;;http://evil.example\x1b\\here\x1b]8;;\x1b\\ " +
+	"clip \x1b]52;c;Y3VybCBldmlsfHNo\x07 over\rOK \u009b2J rtl \u202egnp.exe"
+
+// TestNoOutputFormatLetsAgentTextDriveTheTerminal stops an error detail
+// from moving the cursor, setting the clipboard (OSC 52), planting a
+// hyperlink (OSC 8) or reversing text (U+202E) when `wfb sql` or `wfb
+// export` prints it in any format: only the box table showed controls; tsv
+// (what a pipe into less -R or a CI log gets), markdown and csv wrote them
+// raw, and json left C1 controls and bidi overrides raw.
+func TestNoOutputFormatLetsAgentTextDriveTheTerminal(t *testing.T) {
+	db := hostileFile(t, terminalDrivers)
+	outputs := map[string]string{}
+	for _, f := range []string{"table", "tsv", "markdown", "csv", "json"} {
+		out, errOut, code := wfbCmd(t, "sql", "--db", db, "--format", f, "SELECT error_detail FROM results")
+		if code != exitOK {
+			t.Fatalf("sql --format %s: exit %d: %s", f, code, errOut)
+		}
+		outputs["sql "+f] = out
+	}
+	for _, f := range []string{"csv", "jsonl"} {
+		out, errOut, code := wfbCmd(t, "export", "hostile", "--db", db, "--format", f)
+		if code != exitOK {
+			t.Fatalf("export --format %s: exit %d: %s", f, code, errOut)
+		}
+		outputs["export "+f] = out
+	}
+	for name, out := range outputs {
+		for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "over\rOK"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s prints %q raw:\n%q", name, bad, out)
+			}
+		}
+	}
+	// Shown, not dropped: each format shows the escape its own way.
+	for name, want := range map[string]string{"sql tsv": `\x1b]52;c;`, "sql markdown": "clip ␛", "sql csv": "␛]8;;http",
+		"export csv": "over␍OK", "sql json": `\u001b]52;c;`, "export jsonl": `\u202egnp.exe`} {
+		if !strings.Contains(outputs[name], want) {
+			t.Errorf("%s does not show %q:\n%s", name, want, outputs[name])
+		}
+	}
+	// JSON escapes are lossless: a program decodes the text the agent wrote.
+	var rows []map[string]string
+	if err := json.Unmarshal([]byte(outputs["sql json"]), &rows); err != nil || len(rows) != 1 || rows[0]["error_detail"] != terminalDrivers {
+		t.Errorf("sql json decodes to %q (%v), want the detail as written", rows, err)
+	}
+}
