@@ -290,7 +290,12 @@ func writeCommentNotes(buf *bytes.Buffer, notes []string) {
 	}
 }
 
-var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
+// markdownEscaper keeps a cell one cell of one row (pipes, line breaks),
+// keeps markup out (< and >), and keeps link and image syntax out: an
+// agent's ![](https://host/x) would otherwise be fetched by whoever views
+// the PR, and [text](url) would show its own words over any URL.
+var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`,
+	"\r\n", "<br>", "\n", "<br>", "\r", "<br>")
 
 // markdownText is s as a markdown table shows it: its controls shown (see
 // showControls), then escaped (see markdownEscaper).

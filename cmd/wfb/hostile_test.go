@@ -81,3 +81,25 @@ func TestNoOutputFormatLetsAgentTextDriveTheTerminal(t *testing.T) {
 		t.Errorf("sql json decodes to %q (%v), want the detail as written", rows, err)
 	}
 }
+
+// TestAMarkdownReportFetchesNothingAnAgentLinked stops an error detail
+// pasted into a PR as `wfb sql --format markdown` from making every viewer
+// fetch an image from the agent's host (![](url)), or from showing a link
+// whose words hide where it goes ([text](url)): only |, < and > were
+// escaped.
+func TestAMarkdownReportFetchesNothingAnAgentLinked(t *testing.T) {
+	db := hostileFile(t, "see ![chart](https://attacker.example/beacon.png) and [the docs](javascript:alert(1)) or [ref][1]")
+	out, errOut, code := wfbCmd(t, "sql", "--db", db, "--format", "markdown", "SELECT error_detail FROM results")
+	if code != exitOK {
+		t.Fatalf("sql: exit %d: %s", code, errOut)
+	}
+	for _, bad := range []string{"![chart](", "[the docs](", "[ref][1]"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("markdown holds link syntax %q:\n%s", bad, out)
+		}
+	}
+	if want := `!\[chart\](https://attacker.example/beacon.png)`; !strings.Contains(out, want) {
+		t.Errorf("markdown does not show the text as written (%q):\n%s", want, out)
+	}
+}
+
