@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // doctorRows are what `wfb doctor` found on a machine with all three
@@ -152,7 +153,7 @@ func TestBoxShowsControlCharacters(t *testing.T) {
 		}
 		out := buf.String()
 		for _, r := range out {
-			if r != '\n' && needsEscape(r) {
+			if r != '\n' && termtext.NeedsEscape(r) {
 				t.Errorf("width %d: control %U reaches the terminal:\n%q", width, r, out)
 			}
 		}

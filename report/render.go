@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // Table is a rendered-agnostic result: a title, named columns, rows of typed
@@ -286,7 +287,7 @@ func renderTSV(w io.Writer, t *Table) error {
 // line, for the formats that programs split into lines (tsv, csv).
 func writeCommentNotes(buf *bytes.Buffer, notes []string) {
 	for i, n := range notes {
-		fmt.Fprintf(buf, "# [%d] %s\n", i+1, showControls(strings.Join(strings.Fields(n), " "), ""))
+		fmt.Fprintf(buf, "# [%d] %s\n", i+1, termtext.Show(strings.Join(strings.Fields(n), " "), ""))
 	}
 }
 
@@ -298,9 +299,9 @@ var markdownEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">"
 	"\r\n", "<br>", "\n", "<br>", "\r", "<br>")
 
 // markdownText is s as a markdown table shows it: its controls shown (see
-// showControls), then escaped (see markdownEscaper).
+// termtext.Show), then escaped (see markdownEscaper).
 func markdownText(s string) string {
-	return markdownEscaper.Replace(showControls(s, "\t\r\n"))
+	return markdownEscaper.Replace(termtext.Show(s, "\t\r\n"))
 }
 
 func renderMarkdown(w io.Writer, t *Table) error {

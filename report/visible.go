@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // tabStop is how far apart a box's tab stops are: a tab in a cell becomes
@@ -23,7 +24,7 @@ const tabStop = 8
 func visible(s string) string {
 	clean := utf8.ValidString(s)
 	for _, r := range s {
-		if r != '\n' && needsEscape(r) {
+		if r != '\n' && termtext.NeedsEscape(r) {
 			clean = false
 			break
 		}
@@ -55,7 +56,7 @@ func visible(s string) string {
 		case r == 0x7f:
 			b.WriteRune('\u2421')
 			col++
-		case needsEscape(r):
+		case termtext.NeedsEscape(r):
 			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
 			col += 6
 		default:
@@ -65,11 +66,6 @@ func visible(s string) string {
 		i += size
 	}
 	return b.String()
-}
-
-// needsEscape says r would act on a terminal rather than show on it.
-func needsEscape(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r < 0xa0) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // visibleTable returns t with every text a box shows passed through
@@ -97,61 +93,13 @@ func visibleTable(t *Table) *Table {
 	return &v
 }
 
-// showControls returns s with every rune that would act on a terminal
-// shown instead, as visible shows it (a C0 control or DEL as its control
-// picture, a C1 control or bidirectional override as a \u escape, a byte
-// that is not UTF-8 as a \x escape), except the runes in keep; where keep
-// holds '\n', CR LF is kept as a line break too. Unlike visible it leaves
-// a kept tab a tab: it is for formats whose cells are not aligned by
-// width (markdown, csv).
-func showControls(s, keep string) string {
-	if !hasControls(s, keep) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n") && strings.ContainsRune(keep, '\n'):
-			b.WriteString("\r\n")
-			size++
-		case strings.ContainsRune(keep, r) || !needsEscape(r):
-			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune('\u2421')
-		default:
-			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// hasControls says s holds a rune showControls would change: one that
-// needs an escape and is not in keep, or a byte that is not UTF-8.
-func hasControls(s, keep string) bool {
-	if !utf8.ValidString(s) {
-		return true
-	}
-	for _, r := range s {
-		if needsEscape(r) && !strings.ContainsRune(keep, r) {
-			return true
-		}
-	}
-	return false
-}
-
 // tsvEscape returns s as a TSV cell holds it: backslash, tab, newline and
 // carriage return as \\ \t \n \r, every other C0 control and DEL as a \x
 // escape (ESC as \x1b), a C1 control or bidirectional override as a \u
 // escape, a byte that is not UTF-8 as a \x escape. A program reverses it
 // exactly; a terminal shows it instead of obeying it.
 func tsvEscape(s string) string {
-	if !hasControls(s, "") && !strings.Contains(s, `\`) {
+	if !termtext.HasControls(s, "") && !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
@@ -170,7 +118,7 @@ func tsvEscape(s string) string {
 			b.WriteString(`\r`)
 		case r < 0x20 || r == 0x7f:
 			b.WriteString(`\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:])
-		case needsEscape(r):
+		case termtext.NeedsEscape(r):
 			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
 		default:
 			b.WriteRune(r)
@@ -185,13 +133,13 @@ func tsvEscape(s string) string {
 // is CSI to many terminals) and the bidirectional overrides — as \u
 // escapes, which decode to the same string.
 func jsonShowControls(b []byte) []byte {
-	if !hasControls(string(b), "") {
+	if !termtext.HasControls(string(b), "") {
 		return b
 	}
 	var out bytes.Buffer
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		if needsEscape(r) && r != utf8.RuneError {
+		if termtext.NeedsEscape(r) && r != utf8.RuneError {
 			out.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
 		} else {
 			out.Write(b[i : i+size])
@@ -202,13 +150,13 @@ func jsonShowControls(b []byte) []byte {
 }
 
 // csvCell returns a CSV text cell made safe to open: its controls shown
-// (see showControls; tab and line breaks kept, which CSV quotes), and a
+// (see termtext.Show; tab and line breaks kept, which CSV quotes), and a
 // leading ', when it starts with = + - @ or a tab, so that a spreadsheet
 // takes it as text rather than a formula (an agent's error detail
 // "=HYPERLINK(…)" would otherwise run when the export is opened). Text
 // that reads as a number keeps its sign.
 func csvCell(s string) string {
-	s = showControls(s, "\t\n")
+	s = termtext.Show(s, "\t\n")
 	if s == "" || strings.IndexByte("=+-@\t", s[0]) < 0 {
 		return s
 	}

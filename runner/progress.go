@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -86,11 +87,15 @@ func (p *ProgressLine) Attempt(row store.Result) {
 	if !row.OK {
 		outcome = row.ErrorKind + ": " + clip(firstLine(row.ErrorDetail), 160)
 	}
+	// The detail is the agent's text, and the task and arm the bench's: a
+	// CI log or a terminal behind tee shows their controls, never obeys
+	// them.
+	outcome = termtext.Show(outcome, "")
 	cost := "cost NULL"
 	if row.CostUSD != nil {
 		cost = fmt.Sprintf("cost $%.4f", *row.CostUSD)
 	}
-	fmt.Fprintf(p.w, "%s × %s #%d attempt %d: %s (%s)\n", row.Task, row.Arm, row.Rep, row.Attempt, outcome, cost)
+	fmt.Fprintf(p.w, "%s × %s #%d attempt %d: %s (%s)\n", termtext.Show(row.Task, ""), termtext.Show(row.Arm, ""), row.Rep, row.Attempt, outcome, cost)
 }
 
 // CellDone implements Progress.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb/internal/scratch"
+	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
@@ -509,7 +510,7 @@ func (s *Sweep) observe(row store.Result) {
 		s.consecutive++
 		if s.bench.Breaker > 0 && s.consecutive >= s.bench.Breaker && s.breakerWhy == "" {
 			s.breakerWhy = fmt.Sprintf("the outage breaker opened after %d consecutive systemic failures (the last: %s: %s)",
-				s.consecutive, row.ErrorKind, clip(row.ErrorDetail, 200))
+				s.consecutive, row.ErrorKind, termtext.Show(clip(row.ErrorDetail, 200), ""))
 		}
 	default:
 		s.consecutive = 0

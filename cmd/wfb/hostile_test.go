@@ -146,3 +146,28 @@ func TestACSVExportOpensWithoutRunningAnAgentsFormula(t *testing.T) {
 		})
 	}
 }
+
+// TestRunsLogLinesShowControlsInAFailuresDetail stops `wfb run`'s line
+// per attempt (what a CI log or a terminal behind tee gets) from writing a
+// failure's detail raw: a verify command's output (what the agent left in
+// the workspace) set the clipboard, overwrote the line, reversed text.
+func TestRunsLogLinesShowControlsInAFailuresDetail(t *testing.T) {
+	bench, db := runFixture(t, runOKScript, `runs: 1
+sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t, workspace: ws, prompt: p, verify: 'printf "clip \033]52;c;Y3VybA==\007 over\rOK rtl \342\200\256gnp.exe"; exit 1'}]
+arms: [{id: a, agent: stand-in}]
+`)
+	_, errOut, code := wfbCmd(t, "run", bench, "--db", db)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, errOut)
+	}
+	for _, bad := range []string{"\x1b", "\x07", "\r", "\u202e"} {
+		if strings.Contains(errOut, bad) {
+			t.Errorf("the log writes %q raw:\n%q", bad, errOut)
+		}
+	}
+	if want := "clip ␛]52;c;Y3VybA==␇ over␍OK rtl \\u202egnp.exe"; !strings.Contains(errOut, want) {
+		t.Errorf("the log does not show the detail (%q):\n%s", want, errOut)
+	}
+}

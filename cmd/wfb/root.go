@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // version is the harness version recorded with every run; release builds set
@@ -31,7 +33,9 @@ func run(ctx context.Context, args []string, s *Streams) int {
 	root.SetErr(s.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, errNotOK) {
-		fmt.Fprintf(s.ErrOut, "wfb: %v\n", err)
+		// An error can quote an agent's output or a bench's names: its
+		// controls are shown, not obeyed.
+		fmt.Fprintf(s.ErrOut, "wfb: %s\n", termtext.Show(err.Error(), "\t\n"))
 	}
 	return exitCode(err)
 }
