@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,51 +101,37 @@ func tsvEscape(s string) string {
 	if !termtext.HasControls(s, "") && !strings.Contains(s, `\`) {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
+	return termtext.Map(s, func(r rune) (string, bool) {
 		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
 		case r == '\\':
-			b.WriteString(`\\`)
+			return `\\`, true
 		case r == '\t':
-			b.WriteString(`\t`)
+			return `\t`, true
 		case r == '\n':
-			b.WriteString(`\n`)
+			return `\n`, true
 		case r == '\r':
-			b.WriteString(`\r`)
+			return `\r`, true
 		case r < 0x20 || r == 0x7f:
-			b.WriteString(`\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:])
+			return `\x` + strconv.FormatUint(uint64(r)|0x100, 16)[1:], true
 		case termtext.NeedsEscape(r):
-			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
-		default:
-			b.WriteRune(r)
+			return termtext.U(r), true
 		}
-		i += size
-	}
-	return b.String()
+		return "", false
+	})
 }
 
 // jsonShowControls rewrites, in encoded JSON, the runes encoding/json
 // leaves raw that would act on a terminal — DEL, the C1 controls (U+009B
 // is CSI to many terminals) and the bidirectional overrides — as \u
-// escapes, which decode to the same string.
+// escapes, which decode to the same string. (encoding/json has already
+// replaced every byte that is not UTF-8.)
 func jsonShowControls(b []byte) []byte {
 	if !termtext.HasControls(string(b), "") {
 		return b
 	}
-	var out bytes.Buffer
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if termtext.NeedsEscape(r) && r != utf8.RuneError {
-			out.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
-		} else {
-			out.Write(b[i : i+size])
-		}
-		i += size
-	}
-	return out.Bytes()
+	return []byte(termtext.Map(string(b), func(r rune) (string, bool) {
+		return termtext.U(r), termtext.NeedsEscape(r)
+	}))
 }
 
 // csvCell returns a CSV text cell made safe to open: its controls shown

@@ -28,28 +28,48 @@ func Show(s, keep string) string {
 	if !HasControls(s, keep) {
 		return s
 	}
+	show := func(r rune) (string, bool) {
+		switch {
+		case strings.ContainsRune(keep, r) || !NeedsEscape(r):
+			return "", false
+		case r < 0x20:
+			return string(0x2400 + r), true
+		case r == 0x7f:
+			return "\u2421", true
+		}
+		return U(r), true
+	}
+	if !strings.ContainsRune(keep, '\n') {
+		return Map(s, show)
+	}
+	lines := strings.Split(s, "\r\n")
+	for i, l := range lines {
+		lines[i] = Map(l, show)
+	}
+	return strings.Join(lines, "\r\n")
+}
+
+// Map returns s with each rune for which f says true replaced by the text
+// f returns, and each byte that is not UTF-8 by its \x escape (\xff).
+func Map(s string, f func(r rune) (string, bool)) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
+		if r == utf8.RuneError && size == 1 {
 			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
-		case r == '\r' && strings.HasPrefix(s[i+1:], "\n") && strings.ContainsRune(keep, '\n'):
-			b.WriteString("\r\n")
-			size++
-		case strings.ContainsRune(keep, r) || !NeedsEscape(r):
+		} else if t, ok := f(r); ok {
+			b.WriteString(t)
+		} else {
 			b.WriteRune(r)
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune('\u2421')
-		default:
-			b.WriteString(`\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:])
 		}
 		i += size
 	}
 	return b.String()
 }
+
+// U is r as a \u escape with four hex digits (\u202e); r must be below
+// U+10000.
+func U(r rune) string { return `\u` + strconv.FormatUint(uint64(r)|0x10000, 16)[1:] }
 
 // HasControls says s holds a rune Show would change: one that needs an
 // escape and is not in keep, or a byte that is not UTF-8.
