@@ -146,9 +146,12 @@ func (d *DB) insertRequest(ctx context.Context, tx *sql.Tx, r *MeteredRequest) e
 		usage_raw, usage_problem
 	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.RequestID, nullString(r.AttemptID), r.Seq, nullString(r.Protocol), r.Method, d.clean(r.Path),
-		nullString(r.RequestedModel), nullString(r.ResponseModel), nullInt(r.Status),
+		// The requested model is the agent's text (its request body), the
+		// response model and error type the provider's: cleaned like the
+		// result's model, or a key an agent put there is kept.
+		nullString(d.clean(r.RequestedModel)), nullString(d.clean(r.ResponseModel)), nullInt(r.Status),
 		formatTime(r.StartedAt), r.LatencyMS, nullInt(r.TTFBMS), boolInt(r.Streamed), r.RequestBytes, r.ResponseBytes,
-		nullString(r.ErrorType), nullString(r.ProxyError), nullString(headBounded(d.clean(r.ErrorDetail), maxRequestDetail)),
+		nullString(d.clean(r.ErrorType)), nullString(r.ProxyError), nullString(headBounded(d.clean(r.ErrorDetail), maxRequestDetail)),
 		nullInt(r.RetryOf), nullInt(r.FallbackOf), boolInt(r.Billed), nullString(r.UsageSemantics),
 		nullInt(r.InputTokens), nullInt(r.OutputTokens), nullInt(r.CacheReadInputTokens),
 		nullInt(r.CacheCreationInputTokens), nullInt(r.ReasoningOutputTokens),

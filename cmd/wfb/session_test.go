@@ -428,3 +428,53 @@ func TestKeyShapedSecretsAnAgentPrintsNeverReachTheFileOrTheScreen(t *testing.T)
 		t.Errorf("sql output lacks the redacted stderr:\n%s", sqlOut)
 	}
 }
+
+// TestTheModelAnAgentAsksForIsScrubbedLikeItsOtherText stops the model
+// name an agent sends the provider (the request body's "model", which the
+// metering proxy keeps as requests.requested_model) from carrying a key
+// into the results file: the result's model was redacted, the request's
+// was not.
+func TestTheModelAnAgentAsksForIsScrubbedLikeItsOtherText(t *testing.T) {
+	workspace, db := sessionFixture(t)
+	secrets := []string{"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv", "ghp_0123456789abcdefABCDEF0123456789abcd"}
+	post := func(model string) string {
+		return `curl -s -o /dev/null -H 'content-type: application/json' -H "x-api-key: $ANTHROPIC_API_KEY" ` +
+			`-d '{"model":"'"` + model + `"'","max_tokens":16,"messages":[{"role":"user","content":"hi"}]}' "$ANTHROPIC_BASE_URL/v1/messages"` + "\n"
+	}
+	event := `{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s",` +
+		`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}`
+	agent := filepath.Join(filepath.Dir(workspace), "leaky-agent")
+	script := "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '2.1.0 (Claude Code)'; exit 0; fi\ncat >/dev/null\n" +
+		post(secrets[0]) + post(secrets[1]) + "printf '%s\\n' '" + event + "'\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mock := writeScript(t, "default: {text: hi, usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}}\n")
+	s, out, errOut := testStreams("", nil)
+	code := run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p", "--agent", "claude",
+		"--agent-bin", agent, "--mock-script", mock, "--db", db, "--timeout", "20s", "--format", "json",
+		"--sandbox", "host-unsafe"}, s)
+	if code != exitOK && code != exitFailed {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	models, sqlErr, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv", "SELECT requested_model FROM requests ORDER BY seq")
+	if code != exitOK {
+		t.Fatalf("sql: exit %d: %s", code, sqlErr)
+	}
+	var raw []byte
+	for _, f := range []string{db, db + "-wal"} {
+		b, _ := os.ReadFile(f)
+		raw = append(raw, b...)
+	}
+	for name, text := range map[string]string{"results file": string(raw), "sql": models} {
+		for _, secret := range secrets {
+			if strings.Contains(text, secret) {
+				t.Errorf("the %s holds %s", name, secret)
+			}
+		}
+	}
+	// Control: both requests were metered, their model masked.
+	if want := "requested_model\n[REDACTED]\n[REDACTED]\n"; models != want {
+		t.Errorf("requested models:\n%s\nwant:\n%s", models, want)
+	}
+}
