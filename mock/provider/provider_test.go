@@ -868,3 +868,36 @@ func TestProviderDiscardRequestsServesButKeepsNothing(t *testing.T) {
 		t.Errorf("kept %d requests, want none", n)
 	}
 }
+
+// TestTheLogShowsTheControlsInARequestPath stops an agent from driving
+// the terminal `wfb mock serve` logs to through its request path, which
+// the log printed percent-decoded: %1b]52 set the clipboard, %0d
+// overwrote the line.
+func TestTheLogShowsTheControlsInARequestPath(t *testing.T) {
+	var log lockedBuffer
+	p := New(&Script{})
+	p.Log = &log
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- p.Serve(ctx, "127.0.0.1:0", func(u string) { ready <- u }) }()
+	url := <-ready
+	resp, err := http.Post(url+"/v1/%1b]52;c;Y3VybA==%07x%0dOK%e2%80%ae", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-srvDone; err != nil {
+		t.Fatal(err)
+	}
+	got := log.String()
+	for _, bad := range []string{"\x1b", "\x07", "\r", "\u202e"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the log writes %q raw: %q", bad, got)
+		}
+	}
+	if want := `/v1/␛]52;c;Y3VybA==␇x␍OK\u202e`; !strings.Contains(got, want) {
+		t.Errorf("the log does not show the path (%q): %q", want, got)
+	}
+}

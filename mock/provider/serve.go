@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // statusWriter remembers the status written, for the record and the log.
@@ -269,5 +271,7 @@ func (p *Provider) logf(method, path string, status int, note string) {
 	}
 	p.logMu.Lock()
 	defer p.logMu.Unlock()
-	fmt.Fprintln(p.Log, line)
+	// The path is the agent's, percent-decoded: its controls are shown on
+	// the terminal `wfb mock serve` logs to, never obeyed.
+	fmt.Fprintln(p.Log, termtext.Show(line, ""))
 }
