@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb/internal/termtext"
 )
 
 // HTML page: one self-contained file. Styles are inline, charts are inline
@@ -36,7 +38,7 @@ type HTMLInput struct {
 // WriteHTML writes the report as one self-contained HTML page.
 func WriteHTML(w io.Writer, in HTMLInput) error {
 	var b bytes.Buffer
-	esc := html.EscapeString
+	esc := htmlText
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	fmt.Fprintf(&b, "<title>%s</title>\n", esc(in.Title))
 	b.WriteString("<style>\n" + pageCSS + "</style>\n</head>\n<body>\n")
@@ -213,7 +215,7 @@ func (f frame) y1() float64 { return f.top }
 
 func svgOpen(b *bytes.Buffer, f frame, label string) {
 	fmt.Fprintf(b, "<svg width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\" aria-label=\"%s\">\n",
-		f.w, f.h, f.w, f.h, html.EscapeString(label))
+		f.w, f.h, f.w, f.h, htmlText(label))
 }
 
 // xAxis draws vertical grid lines and labels for ticks along the bottom.
@@ -224,7 +226,7 @@ func xAxis(b *bytes.Buffer, f frame, sx linear, ticks []float64, title string) {
 		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, f.y0()+14, tickLabel(t))
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x1(), f.y0())
-	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, html.EscapeString(title))
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, htmlText(title))
 }
 
 // yAxis draws horizontal grid lines and labels for ticks up the left side.
@@ -235,7 +237,7 @@ func yAxis(b *bytes.Buffer, f frame, sy linear, ticks []float64, title string) {
 		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-4, y+4, tickLabel(t))
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
-	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, html.EscapeString(title))
+	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, htmlText(title))
 }
 
 // armStyle is how one arm is drawn on every chart of a page: a colour
@@ -292,7 +294,7 @@ func marker(b *bytes.Buffer, st armStyle, arm string, x, y, r float64, tip strin
 		geom = fmt.Sprintf("cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"", x, y, r)
 	}
 	fmt.Fprintf(b, "<%s class=\"mark\" data-arm=\"%s\" data-x=\"%.1f\" data-y=\"%.1f\" %s fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\"><title>%s</title></%s>\n",
-		tag, html.EscapeString(arm), x, y, geom, st.color, html.EscapeString(tip), tag)
+		tag, htmlText(arm), x, y, geom, st.color, htmlText(tip), tag)
 }
 
 // swatch is an arm's marker on its own, for a legend in HTML.
@@ -306,7 +308,7 @@ func swatch(st armStyle, arm string) string {
 
 // htmlTable writes a report table with its title and footnotes.
 func htmlTable(b *bytes.Buffer, t *Table) {
-	esc := html.EscapeString
+	esc := htmlText
 	if t.Title != "" {
 		fmt.Fprintf(b, "<h2>%s</h2>\n", esc(t.Title))
 	}
@@ -339,3 +341,9 @@ func htmlTable(b *bytes.Buffer, t *Table) {
 		b.WriteString("</ol>\n")
 	}
 }
+
+// htmlText is s escaped for HTML text or a quoted attribute, its controls
+// shown as a box table shows them: a bidirectional override in an arm or
+// task name (U+202E) would otherwise reorder what the page shows around
+// it, and a browser drops ESC and the other controls without a trace.
+func htmlText(s string) string { return html.EscapeString(termtext.Show(s, "\t\n")) }

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"math"
 	"slices"
 	"strings"
@@ -30,7 +29,7 @@ func scatter(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 	}
 	short := strings.TrimSuffix(yName, " (%)")
 	fmt.Fprintf(b, "<figure class=\"scatter\">\n<figcaption>%s</figcaption>\n",
-		html.EscapeString(sec.of("Cost vs "+short+" per arm, over the cells where both were measured")))
+		htmlText(sec.of("Cost vs "+short+" per arm, over the cells where both were measured")))
 	f := frame{w: 520, h: 340, left: 56, right: 16, top: 12, bottom: 40}
 	svgOpen(b, f, sec.of("cost versus "+yName+" per arm"))
 	moved := false
@@ -171,7 +170,7 @@ func scatterMarks(b *bytes.Buffer, f frame, sx, sy linear, pts []scatterPoint, y
 		if mx[i] != xs[i] || my[i] != ys[i] {
 			moved = true
 			fmt.Fprintf(b, "<line class=\"leader\" data-arm=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\" stroke-width=\"1\"/>\n",
-				html.EscapeString(p.arm), xs[i], ys[i], mx[i], my[i])
+				htmlText(p.arm), xs[i], ys[i], mx[i], my[i])
 			fmt.Fprintf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2\" fill=\"#57606a\"/>\n", xs[i], ys[i])
 		}
 	}
@@ -232,7 +231,7 @@ func spreadMarks(f frame, xs, ys []float64, gap float64) (mx, my []float64) {
 // scatterKey is the chart's legend: each arm's marker, the cells plotted,
 // and both figures in numbers, or in words what was not measured.
 func scatterKey(b *bytes.Buffer, pts []scatterPoint, yName string, styles map[string]armStyle) {
-	esc := html.EscapeString
+	esc := htmlText
 	fmt.Fprintf(b, "<table class=\"key\">\n<thead><tr><th></th><th>arm</th><th>cells</th><th>median cost (USD), IQR</th><th>%s</th></tr></thead>\n<tbody>\n", esc(yName))
 	for _, p := range pts {
 		fmt.Fprintf(b, "<tr data-arm=\"%s\"><td>%s</td><td>%s</td>", esc(p.arm), swatch(styles[p.arm], p.arm), esc(p.arm))
@@ -275,9 +274,9 @@ func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 	for _, g := range sec.groups {
 		maxN = max(maxN, g.Cells)
 	}
-	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n<div class=\"legend\">", html.EscapeString(sec.of("Outcome of every cell per arm (its final attempt)")))
+	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n<div class=\"legend\">", htmlText(sec.of("Outcome of every cell per arm (its final attempt)")))
 	for _, k := range segments {
-		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], html.EscapeString(k))
+		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], htmlText(k))
 	}
 	b.WriteString("</div>\n")
 	rowH := 26.0
@@ -301,7 +300,7 @@ func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 			}
 			x0, x1 := sx.at(float64(at)), sx.at(float64(at+n))
 			fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s: %s %d of %d cells</title></rect>\n",
-				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], html.EscapeString(g.Arm), html.EscapeString(k), n, g.Cells)
+				x0, y, math.Max(x1-x0, 0.5), rowH-8, colors[k], htmlText(g.Arm), htmlText(k), n, g.Cells)
 			at += n
 		}
 	}
@@ -331,7 +330,7 @@ func kindColors(segments []string) map[string]string {
 // armLabel writes a row's label right-aligned at (x, y): the arm's marker
 // and text, so that rows read against the scatter's legend.
 func armLabel(b *bytes.Buffer, st armStyle, arm, text string, x, y float64) {
-	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x-14, y+4, html.EscapeString(text))
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x-14, y+4, htmlText(text))
 	marker(b, st, arm, x-5, y, 4, arm)
 }
 
@@ -346,7 +345,7 @@ func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armS
 			lo, hi = math.Min(lo, s.Min), math.Max(hi, s.Max)
 		}
 	}
-	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n", html.EscapeString(sec.of("Distribution of "+m.Name()+" per arm (per cell, retries summed)")))
+	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n", htmlText(sec.of("Distribution of "+m.Name()+" per arm (per cell, retries summed)")))
 	rowH := 30.0
 	f := frame{w: 520, left: 130, right: 16, top: 8, bottom: 36}
 	f.h = f.top + f.bottom + rowH*float64(len(sec.groups))

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"math"
 	"slices"
 	"strings"
@@ -23,7 +22,7 @@ func trendCharts(b *bytes.Buffer, tr *Trend) {
 	}
 	styles := styleArms(arms)
 	fmt.Fprintf(b, "<section class=\"charts trend\">\n<h2 class=\"section\">Trend by %s (%d %ss)</h2>\n",
-		html.EscapeString(tr.Options.By), len(tr.Buckets), html.EscapeString(tr.Options.By))
+		htmlText(tr.Options.By), len(tr.Buckets), htmlText(tr.Options.By))
 	for _, k := range keys {
 		var pts []TrendPoint
 		for _, p := range tr.Points {
@@ -71,7 +70,7 @@ func trendChart(b *bytes.Buffer, tr *Trend, pts []TrendPoint, styles map[string]
 	name := first.Name // with its unit, as trendValue gives it
 	level := int(math.Round((1 - tr.Options.Alpha) * 100))
 	fmt.Fprintf(b, "<figure class=\"trend\" data-key=\"%s\">\n<figcaption>%s by %s per arm: centre and %d%% interval</figcaption>\n",
-		html.EscapeString(first.Key), html.EscapeString(name), html.EscapeString(tr.Options.By), level)
+		htmlText(first.Key), htmlText(name), htmlText(tr.Options.By), level)
 	f := frame{w: 520, h: 300, left: 56, right: 16, top: 12, bottom: 52}
 	svgOpen(b, f, name+" by "+tr.Options.By+" per arm")
 	sy := trendAxes(b, f, tr, series, name)
@@ -121,10 +120,10 @@ func trendAxes(b *bytes.Buffer, f frame, tr *Trend, series []trendSeries, name s
 			label = string([]rune(label)[:maxRunes-1]) + "…"
 		}
 		fmt.Fprintf(b, "<text class=\"bucket\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s<title>%s</title></text>\n",
-			x, f.y0()+14, html.EscapeString(label), html.EscapeString(name))
+			x, f.y0()+14, htmlText(label), htmlText(name))
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x1(), f.y0())
-	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, html.EscapeString(tr.Options.By))
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, htmlText(tr.Options.By))
 	return sy
 }
 
@@ -147,7 +146,7 @@ func trendLine(b *bytes.Buffer, f frame, sy linear, s trendSeries, xAt func(int)
 		a, c := &s.pts[i-1], &s.pts[i]
 		if measured(a) && measured(c) {
 			fmt.Fprintf(b, "<line class=\"trendline\" data-arm=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-				html.EscapeString(s.arm), xAt(i-1), yAt(a, a.Summary.Center), xAt(i), yAt(c, c.Summary.Center), st.color)
+				htmlText(s.arm), xAt(i-1), yAt(a, a.Summary.Center), xAt(i), yAt(c, c.Summary.Center), st.color)
 		}
 	}
 	for i := range s.pts {
@@ -187,7 +186,7 @@ func trendFigure(p *TrendPoint) string {
 // trendKey is the chart's legend: each arm's marker and, in words, the
 // buckets where it measured nothing.
 func trendKey(b *bytes.Buffer, tr *Trend, series []trendSeries, styles map[string]armStyle) {
-	esc := html.EscapeString
+	esc := htmlText
 	b.WriteString("<table class=\"key\">\n<tbody>\n")
 	for _, s := range series {
 		var missing []string

@@ -388,3 +388,37 @@ func TestReportHTMLEscapesAgentText(t *testing.T) {
 		}
 	}
 }
+
+// TestReportHTMLShowsTheControlsInAName stops a bidirectional override
+// (U+202E) in a task or arm name from reordering what the HTML page shows
+// after it ("rtl ‮gnp.exe" read as "rtl exe.png"), and ESC from vanishing
+// without a trace: html.EscapeString left both as they were.
+func TestReportHTMLShowsTheControlsInAName(t *testing.T) {
+	ctx := context.Background()
+	path, db := newResultsFile(t)
+	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
+	if err := db.CreateRun(ctx, store.Run{ID: "r1", Kind: "run", StartedAt: start, Status: store.RunComplete,
+		Fingerprint: "fp", Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	cost := 0.1
+	for _, arm := range []string{"rtl \u202egnp.exe", "esc \x1b[31mred"} {
+		r := store.Result{RunID: "r1", AttemptID: "a-" + arm, Task: "t \u202ek", Arm: arm, Attempt: 1, Agent: "stand-in",
+			Sandbox: "host-unsafe", StartedAt: start, OK: true, ProcessState: store.StateExited, CostUSD: &cost, CostSource: "reported"}
+		if err := db.InsertResult(ctx, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	page := reportPage(t, "r1", "--by", "task,arm", "--db", path)
+	for _, bad := range []string{"\u202e", "\x1b"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page holds %q raw", bad)
+		}
+	}
+	for _, want := range []string{`rtl \u202egnp.exe`, "esc ␛[31mred", `task t \u202ek`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
