@@ -154,7 +154,7 @@ func (s *Server) writePage(path, name string, data any) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := s.pages[name].ExecuteTemplate(f, "layout", data); err != nil {
+	if err := s.render(f, name, data); err != nil {
 		f.Close()
 		return fmt.Errorf("export %s: %w", path, err)
 	}

@@ -1,17 +1,20 @@
 package view
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"embed"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"strings"
 
+	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
@@ -145,10 +148,24 @@ func (s *Server) page(fn pageFunc) http.HandlerFunc {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := s.pages[name].ExecuteTemplate(w, "layout", data); err != nil {
+		if err := s.render(w, name, data); err != nil {
 			fmt.Fprintf(w, "\n<p>render: %s</p>", template.HTMLEscapeString(err.Error()))
 		}
 	}
+}
+
+// render writes the page name shows data as, with every control and
+// bidirectional override in it shown (see termtext.Show) rather than left
+// to the browser: html/template escapes markup but leaves them, and a
+// U+202E in a transcript or an error detail reorders what the page shows
+// after it. The templates hold none, so only the data's are changed.
+func (s *Server) render(w io.Writer, name string, data any) error {
+	var buf bytes.Buffer
+	err := s.pages[name].ExecuteTemplate(&buf, "layout", data)
+	if _, werr := io.WriteString(w, termtext.Show(buf.String(), "\t\n\r")); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // CheckAddr refuses to listen beyond loopback without a token: an --addr
