@@ -376,17 +376,23 @@ func leakySession(t *testing.T, said string) (printed, sqlOut, file string) {
 	if code != exitFailed {
 		t.Fatalf("exit %d, want %d (the agent failed)\nstdout: %s\nstderr: %s", code, exitFailed, out, errOut)
 	}
-	sqlOut, sqlErr, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv",
-		"SELECT r.error_detail, e.stderr_tail, e.result_event FROM results r JOIN evidence e USING (attempt_id)")
+	sqlOut, raw := sqlAndBytes(t, db, "SELECT r.error_detail, e.stderr_tail, e.result_event FROM results r JOIN evidence e USING (attempt_id)")
+	return out.String() + errOut.String(), sqlOut, raw
+}
+
+// sqlAndBytes returns what `wfb sql --format tsv` shows of query over db,
+// and the results file's bytes (WAL included).
+func sqlAndBytes(t *testing.T, db, query string) (shown, raw string) {
+	t.Helper()
+	shown, errOut, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv", query)
 	if code != exitOK {
-		t.Fatalf("sql: exit %d: %s", code, sqlErr)
+		t.Fatalf("sql: exit %d: %s", code, errOut)
 	}
-	var raw []byte
 	for _, f := range []string{db, db + "-wal"} {
 		b, _ := os.ReadFile(f)
-		raw = append(raw, b...)
+		raw += string(b)
 	}
-	return out.String() + errOut.String(), sqlOut, string(raw)
+	return shown, raw
 }
 
 // TestTheRowASessionPrintsIsTheRedactedOne stops `wfb session` (and the
@@ -457,16 +463,8 @@ func TestTheModelAnAgentAsksForIsScrubbedLikeItsOtherText(t *testing.T) {
 	if code != exitOK && code != exitFailed {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	models, sqlErr, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv", "SELECT requested_model FROM requests ORDER BY seq")
-	if code != exitOK {
-		t.Fatalf("sql: exit %d: %s", code, sqlErr)
-	}
-	var raw []byte
-	for _, f := range []string{db, db + "-wal"} {
-		b, _ := os.ReadFile(f)
-		raw = append(raw, b...)
-	}
-	for name, text := range map[string]string{"results file": string(raw), "sql": models} {
+	models, raw := sqlAndBytes(t, db, "SELECT requested_model FROM requests ORDER BY seq")
+	for name, text := range map[string]string{"results file": raw, "sql": models} {
 		for _, secret := range secrets {
 			if strings.Contains(text, secret) {
 				t.Errorf("the %s holds %s", name, secret)
