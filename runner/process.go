@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wfbench/wfb/internal/agentexec"
+	"github.com/wfbench/wfb/internal/proctree"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -168,10 +169,11 @@ func sessionCgroupFor(l Limits, res *processResult) *sessionCgroup {
 	return cg
 }
 
-// killSession kills the process group of leader and, when the session has
-// one, its cgroup: descendants that left the group too.
+// killSession kills the leader's descendants and process group (killTree)
+// and, when the session has one, its cgroup: descendants that left the
+// group too.
 func killSession(leader int, cg *sessionCgroup) error {
-	killGroup(leader, syscall.SIGKILL)
+	killTree(leader)
 	if cg != nil {
 		return cg.kill()
 	}
@@ -397,6 +399,18 @@ func leaderExited(pid int) <-chan struct{} {
 
 func killGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 
+// killTree kills, with SIGKILL, the descendants of the leader while it
+// lives, then its process group. A descendant that left the group (one
+// the agent detached with setsid, everything inside bubblewrap) is no
+// member of it, and without a cgroup only the tree finds it: agent-exec,
+// the leader, is the subreaper that holds the orphans, and once it is
+// gone they are init's. Killing the agent first also lets agent-exec
+// clean up after it before relaying its end.
+func killTree(leader int) {
+	proctree.KillDescendants(leader, nil)
+	killGroup(leader, syscall.SIGKILL)
+}
+
 // superviseProcess runs the spec's Started check, then waits for the
 // leader to exit, the timeout, or ctx, and records which as res.State:
 // a stopped process gets SIGTERM, and SIGKILL after the grace period.
@@ -437,7 +451,7 @@ func stopProcess(pid int, grace time.Duration, exited <-chan struct{}, state str
 	select {
 	case <-exited:
 	case <-t.C:
-		killGroup(pid, syscall.SIGKILL)
+		killTree(pid)
 		if state == store.StateTimeout {
 			res.State = store.StateForcedKill
 		}

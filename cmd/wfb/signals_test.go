@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/store"
+)
+
+// detachedSleeper is shell that starts, in a session of its own, a process
+// that ignores every signal a user sends and lives on (its command line
+// holds marker) — what a dev server an agent started looks like.
+func detachedSleeper(marker string) string {
+	return `setsid sh -c 'trap "" TERM INT HUP; while :; do sleep 1; done' ` + marker + ` </dev/null >/dev/null 2>&1 &
+`
+}
+
+// signalInFlight starts wfb's cmd, sends it sig once the agent and the
+// process it detached are up (two processes carry marker), waits for it to
+// end and checks that no process carrying marker is left and that the
+// results file db is sound. It returns what wfb wrote on stderr.
+func signalInFlight(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, marker, db string) string {
+	t.Helper()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the agent and its detached process", func() bool { return len(sandboxtest.ProcessesWith(marker)) >= 2 })
+	cmd.Process.Signal(sig)
+	cmd.Wait()
+	noneLeft(t, marker)
+	integrityOK(t, db)
+	return stderr.String()
+}
+
+// TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess sends INT, TERM and
+// HUP to an ordinary user's real wfb while its session's agent works and
+// has left a detached process (another session, ignoring the signals): the
+// run ends interrupted with its cell cancelled, exit 130, the file sound,
+// and no process of the session is left — whether the agent ends at the
+// runner's SIGTERM (agent-exec is what is left to clean up) or ignores it
+// too (the runner's SIGKILL after the grace period). Without root there is
+// no cgroup to kill: before, on host-unsafe and landlock the detached
+// process outlived wfb.
+func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
+	wfb := buildWFB(t)
+	agents := map[string]string{
+		"agent exits on TERM": `exec sh -c 'sleep 300' MARKER`,
+		"agent ignores TERM":  `trap '' TERM INT HUP; sh -c 'while :; do sleep 1; done' MARKER`,
+	}
+	signals := map[string]syscall.Signal{sandbox.HostUnsafe: syscall.SIGINT, sandbox.Landlock: syscall.SIGTERM, sandbox.Bwrap: syscall.SIGHUP}
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock, sandbox.Bwrap} {
+		for name, script := range agents {
+			sig := signals[backend]
+			t.Run(backend+"/"+sig.String()+"/"+name, func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-signalled-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+detachedSleeper(marker)+strings.ReplaceAll(script, "MARKER", marker)+"\n")
+				cmd, db := ordinaryUserSession(t, wfb, backend, agent, runOKScript, "--timeout", "5m")
+				stderr := signalInFlight(t, cmd, sig, marker, db)
+				if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+					t.Errorf("exit %d after %v, want %d\n%s", code, sig, exitInterrupted, stderr)
+				}
+				runs, rows := resultsOf(t, db)
+				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || runs[0].FinishedAt == nil ||
+					len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled || rows[0].ProcessState != store.StateCancelled {
+					t.Errorf("runs %+v rows %+v; want one finished interrupted run, its cell cancelled", runs, rows)
+				}
+			})
+		}
+	}
+}
