@@ -290,6 +290,18 @@ func agentExecArgv(self string, ps processSpec) []string {
 	return append(append(argv, "--"), ps.Argv...)
 }
 
+// behindAgentExec is the command line that runs argv behind agent-exec
+// with no limits and no status fd (its failure to start argv goes to
+// argv's stderr), as cred when given: agent-exec kills whatever argv
+// leaves running when it ends, and everything when wfb dies.
+func behindAgentExec(self string, cred *syscall.Credential, argv []string) []string {
+	out := []string{self, agentexec.Command, "--fds", "0"}
+	if cred != nil {
+		out = append(out, "--uid", strconv.FormatUint(uint64(cred.Uid), 10), "--gid", strconv.FormatUint(uint64(cred.Gid), 10))
+	}
+	return append(append(out, "--"), argv...)
+}
+
 // newCommand builds the process's command: agent-exec in front of argv,
 // its own process group, in the environment the spec names and nothing
 // else. agent-exec takes wfb's death as SIGUSR1 and kills the session.

@@ -78,3 +78,42 @@ func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestASignalDuringSetupOrVerifyLeavesNoProcess signals a real wfb while a
+// task's setup (before the agent) or verify (after it) command runs, having
+// detached a process of its own: the run ends interrupted, the cell
+// cancelled during that step, exit 130, and nothing the command started is
+// left. Before, the command's process group was all wfb killed, so the
+// detached process outlived wfb, as root too.
+func TestASignalDuringSetupOrVerifyLeavesNoProcess(t *testing.T) {
+	wfb := buildWFB(t)
+	for _, c := range []struct {
+		step string
+		sig  syscall.Signal
+	}{{"setup", syscall.SIGTERM}, {"verify", syscall.SIGINT}} {
+		t.Run(c.step, func(t *testing.T) {
+			marker := fmt.Sprintf("wfb-step-%d", time.Now().UnixNano())
+			command := strings.ReplaceAll(detachedSleeper(marker)+`sh -c 'while :; do sleep 1; done' `+marker, "\n", "\n      ")
+			bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks:
+  - id: t1
+    workspace: ws
+    prompt: p
+    %s: |
+      %s
+arms: [{id: a, agent: stand-in}]
+`, c.step, command))
+			cmd := exec.Command(wfb, "run", bench, "--db", db)
+			stderr := signalInFlight(t, cmd, c.sig, marker, db)
+			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+				t.Errorf("exit %d after %v, want %d\n%s", code, c.sig, exitInterrupted, stderr)
+			}
+			runs, rows := resultsOf(t, db)
+			if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 ||
+				rows[0].ErrorKind != store.KindCancelled || !strings.Contains(rows[0].ErrorDetail, c.step) {
+				t.Errorf("runs %+v rows %+v; want one interrupted run, its cell cancelled during %s", runs, rows, c.step)
+			}
+		})
+	}
+}
