@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -18,9 +19,30 @@ var version = "0.1.0-dev"
 // Main runs wfb with args (without the program name) and returns the exit
 // code.
 func Main(args []string, s *Streams) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	ctx := context.Background()
+	// Notify with no signal at all would relay every signal.
+	if sigs := stopSignals(); len(sigs) > 0 {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, sigs...)
+		defer stop()
+	}
 	return run(ctx, args, s)
+}
+
+// stopSignals are the signals that interrupt wfb (the cells in flight are
+// recorded cancelled, the run interrupted): SIGINT, SIGTERM and SIGHUP, but
+// not one wfb was started with ignored. nohup(1) ignores SIGHUP so that a
+// long run outlives its terminal, a shell without job control starts
+// `wfb run ... &` with SIGINT ignored, and Go's Notify would handle such a
+// signal again.
+func stopSignals() []os.Signal {
+	var sigs []os.Signal
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
 }
 
 func run(ctx context.Context, args []string, s *Streams) int {

@@ -117,3 +117,38 @@ arms: [{id: a, agent: stand-in}]
 		})
 	}
 }
+
+// TestARunUnderNohupOutlivesAHangup starts a real wfb under nohup(1), as a
+// long run is started to survive the terminal, and sends it SIGHUP while
+// its session waits on the model: the hangup it was told to ignore does not
+// interrupt it — the run completes, its cell ok, exit 0. Before, wfb's own
+// handler re-enabled SIGHUP (Go's Notify does) and the run ended
+// interrupted.
+func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
+	wfb := buildWFB(t)
+	bench, db := runFixture(t, `default:
+  text: "done"
+  delay_ms: 5000
+  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`, `sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	cmd := exec.Command("nohup", wfb, "run", bench, "--db", db)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session in flight", func() bool { return countAgents(cmd.Process.Pid) >= 1 })
+	cmd.Process.Signal(syscall.SIGHUP)
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitOK {
+		t.Errorf("exit %d after a SIGHUP under nohup, want 0\n%s", code, stderr.String())
+	}
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunComplete || len(rows) != 1 || !rows[0].OK {
+		t.Errorf("%d runs, %d rows; want one complete run, its cell ok\n%s", len(runs), len(rows), stderr.String())
+	}
+}
