@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/spf13/cobra"
 )
@@ -26,7 +30,42 @@ func Main(args []string, s *Streams) int {
 		ctx, stop = signal.NotifyContext(ctx, sigs...)
 		defer stop()
 	}
+	endWithGoRun()
 	return run(ctx, args, s)
+}
+
+// endWithGoRun makes a wfb started by `go run` (README's way in) end with
+// the go command: go exits at SIGTERM or SIGHUP without passing it on, and
+// wfb, left alone, would run to the end of its run. wfb watches that parent
+// (a pidfd turns readable when the process is gone — PR_SET_PDEATHSIG
+// would follow the thread that forked wfb, which may end before go does)
+// and then sends itself SIGTERM, to stop as at the signal itself: the
+// cells in flight recorded cancelled, no agent left.
+func endWithGoRun() {
+	ppid := os.Getppid()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(ppid) + "/exe")
+	if err != nil || filepath.Base(exe) != "go" {
+		return
+	}
+	fd, err := unix.PidfdOpen(ppid, 0)
+	if err != nil {
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		// Opened after go was gone, the pidfd would watch another process.
+		for os.Getppid() == ppid {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, -1)
+			if err == nil && n > 0 {
+				break
+			}
+			if err != nil && err != unix.EINTR {
+				return
+			}
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	}()
 }
 
 // stopSignals are the signals that interrupt wfb (the cells in flight are

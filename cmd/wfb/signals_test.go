@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -150,5 +151,44 @@ arms: [{id: a, agent: stand-in}]
 	runs, rows := resultsOf(t, db)
 	if len(runs) != 1 || runs[0].Status != store.RunComplete || len(rows) != 1 || !rows[0].OK {
 		t.Errorf("%d runs, %d rows; want one complete run, its cell ok\n%s", len(runs), len(rows), stderr.String())
+	}
+}
+
+// TestWfbUnderGoRunEndsWithTheGoCommand runs the README's way in — `go run
+// ./cmd/wfb` — and sends SIGTERM to the go command, as timeout(1) or a CI
+// runner stopping a job does: go exits at once without passing it on, and
+// wfb must still end as if it had had the signal itself — the run
+// interrupted, its cell cancelled, nothing of it left. Before, wfb went on
+// alone (its parent now init) to the end of the run.
+func TestWfbUnderGoRunEndsWithTheGoCommand(t *testing.T) {
+	bench, db := runFixture(t, `default:
+  text: "slow"
+  delay_ms: 30000
+  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`, `sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
+	scratch := sandboxtest.SharedDir(t, "wfb-go-run-")
+	cmd := exec.Command("go", "run", ".", "run", bench, "--db", db)
+	cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the session in flight", func() bool { return countAgents(cmd.Process.Pid) >= 1 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	// wfb's command line names the results file, the agents' their cells
+	// under scratch.
+	waitFor(t, "wfb and its session to end", func() bool {
+		return len(sandboxtest.ProcessesWith(db)) == 0 && len(sandboxtest.ProcessesWith(scratch)) == 0
+	})
+	integrityOK(t, db)
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
+		t.Errorf("%d runs, %d rows; want one interrupted run, its cell cancelled\n%s", len(runs), len(rows), stderr.String())
 	}
 }
