@@ -127,15 +127,7 @@ arms: [{id: a, agent: stand-in}]
 // interrupted.
 func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
 	wfb := buildWFB(t)
-	bench, db := runFixture(t, `default:
-  text: "done"
-  delay_ms: 5000
-  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
-`, `sandbox: host-unsafe
-provider: {mock: replies.yaml}
-tasks: [{id: t1, workspace: ws, prompt: p}]
-arms: [{id: a, agent: stand-in}]
-`)
+	bench, db := oneSlowCell(t, 5000)
 	cmd := exec.Command("nohup", wfb, "run", bench, "--db", db)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
@@ -161,15 +153,7 @@ arms: [{id: a, agent: stand-in}]
 // interrupted, its cell cancelled, nothing of it left. Before, wfb went on
 // alone (its parent now init) to the end of the run.
 func TestWfbUnderGoRunEndsWithTheGoCommand(t *testing.T) {
-	bench, db := runFixture(t, `default:
-  text: "slow"
-  delay_ms: 30000
-  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
-`, `sandbox: host-unsafe
-provider: {mock: replies.yaml}
-tasks: [{id: t1, workspace: ws, prompt: p}]
-arms: [{id: a, agent: stand-in}]
-`)
+	bench, db := oneSlowCell(t, 30000)
 	scratch := sandboxtest.SharedDir(t, "wfb-go-run-")
 	cmd := exec.Command("go", "run", ".", "run", bench, "--db", db)
 	cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
@@ -191,4 +175,18 @@ arms: [{id: a, agent: stand-in}]
 	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
 		t.Errorf("%d runs, %d rows; want one interrupted run, its cell cancelled\n%s", len(runs), len(rows), stderr.String())
 	}
+}
+
+// oneSlowCell is a bench of one host-unsafe stand-in cell whose model takes
+// delayMS to answer, and the results file to run it into.
+func oneSlowCell(t *testing.T, delayMS int) (bench, db string) {
+	return runFixture(t, fmt.Sprintf(`default:
+  text: "done"
+  delay_ms: %d
+  usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`, delayMS), `sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: stand-in}]
+`)
 }
