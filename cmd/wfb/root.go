@@ -91,6 +91,10 @@ func run(ctx context.Context, args []string, s *Streams) int {
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	err := root.ExecuteContext(ctx)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// A signal stopped the command: say so, not "context canceled".
+		err = errInterrupted
+	}
 	if err != nil && !errors.Is(err, errNotOK) {
 		fmt.Fprintf(s.ErrOut, "wfb: %v\n", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,4 +190,46 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}]
 `)
+}
+
+// TestAnInterruptedQuerySaysSoAndExits130 interrupts a real `wfb sql`
+// whose query would never end, with each signal a user sends: SQLite stops
+// it, the exit status is 130 and wfb says it was interrupted — not Go's
+// "context canceled".
+func TestAnInterruptedQuerySaysSoAndExits130(t *testing.T) {
+	wfb := buildWFB(t)
+	db := filepath.Join(t.TempDir(), "wfb.db")
+	d, err := store.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(wfb, "sql", "--db", db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c")
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// wfb handles the signals before it opens the file.
+			waitFor(t, "wfb to open the results file", func() bool { return holdsOpen(cmd.Process.Pid, db) })
+			cmd.Process.Signal(sig)
+			cmd.Wait()
+			if code, msg := cmd.ProcessState.ExitCode(), stderr.String(); code != exitInterrupted || msg != "wfb: interrupted\n" {
+				t.Errorf("exit %d, stderr %q; want %d and wfb: interrupted", code, msg, exitInterrupted)
+			}
+		})
+	}
+}
+
+// holdsOpen says whether process pid has the file path open.
+func holdsOpen(pid int, path string) bool {
+	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
+	for _, fd := range fds {
+		if target, err := os.Readlink(fd); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
