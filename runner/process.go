@@ -66,6 +66,32 @@ type processResult struct {
 	// LimitHit says which resource limit the session reached; wfb
 	// stopped it then.
 	LimitHit string
+	// Killed says why a process wfb stopped (a timeout, a cancellation)
+	// got SIGKILL after its SIGTERM: killedAfterGrace, killedInHurry, or
+	// "" when SIGTERM ended it.
+	Killed string
+}
+
+// Why a stopped process was killed (processResult.Killed).
+const (
+	killedAfterGrace = "grace"
+	killedInHurry    = "hurry"
+)
+
+// hurryKey is the context key of the hurry channel (WithHurry).
+type hurryKey struct{}
+
+// WithHurry returns ctx carrying hurry: once hurry is closed, a session
+// (or setup or verify command) being stopped is killed at once instead of
+// after its grace period — wfb closes it at a second interrupt.
+func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
+	return context.WithValue(ctx, hurryKey{}, hurry)
+}
+
+// hurried is ctx's hurry channel; nil (never ready) when it has none.
+func hurried(ctx context.Context) <-chan struct{} {
+	h, _ := ctx.Value(hurryKey{}).(<-chan struct{})
+	return h
 }
 
 const (
@@ -446,29 +472,33 @@ func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-cha
 	case <-exited:
 		res.State = store.StateExited
 	case <-timeout:
-		stopProcess(pid, ps.Grace, exited, store.StateTimeout, res)
+		stopProcess(ctx, pid, ps.Grace, exited, store.StateTimeout, res)
 	case <-ctx.Done():
-		stopProcess(pid, ps.Grace, exited, store.StateCancelled, res)
+		stopProcess(ctx, pid, ps.Grace, exited, store.StateCancelled, res)
 	}
 }
 
 // stopProcess ends a process wfb stopped (state: timeout or cancelled):
-// SIGTERM to its group, then SIGKILL if it outlives the grace period (a
-// timeout becomes forced-kill).
-func stopProcess(pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
+// SIGTERM to its group, then SIGKILL to its tree if it outlives the grace
+// period, or at once at ctx's hurry (a timeout becomes forced-kill).
+func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
 	res.State = state
 	killGroup(pid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-exited:
+		return
 	case <-t.C:
-		killTree(pid)
-		if state == store.StateTimeout {
-			res.State = store.StateForcedKill
-		}
-		<-exited
+		res.Killed = killedAfterGrace
+	case <-hurried(ctx):
+		res.Killed = killedInHurry
 	}
+	killTree(pid)
+	if state == store.StateTimeout {
+		res.State = store.StateForcedKill
+	}
+	<-exited
 }
 
 // drain waits for the readers, for at most pipeDrain while they wait for

@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wfbench/wfb/runner"
+
 	"github.com/spf13/cobra"
 )
 
@@ -23,15 +25,39 @@ var version = "0.1.0-dev"
 // Main runs wfb with args (without the program name) and returns the exit
 // code.
 func Main(args []string, s *Streams) int {
-	ctx := context.Background()
-	// Notify with no signal at all would relay every signal.
-	if sigs := stopSignals(); len(sigs) > 0 {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, sigs...)
-		defer stop()
-	}
+	ctx, stop := interruptible(context.Background(), stopSignals())
+	defer stop()
 	endWithGoRun()
 	return run(ctx, args, s)
+}
+
+// interruptible returns ctx cancelled at the first of sigs — the command
+// stops, recording what was in flight — and hurried (runner.WithHurry) at
+// the second: sessions still being stopped are killed at once rather than
+// after their grace period, and are still recorded. stop stops the
+// handling.
+func interruptible(ctx context.Context, sigs []os.Signal) (_ context.Context, stop func()) {
+	if len(sigs) == 0 {
+		return ctx, func() {} // Notify with no signal would relay every one
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	hurry := make(chan struct{})
+	got := make(chan os.Signal, 2)
+	signal.Notify(got, sigs...)
+	go func() {
+		select {
+		case <-got:
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		<-got
+		close(hurry)
+	}()
+	return runner.WithHurry(ctx, hurry), func() {
+		signal.Stop(got)
+		cancel()
+	}
 }
 
 // endWithGoRun makes a wfb started by `go run` (README's way in) end with

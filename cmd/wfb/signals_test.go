@@ -233,3 +233,45 @@ func holdsOpen(pid int, path string) bool {
 	}
 	return false
 }
+
+// TestASecondInterruptKillsTheSessionsAtOnce presses Ctrl-C twice on a
+// real wfb whose agent does not end at SIGTERM: the second one, while the
+// first is being handled (the agent has seen its SIGTERM), kills the
+// session at once instead of after the grace period — and the run is still
+// recorded: interrupted, the cell cancelled and saying it was killed at the
+// second interrupt, exit 130, nothing left. Before, every signal after the
+// first was swallowed.
+func TestASecondInterruptKillsTheSessionsAtOnce(t *testing.T) {
+	wfb := buildWFB(t)
+	marker := fmt.Sprintf("wfb-second-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+trap 'sh -c "sleep 300" `+marker+`-term &' TERM INT HUP
+while :; do sh -c 'sleep 1' `+marker+`; done
+`)
+	bench, db := runFixture(t, runOKScript, fmt.Sprintf(`sandbox: host-unsafe
+provider: {mock: replies.yaml}
+tasks: [{id: t1, workspace: ws, prompt: p}]
+arms: [{id: a, agent: claude, agent_bin: %s}]
+`, agent))
+	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the agent to run", func() bool { return len(sandboxtest.ProcessesWith(marker)) >= 1 })
+	cmd.Process.Signal(syscall.SIGINT)
+	waitFor(t, "the agent to see its SIGTERM", func() bool { return len(sandboxtest.ProcessesWith(marker+"-term")) >= 1 })
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	noneLeft(t, marker)
+	integrityOK(t, db)
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Errorf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+	runs, rows := resultsOf(t, db)
+	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled ||
+		!strings.Contains(rows[0].ErrorDetail, "killed at once at a second interrupt") {
+		t.Errorf("%d runs, rows %+v; want one interrupted run, its cell cancelled and killed at the second interrupt\n%s", len(runs), rows, stderr.String())
+	}
+}
