@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/wfbench/wfb/internal/agentexec"
+	"github.com/wfbench/wfb/internal/proctree"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -65,6 +66,32 @@ type processResult struct {
 	// LimitHit says which resource limit the session reached; wfb
 	// stopped it then.
 	LimitHit string
+	// Killed says why a process wfb stopped (a timeout, a cancellation)
+	// got SIGKILL after its SIGTERM: killedAfterGrace, killedInHurry, or
+	// "" when SIGTERM ended it.
+	Killed string
+}
+
+// Why a stopped process was killed (processResult.Killed).
+const (
+	killedAfterGrace = "grace"
+	killedInHurry    = "hurry"
+)
+
+// hurryKey is the context key of the hurry channel (WithHurry).
+type hurryKey struct{}
+
+// WithHurry returns ctx carrying hurry: once hurry is closed, a session
+// (or setup or verify command) being stopped is killed at once instead of
+// after its grace period — wfb closes it at a second interrupt.
+func WithHurry(ctx context.Context, hurry <-chan struct{}) context.Context {
+	return context.WithValue(ctx, hurryKey{}, hurry)
+}
+
+// hurried is ctx's hurry channel; nil (never ready) when it has none.
+func hurried(ctx context.Context) <-chan struct{} {
+	h, _ := ctx.Value(hurryKey{}).(<-chan struct{})
+	return h
 }
 
 const (
@@ -168,10 +195,11 @@ func sessionCgroupFor(l Limits, res *processResult) *sessionCgroup {
 	return cg
 }
 
-// killSession kills the process group of leader and, when the session has
-// one, its cgroup: descendants that left the group too.
+// killSession kills the leader's descendants and process group (killTree)
+// and, when the session has one, its cgroup: descendants that left the
+// group too.
 func killSession(leader int, cg *sessionCgroup) error {
-	killGroup(leader, syscall.SIGKILL)
+	killTree(leader)
 	if cg != nil {
 		return cg.kill()
 	}
@@ -288,6 +316,18 @@ func agentExecArgv(self string, ps processSpec) []string {
 	return append(append(argv, "--"), ps.Argv...)
 }
 
+// behindAgentExec is the command line that runs argv behind agent-exec
+// with no limits and no status fd (its failure to start argv goes to
+// argv's stderr), as cred when given: agent-exec kills whatever argv
+// leaves running when it ends, and everything when wfb dies.
+func behindAgentExec(self string, cred *syscall.Credential, argv []string) []string {
+	out := []string{self, agentexec.Command, "--fds", "0"}
+	if cred != nil {
+		out = append(out, "--uid", strconv.FormatUint(uint64(cred.Uid), 10), "--gid", strconv.FormatUint(uint64(cred.Gid), 10))
+	}
+	return append(append(out, "--"), argv...)
+}
+
 // newCommand builds the process's command: agent-exec in front of argv,
 // its own process group, in the environment the spec names and nothing
 // else. agent-exec takes wfb's death as SIGUSR1 and kills the session.
@@ -397,6 +437,18 @@ func leaderExited(pid int) <-chan struct{} {
 
 func killGroup(pid int, sig syscall.Signal) { _ = syscall.Kill(-pid, sig) }
 
+// killTree kills, with SIGKILL, the descendants of the leader while it
+// lives, then its process group. A descendant that left the group (one
+// the agent detached with setsid, everything inside bubblewrap) is no
+// member of it, and without a cgroup only the tree finds it: agent-exec,
+// the leader, is the subreaper that holds the orphans, and once it is
+// gone they are init's. Killing the agent first also lets agent-exec
+// clean up after it before relaying its end.
+func killTree(leader int) {
+	proctree.KillDescendants(leader, nil)
+	killGroup(leader, syscall.SIGKILL)
+}
+
 // superviseProcess runs the spec's Started check, then waits for the
 // leader to exit, the timeout, or ctx, and records which as res.State:
 // a stopped process gets SIGTERM, and SIGKILL after the grace period.
@@ -420,29 +472,33 @@ func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-cha
 	case <-exited:
 		res.State = store.StateExited
 	case <-timeout:
-		stopProcess(pid, ps.Grace, exited, store.StateTimeout, res)
+		stopProcess(ctx, pid, ps.Grace, exited, store.StateTimeout, res)
 	case <-ctx.Done():
-		stopProcess(pid, ps.Grace, exited, store.StateCancelled, res)
+		stopProcess(ctx, pid, ps.Grace, exited, store.StateCancelled, res)
 	}
 }
 
 // stopProcess ends a process wfb stopped (state: timeout or cancelled):
-// SIGTERM to its group, then SIGKILL if it outlives the grace period (a
-// timeout becomes forced-kill).
-func stopProcess(pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
+// SIGTERM to its group, then SIGKILL to its tree if it outlives the grace
+// period, or at once at ctx's hurry (a timeout becomes forced-kill).
+func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
 	res.State = state
 	killGroup(pid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-exited:
+		return
 	case <-t.C:
-		killGroup(pid, syscall.SIGKILL)
-		if state == store.StateTimeout {
-			res.State = store.StateForcedKill
-		}
-		<-exited
+		res.Killed = killedAfterGrace
+	case <-hurried(ctx):
+		res.Killed = killedInHurry
 	}
+	killTree(pid)
+	if state == store.StateTimeout {
+		res.State = store.StateForcedKill
+	}
+	<-exited
 }
 
 // drain waits for the readers, for at most pipeDrain while they wait for

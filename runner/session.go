@@ -397,12 +397,16 @@ func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) boo
 		addFailure(row, store.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
 		return false
 	case store.StateCancelled:
-		addFailure(row, store.KindCancelled, "the session was cancelled (SIGTERM to its process group)")
+		detail := "the session was cancelled (SIGTERM to its process group)"
+		if pr.Killed != "" {
+			detail += "; " + killedText(pr, spec)
+		}
+		addFailure(row, store.KindCancelled, detail)
 		return false
 	case store.StateTimeout, store.StateForcedKill:
 		how := "it exited after SIGTERM"
 		if pr.State == store.StateForcedKill {
-			how = fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())
+			how = killedText(pr, spec)
 		}
 		addFailure(row, store.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
 		return false
@@ -423,6 +427,14 @@ func (pr processResult) exitText() string {
 		return "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
 	}
 	return "signal " + pr.Signal
+}
+
+// killedText says why a stopped session was killed after its SIGTERM.
+func killedText(pr processResult, spec SessionSpec) string {
+	if pr.Killed == killedInHurry {
+		return "it was killed at once at a second interrupt"
+	}
+	return fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())
 }
 
 func (spec SessionSpec) graceOrDefault() time.Duration {

@@ -75,14 +75,20 @@ type commandResult struct {
 
 // runCommand runs a task's setup or verify command with /bin/sh -c in dir,
 // as cred (nil: wfb's own user), with an environment built from scratch, in
-// its own process group, killed whole at the timeout or when ctx ends.
+// its own process group, behind agent-exec as a session is: killed whole,
+// what it detached included, at the timeout or when ctx ends (a signal to
+// wfb), and what it leaves running when it ends is killed then.
 func runCommand(ctx context.Context, command, dir string, timeout time.Duration, cred *syscall.Credential, extraEnv map[string]string) (commandResult, error) {
 	if timeout <= 0 {
 		timeout = bench.DefaultTimeout
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, "/bin/sh", "-c", command)
+	argv := []string{"/bin/sh", "-c", command}
+	if self, err := os.Executable(); err == nil {
+		argv, cred = behindAgentExec(self, cred, argv), nil
+	}
+	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	env := map[string]string{"PATH": DefaultPath, "HOME": dir, "LANG": "C.UTF-8", "WFB_WORKSPACE": dir}
 	for k, v := range extraEnv {
@@ -90,7 +96,10 @@ func runCommand(ctx context.Context, command, dir string, timeout time.Duration,
 	}
 	cmd.Env = envList(env)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error {
+		killTree(cmd.Process.Pid)
+		return nil
+	}
 	cmd.WaitDelay = 2 * time.Second
 	tail := newTailBuffer(4 << 10)
 	cmd.Stdout, cmd.Stderr = tail, tail

@@ -246,9 +246,32 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // the process group let it run to the session's timeout.
 func TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits(t *testing.T) {
 	requireBackend(t, sandbox.Bwrap)
+	marker := fmt.Sprintf("wfb-user-limit-%d", time.Now().UnixNano())
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
+`)
+	cmd, db := ordinaryUserSession(t, buildWFB(t), sandbox.Bwrap, agent, runOKScript, "--timeout", "20s", "--pids-max=64")
+	out, _ := cmd.CombinedOutput()
+	defer noneLeft(t, marker)
+	_, rows := resultsOf(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1\n%s", len(rows), out)
+	}
+	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
+		t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
+	}
+}
+
+// ordinaryUserSession is the command of a `wfb session` on backend run by
+// an ordinary user's real wfb (the built one, copied where that user
+// reaches it), with the agent executable given, the mock script's text and
+// more flags; and the results file it writes. Without root the session has
+// no cgroup of its own and runs as wfb's own uid.
+func ordinaryUserSession(t *testing.T, built, backend, agent, script string, flags ...string) (*exec.Cmd, string) {
+	t.Helper()
 	home, cred := ordinaryUser(t)
-	wfb := copyTo(t, buildWFB(t), home)
-	script := copyTo(t, writeScript(t, runOKScript), home)
+	wfb := copyTo(t, built, home)
+	scriptFile := copyTo(t, writeScript(t, script), home)
 	ws, tmp := filepath.Join(home, "ws"), filepath.Join(home, "tmp")
 	for _, d := range []string{ws, tmp, filepath.Join(home, "state")} {
 		if err := os.Mkdir(d, 0o700); err != nil {
@@ -259,24 +282,12 @@ func TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	ownedBy(t, cred, home)
-	marker := fmt.Sprintf("wfb-user-limit-%d", time.Now().UnixNano())
-	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
-i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
-`)
 	db := filepath.Join(home, "wfb.db")
-	cmd := exec.Command(wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
-		"--sandbox", sandbox.Bwrap, "--db", db, "--timeout", "20s", "--pids-max=64", "--mock-script", script)
+	cmd := exec.Command(wfb, append([]string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", backend, "--db", db, "--mock-script", scriptFile}, flags...)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_STATE_HOME="+filepath.Join(home, "state"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	out, _ := cmd.CombinedOutput()
-	defer noneLeft(t, marker)
-	_, rows := resultsOf(t, db)
-	if len(rows) != 1 {
-		t.Fatalf("%d rows, want 1\n%s", len(rows), out)
-	}
-	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
-		t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
-	}
+	return cmd, db
 }
 
 // TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded: an agent that
@@ -373,22 +384,13 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 				scratch := sandboxtest.SharedDir(t, "wfb-killed-")
 				cmd := exec.Command(wfb, "run", bench, "--db", db)
 				cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
-				var stderr syncBuffer
-				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				waitFor(t, "the agent and its detached child", func() bool { return len(sandboxtest.ProcessesWith(marker)) >= 2 })
-				cmd.Process.Signal(sig)
-				cmd.Wait()
-				noneLeft(t, marker)
-				integrityOK(t, db)
+				stderr := signalInFlight(t, cmd, sig, marker, db)
 				runs, rows := resultsOf(t, db)
 				if sig == syscall.SIGKILL {
 					return
 				}
 				if code := cmd.ProcessState.ExitCode(); code != 130 {
-					t.Errorf("exit %d after SIGHUP, want 130\n%s", code, stderr.String())
+					t.Errorf("exit %d after SIGHUP, want 130\n%s", code, stderr)
 				}
 				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
 					t.Errorf("after SIGHUP: runs %+v rows %+v; want one interrupted run with the cell in flight recorded cancelled", runs, rows)

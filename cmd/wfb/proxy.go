@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -84,8 +82,6 @@ func (o *proxyOptions) validate() error {
 }
 
 func proxyRun(ctx context.Context, s *Streams, opts *proxyOptions) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
-	defer stop()
 	db, err := store.Open(ctx, dbPath(opts.db, s))
 	if err != nil {
 		return err

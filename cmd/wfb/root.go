@@ -4,9 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wfbench/wfb/runner"
 
 	"github.com/spf13/cobra"
 
@@ -20,9 +27,89 @@ var version = "0.1.0-dev"
 // Main runs wfb with args (without the program name) and returns the exit
 // code.
 func Main(args []string, s *Streams) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := interruptible(context.Background(), stopSignals())
 	defer stop()
+	endWithGoRun()
 	return run(ctx, args, s)
+}
+
+// interruptible returns ctx cancelled at the first of sigs — the command
+// stops, recording what was in flight — and hurried (runner.WithHurry) at
+// the second: sessions still being stopped are killed at once rather than
+// after their grace period, and are still recorded. stop stops the
+// handling.
+func interruptible(ctx context.Context, sigs []os.Signal) (_ context.Context, stop func()) {
+	if len(sigs) == 0 {
+		return ctx, func() {} // Notify with no signal would relay every one
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	hurry := make(chan struct{})
+	got := make(chan os.Signal, 2)
+	signal.Notify(got, sigs...)
+	go func() {
+		select {
+		case <-got:
+		case <-ctx.Done():
+			return
+		}
+		cancel()
+		<-got
+		close(hurry)
+	}()
+	return runner.WithHurry(ctx, hurry), func() {
+		signal.Stop(got)
+		cancel()
+	}
+}
+
+// endWithGoRun makes a wfb started by `go run` (README's way in) end with
+// the go command: go exits at SIGTERM or SIGHUP without passing it on, and
+// wfb, left alone, would run to the end of its run. wfb watches that parent
+// (a pidfd turns readable when the process is gone — PR_SET_PDEATHSIG
+// would follow the thread that forked wfb, which may end before go does)
+// and then sends itself SIGTERM, to stop as at the signal itself: the
+// cells in flight recorded cancelled, no agent left.
+func endWithGoRun() {
+	ppid := os.Getppid()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(ppid) + "/exe")
+	if err != nil || filepath.Base(exe) != "go" {
+		return
+	}
+	fd, err := unix.PidfdOpen(ppid, 0)
+	if err != nil {
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		// Opened after go was gone, the pidfd would watch another process.
+		for os.Getppid() == ppid {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, -1)
+			if err == nil && n > 0 {
+				break
+			}
+			if err != nil && err != unix.EINTR {
+				return
+			}
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+	}()
+}
+
+// stopSignals are the signals that interrupt wfb (the cells in flight are
+// recorded cancelled, the run interrupted): SIGINT, SIGTERM and SIGHUP, but
+// not one wfb was started with ignored. nohup(1) ignores SIGHUP so that a
+// long run outlives its terminal, a shell without job control starts
+// `wfb run ... &` with SIGINT ignored, and Go's Notify would handle such a
+// signal again.
+func stopSignals() []os.Signal {
+	var sigs []os.Signal
+	for _, sig := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs
 }
 
 func run(ctx context.Context, args []string, s *Streams) int {
@@ -32,6 +119,10 @@ func run(ctx context.Context, args []string, s *Streams) int {
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	err := root.ExecuteContext(ctx)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// A signal stopped the command: say so, not "context canceled".
+		err = errInterrupted
+	}
 	if err != nil && !errors.Is(err, errNotOK) {
 		// An error can quote an agent's output or a bench's names: its
 		// controls are shown, not obeyed.

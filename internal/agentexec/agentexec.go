@@ -29,7 +29,8 @@ import (
 // It runs as wfb's own user, sets the session's rlimits, becomes the child
 // subreaper of everything the agent starts and starts ARGV (as --uid/--gid
 // when given) with fds 3..3+N-1 passed on. It relays the child's exit
-// status as its own. When wfb dies — even of SIGKILL, which no handler of
+// status as its own, once it has killed every descendant the child left
+// behind. When wfb dies — even of SIGKILL, which no handler of
 // wfb's sees — the kernel tells it (PR_SET_PDEATHSIG, SIGUSR1) and it
 // kills every descendant before it exits: agents never outlive wfb.
 const Command = "agent-exec"
@@ -147,6 +148,10 @@ func Main(args []string) int {
 	}()
 	select {
 	case st := <-done:
+		// What the agent left (a process it detached from its group and
+		// session, now ours as the subreaper's) ends with it: without a
+		// cgroup nothing else would find it once agent-exec is gone.
+		killDescendants()
 		return relayStatus(st)
 	case <-parentGone:
 		killDescendants()
@@ -218,36 +223,14 @@ func relayStatus(st *os.ProcessState) int {
 
 // killDescendants kills every descendant of this process, over and over
 // until none is left: as the child subreaper it inherits the orphans of
-// each one it kills.
+// each one it kills, and reaps them so they stop counting.
 func killDescendants() {
-	self := os.Getpid()
-	for round := 0; round < 100; round++ {
-		pids := descendants(self)
-		if len(pids) == 0 {
-			return
-		}
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		// Reap what died, so it stops counting as a descendant.
+	proctree.KillDescendants(os.Getpid(), func() {
 		for {
 			pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
 			if pid <= 0 {
-				break
+				return
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// descendants lists the live descendants of pid (zombies aside).
-func descendants(pid int) []int {
-	t := proctree.Read()
-	var out []int
-	for child, p := range t {
-		if !p.Zombie && t.Descends(child, pid) {
-			out = append(out, child)
-		}
-	}
-	return out
+	})
 }

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"syscall"
+	"time"
 )
 
 // Proc is one process as /proc/PID/stat has it.
@@ -53,4 +55,36 @@ func (t Table) Descends(pid, ancestor int) bool {
 		}
 	}
 	return false
+}
+
+// Descendants lists the live descendants of ancestor (zombies aside).
+func (t Table) Descendants(ancestor int) []int {
+	var out []int
+	for pid, p := range t {
+		if !p.Zombie && t.Descends(pid, ancestor) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// KillDescendants sends SIGKILL to every live descendant of ancestor, and
+// again to those that appear meanwhile (a fork racing the kill, an orphan
+// handed to ancestor as a subreaper), until none is left or a second of
+// rounds has passed. After each round it calls between (nil: nothing),
+// where a subreaper reaps what died.
+func KillDescendants(ancestor int, between func()) {
+	for round := 0; round < 100; round++ {
+		pids := Read().Descendants(ancestor)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if between != nil {
+			between()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
