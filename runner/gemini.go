@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,9 +212,9 @@ type geminiOutput struct {
 	version, named string
 
 	jsonLines
-	results   [][]byte // raw result events, copied
+	results   keptEvents // result events (one is valid)
 	sessionID string
-	errors    []string // error events' messages
+	errors    boundedList // error events' messages
 }
 
 func (o *geminiOutput) line(l []byte, truncated bool) {
@@ -232,9 +231,9 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 	case "init":
 		o.sessionID = ev.SessionID
 	case "result":
-		o.results = append(o.results, bytes.Clone(l))
+		o.results.add(l)
 	case "error":
-		o.errors = append(o.errors, clip(ev.Message, 300))
+		o.errors.add(clip(ev.Message, 300))
 	}
 }
 
@@ -270,22 +269,22 @@ func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
 	row.SessionID = o.sessionID
 	recordVersion(row, o.version, o.named)
-	switch n := len(o.results); {
+	switch n := o.results.n; {
 	case n == 0:
 		var more []string
-		if len(o.errors) > 0 {
-			more = append(more, "errors: "+strings.Join(o.errors, " | "))
+		if len(o.errors.items) > 0 {
+			more = append(more, "errors: "+o.errors.join(" | "))
 		}
 		addFailure(row, store.KindSessionError, o.missing("result event", exit, more...))
 		return
 	case n > 1:
-		row.ResultEvent = string(joinLines(o.results))
+		row.ResultEvent = o.results.all()
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
-	row.ResultEvent = string(o.results[0])
+	row.ResultEvent = string(o.results.last)
 	var res geminiResult
-	if err := json.Unmarshal(o.results[0], &res); err != nil {
+	if err := json.Unmarshal(o.results.last, &res); err != nil {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
@@ -316,7 +315,9 @@ func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string)
 	if res.Error != nil {
 		parts = append(parts, clip(strings.TrimSpace(res.Error.Type+": "+res.Error.Message), 500))
 	}
-	parts = append(parts, o.errors...)
+	if len(o.errors.items) > 0 {
+		parts = append(parts, o.errors.join(" | "))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "(no explanation given)")
 	}
