@@ -386,8 +386,13 @@ func (r *claudeResult) errorText() string {
 	if r.Result != nil && *r.Result != "" {
 		parts = append(parts, clip(*r.Result, 500))
 	}
+	// The list is the agent's: as many entries as a line holds.
+	var errs boundedList
 	for _, e := range r.Errors {
-		parts = append(parts, clip(string(e), 200))
+		errs.add(clip(string(e), 200))
+	}
+	if len(errs.items) > 0 {
+		parts = append(parts, errs.join("; "))
 	}
 	if e := r.errorField(); e != "" {
 		parts = append(parts, clip(e, 500))

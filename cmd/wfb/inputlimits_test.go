@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -71,5 +72,33 @@ arms: [{id: a, agent: gemini, agent_bin: %s}]
 				t.Errorf("wfb peaked at %d MiB RSS, want at most %d: it kept the agent's output", rss, maxRSSMiB)
 			}
 		})
+	}
+}
+
+// TestAClaudeResultWithAMillionErrorsIsABoundedDetail: the errors of a
+// failed result event became the row's detail entry by entry, so one line
+// under the line limit holding a million of them made a detail of
+// megabytes in the row and in every report. The detail names the first
+// entries and how many more there were.
+func TestAClaudeResultWithAMillionErrorsIsABoundedDetail(t *testing.T) {
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+printf '{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s","errors":['
+yes '"x",' | head -n 999999 | tr -d '\n'
+echo '"x"]}'
+`)
+	s, out, errOut := testStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "60s", "--mock-script", writeScript(t, runOKScript)}, s)
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+	}
+	r := rows[0]
+	if r.OK || !strings.Contains(r.ErrorDetail, "(999980 more)") {
+		t.Errorf("row %s: %.300s; want a failure naming the 999980 errors left out", r.ErrorKind, r.ErrorDetail)
+	}
+	if len(r.ErrorDetail) > 16<<10 {
+		t.Errorf("error_detail holds %d bytes, want at most %d", len(r.ErrorDetail), 16<<10)
 	}
 }
