@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -100,5 +107,117 @@ echo '"x"]}'
 	}
 	if len(r.ErrorDetail) > 16<<10 {
 		t.Errorf("error_detail holds %d bytes, want at most %d", len(r.ErrorDetail), 16<<10)
+	}
+}
+
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// zstdBomb is a valid zstd frame of a few KiB that decodes to n zero bytes.
+func zstdBomb(t *testing.T, n int64) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc, err := zstd.NewWriter(&b, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(enc, io.LimitReader(zeros{}, n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize: a results
+// file can come from anywhere (wfb merge takes shards from other
+// machines), and its kept bodies are zstd, where a few KiB decode to GiBs.
+// wfb decoded a stored transcript or exchange body whole, up to 1 GiB,
+// before its digest could say it was not what was recorded: wfb view and
+// wfb mock record took GiBs of memory for a forged row. A body is decoded
+// only to the size its row records; one that decodes to more is named and
+// refused — mock record exits 2, the view page says why — and the file's
+// rows stay as they were.
+func TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize(t *testing.T) {
+	wfb := buildWFB(t)
+	ws, db := sessionFixture(t)
+	s, out, errOut := testStreams("", nil)
+	if code := run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p",
+		"--mock-script", writeScript(t, runOKScript), "--db", db, "--timeout", "30s"}, s); code != 0 {
+		t.Fatalf("session exit %d\n%s\n%s", code, out, errOut)
+	}
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	attempt := rows[0].AttemptID
+	raw, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb := zstdBomb(t, 768<<20)
+	for _, f := range []struct{ table, update string }{
+		{"transcripts", `UPDATE transcripts SET data = ? WHERE attempt_id = ?`},
+		{"exchanges", `UPDATE exchanges SET response_body = ? WHERE attempt_id = ? AND seq = 1`},
+	} {
+		forgeRow(t, raw, f.table, f.update, bomb, attempt)
+	}
+	raw.Close()
+	const maxRSSMiB = 200
+
+	code, stderr, rss := execWFB(t, wfb, "mock", "record", attempt, "--db", db, "--out", filepath.Join(t.TempDir(), "s.yaml"))
+	t.Logf("mock record: exit %d, peak RSS %d MiB: %s", code, rss, stderr)
+	if code != exitBadInput || !strings.Contains(stderr, "request 1: response body") || !strings.Contains(stderr, "decodes to more than the") {
+		t.Errorf("mock record: exit %d, stderr %q; want 2 naming the request, the body and what is wrong", code, stderr)
+	}
+	if rss > maxRSSMiB {
+		t.Errorf("mock record peaked at %d MiB RSS, want at most %d: it decoded the forged body", rss, maxRSSMiB)
+	}
+
+	site := filepath.Join(t.TempDir(), "site")
+	code, stderr, rss = execWFB(t, wfb, "view", "--db", db, "--export", site)
+	t.Logf("view --export: exit %d, peak RSS %d MiB", code, rss)
+	if code != 0 {
+		t.Fatalf("view --export: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(site, "attempt", attempt+".html"))
+	if err != nil || !strings.Contains(string(page), "The transcript cannot be read: the body decodes to more than the") {
+		t.Errorf("the attempt page does not say why its transcript is not shown (%v)", err)
+	}
+	if rss > maxRSSMiB {
+		t.Errorf("view peaked at %d MiB RSS, want at most %d: it decoded the forged transcript", rss, maxRSSMiB)
+	}
+	if after := storedRows(t, db); len(after) != 1 || after[0].AttemptID != attempt {
+		t.Errorf("the results file changed: %d rows", len(after))
+	}
+}
+
+// forgeRow runs update on table of an append-only results file as a forger
+// would: its no-update trigger dropped for the update and put back.
+func forgeRow(t *testing.T, raw *sql.DB, table, update string, args ...any) {
+	t.Helper()
+	trigger := table + "_no_update"
+	var def string
+	if err := raw.QueryRow(`SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?`, trigger).Scan(&def); err != nil {
+		t.Fatalf("trigger %s: %v", trigger, err)
+	}
+	for _, q := range []string{"DROP TRIGGER " + trigger, update, def} {
+		qargs := args
+		if q != update {
+			qargs = nil
+		}
+		res, err := raw.Exec(q, qargs...)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if n, _ := res.RowsAffected(); q == update && n != 1 {
+			t.Fatalf("%s: %d rows, want 1", q, n)
+		}
 	}
 }
