@@ -408,6 +408,9 @@ type derivedCost struct {
 // knows the model, and checks that they add up to the totals. The
 // session's cost is their sum; NULL when any model has no price.
 func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.ModelUsage, derivedCost, []string) {
+	if len(models) > maxModels {
+		return nil, derivedCost{}, []string{tooManyModels("stats.models", len(models))}
+	}
 	names := make([]string, 0, len(models))
 	for m := range models {
 		names = append(names, m)
@@ -419,9 +422,9 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 	var unpriced []string
 	for _, m := range names {
 		if strings.TrimSpace(m) == "" {
-			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", m)}
+			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", clip(m, 100))}
 		}
-		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", m))
+		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", clip(m, 100)))
 		if len(problems) > 0 {
 			return nil, derivedCost{}, problems
 		}
@@ -433,7 +436,7 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 			row.CostUSD = &c
 			cost.usd += c
 		} else {
-			unpriced = append(unpriced, m)
+			unpriced = append(unpriced, clip(m, 100))
 		}
 		rows = append(rows, row)
 	}

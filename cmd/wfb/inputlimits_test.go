@@ -221,3 +221,35 @@ func forgeRow(t *testing.T, raw *sql.DB, table, update string, args ...any) {
 		}
 	}
 }
+
+// TestAResultNamingTooManyModelsIsRefusedInOneLine: a result event's
+// per-model usage was read model by model, each bad one adding four
+// problems to the row's detail, so one line under the line limit naming
+// 200,000 models made a detail of tens of MB (and, valid, as many
+// model_usage rows). More than the model limit is refused in one line;
+// the session's own usage is still recorded.
+func TestAResultNamingTooManyModelsIsRefusedInOneLine(t *testing.T) {
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+printf '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"modelUsage":{'
+seq 1 199999 | sed 's/.*/"m&":{},/' | tr -d '\n'
+echo '"m0":{}}}'
+`)
+	s, out, errOut := testStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "60s", "--mock-script", writeScript(t, runOKScript)}, s)
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+	}
+	r := rows[0]
+	if want := "modelUsage names 200000 models, more than the 64"; !strings.Contains(r.ErrorDetail, want) {
+		t.Errorf("detail %.300q; want it to name %q", r.ErrorDetail, want)
+	}
+	if len(r.ErrorDetail) > 16<<10 {
+		t.Errorf("error_detail holds %d bytes, want at most %d", len(r.ErrorDetail), 16<<10)
+	}
+	if r.InputTokens == nil || *r.InputTokens != 1 || len(r.ModelUsage) != 0 {
+		t.Errorf("input_tokens %v, %d model_usage rows; want the session's usage kept and no per-model rows", r.InputTokens, len(r.ModelUsage))
+	}
+}
