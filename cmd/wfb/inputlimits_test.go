@@ -253,3 +253,36 @@ echo '"m0":{}}}'
 		t.Errorf("input_tokens %v, %d model_usage rows; want the session's usage kept and no per-model rows", r.InputTokens, len(r.ModelUsage))
 	}
 }
+
+// TestTheMockProviderOfASessionKeepsNoRequestBodies: the scripted provider
+// that wfb session and wfb run start for a cell kept every request it was
+// sent, raw and parsed, for the cell's life, though nothing reads them
+// back: an agent sending 40 requests of 8 MiB held 640 MiB of wfb.
+func TestTheMockProviderOfASessionKeepsNoRequestBodies(t *testing.T) {
+	wfb := buildWFB(t)
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 40 ]; do
+  { printf '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"'; head -c 8388608 /dev/zero | tr '\0' a; printf '"}]}'; } |
+    curl -sS -o /dev/null -H 'content-type: application/json' --data-binary @- "$ANTHROPIC_BASE_URL/v1/messages" || exit 3
+  i=$((i+1))
+done
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
+`)
+	for _, meter := range []string{"on", "off"} {
+		t.Run("meter "+meter, func(t *testing.T) {
+			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+				"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "120s", "--meter", meter, "--mock-script", writeScript(t, runOKScript))
+			t.Logf("exit %d, peak RSS %d MiB", code, rss)
+			if code == exitBadInput {
+				t.Fatalf("exit 2: %s", stderr)
+			}
+			// Kept, the bodies took 640 MiB (800 with the meter); passed on,
+			// the meter's copies of one 8 MiB request and the garbage the
+			// collector has yet to take come to ~200 (~70 without).
+			if rss > 400 {
+				t.Errorf("wfb peaked at %d MiB RSS, want at most 400: it kept the request bodies", rss)
+			}
+		})
+	}
+}

@@ -127,7 +127,11 @@ func New(script *Script) *Provider {
 // Start starts a provider for script on a free loopback port. Close
 // it when done.
 func Start(script *Script) (*Provider, error) {
-	p := New(script)
+	return New(script).start()
+}
+
+// start serves p on a free loopback port.
+func (p *Provider) start() (*Provider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mock provider: listen: %w", err)
@@ -141,8 +145,11 @@ func Start(script *Script) (*Provider, error) {
 // returns its base URL and the function that closes it (the shape of
 // runner.SweepOptions.StartMock, with a script loaded).
 func Serving(script *Script) (url string, stop func(), err error) {
-	p, err := Start(script)
-	if err != nil {
+	p := New(script)
+	// Nobody reads a session's requests back, and the agent decides how
+	// many it sends and how large: keeping them grew wfb by every body.
+	p.DiscardRequests = true
+	if _, err := p.start(); err != nil {
 		return "", nil, err
 	}
 	return p.URL(), func() { p.Close() }, nil
