@@ -286,3 +286,55 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 		})
 	}
 }
+
+// TestManyHugeRequestsAtOnceWaitForRoomInsteadOfGrowingWfb: the meter and
+// the mock provider each read a request body whole (up to 32 MiB), and the
+// agent decides how many it sends at once, so 24 requests of 24 MiB sent
+// together took GiBs of wfb — any process in the sandbox can reach both.
+// Past a bound on the bodies held at once a request now waits for room:
+// every request is still answered and recorded, in bounded memory.
+func TestManyHugeRequestsAtOnceWaitForRoomInsteadOfGrowingWfb(t *testing.T) {
+	wfb := buildWFB(t)
+	ws, db := sessionFixture(t)
+	const n = 24
+	agent := fakeAgent(t, fmt.Sprintf(`[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt %d ]; do
+  { printf '{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"'; head -c 25165824 /dev/zero | tr '\0' a; printf '"}]}'; } |
+    curl -sS -o /dev/null -w '%%{http_code}\n' -H 'content-type: application/json' --data-binary @- "$ANTHROPIC_BASE_URL/v1/messages" >&2 &
+  i=$((i+1))
+done
+wait
+echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
+`, n))
+	code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "300s", "--mock-script", writeScript(t, runOKScript))
+	t.Logf("exit %d, peak RSS %d MiB", code, rss)
+	if code == exitBadInput {
+		t.Fatalf("exit 2: %s", stderr)
+	}
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1", len(rows))
+	}
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	reqs, err := d.Requests(context.Background(), rows[0].AttemptID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for _, r := range reqs {
+		if r.Status != nil && *r.Status == 200 && r.ProxyError == "" && r.RequestBytes == 25165824+70 {
+			answered++
+		}
+	}
+	if answered != n {
+		t.Errorf("%d of %d requests recorded answered whole (of %d recorded); want every one: waiting must not lose a request", answered, n, len(reqs))
+	}
+	if rss > 700 {
+		t.Errorf("wfb peaked at %d MiB RSS, want at most 700: the bodies held at once are not bounded", rss)
+	}
+}

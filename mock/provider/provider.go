@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wfbench/wfb/internal/inflight"
 )
 
 // DefaultReply returns the reply served when a script has no default: the
@@ -85,6 +87,10 @@ func redactHeader(h http.Header) http.Header {
 // tool definitions, are a few hundred KB.
 const maxBody = 32 << 20
 
+// maxBodiesInFlight bounds the request bodies the provider holds at once:
+// past it, a request waits for room before its body is read.
+const maxBodiesInFlight = 4 * maxBody
+
 // Provider is a scripted stand-in for the Anthropic Messages API. It serves
 // its script's replies in order, one per POST .../v1/messages, then the
 // default for every later one, and records every request. It is safe for
@@ -100,6 +106,7 @@ type Provider struct {
 	DiscardRequests bool
 
 	script  *Script
+	bodies  *inflight.Budget // request bodies held at once
 	closing chan struct{}
 	once    sync.Once
 
@@ -121,7 +128,7 @@ func New(script *Script) *Provider {
 	if script == nil {
 		script = &Script{}
 	}
-	return &Provider{script: script, closing: make(chan struct{})}
+	return &Provider{script: script, bodies: inflight.New(maxBodiesInFlight), closing: make(chan struct{})}
 }
 
 // Start starts a provider for script on a free loopback port. Close
