@@ -6,9 +6,13 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -337,4 +341,75 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 	if rss > 700 {
 		t.Errorf("wfb peaked at %d MiB RSS, want at most 700: the bodies held at once are not bounded", rss)
 	}
+}
+
+// TestTheStandInAgentReadsABoundedReply: wfb mock agent read a provider's
+// reply whole however large — a non-streamed one into one JSON value, a
+// stream's events and text without a bound on their sum — so a provider
+// (any server at ANTHROPIC_BASE_URL) sending 200 MiB grew the agent by
+// that much and more. Past 16 MiB the reply is refused, naming the limit,
+// streamed or not; a prompt on stdin past 64 MiB is refused (exit 2).
+func TestTheStandInAgentReadsABoundedReply(t *testing.T) {
+	wfb := buildWFB(t)
+	const size = 200 << 20
+	mib := strings.Repeat("a", 1<<20)
+	replies := map[string]func(w http.ResponseWriter){
+		"json": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"`)
+			for range size >> 20 {
+				io.WriteString(w, mib)
+			}
+			io.WriteString(w, `"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}`)
+		},
+		"stream": func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{}}}\n\n"+
+				"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+			for range size >> 20 {
+				io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\""+mib+"\"}}\n\n")
+			}
+		},
+	}
+	for name, reply := range replies {
+		t.Run(name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				reply(w)
+			}))
+			defer srv.Close()
+			cmd := exec.Command(wfb, "mock", "agent", "-p", "--output-format", "json", "hello")
+			cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=offline")
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
+			t.Logf("exit %v, peak RSS %d MiB: %.300s", err, rss, out.String())
+			if err == nil || !strings.Contains(out.String(), "exceeds 16 MiB") {
+				t.Errorf("the agent did not refuse the 200 MiB reply naming the limit (%v)", err)
+			}
+			if rss > 150 {
+				t.Errorf("the agent peaked at %d MiB RSS, want at most 150", rss)
+			}
+		})
+	}
+	t.Run("prompt", func(t *testing.T) {
+		cmd := exec.Command(wfb, "mock", "agent", "-p")
+		cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=offline")
+		cmd.Stdin = io.LimitReader(repeatA{}, 65<<20)
+		out, err := cmd.CombinedOutput()
+		if code := cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(out), "the prompt on stdin exceeds 64 MiB") {
+			t.Errorf("exit %d (%v): %.300s; want 2 naming the limit", code, err, out)
+		}
+	})
+}
+
+// repeatA reads as an endless run of the letter a.
+type repeatA struct{}
+
+func (repeatA) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
 }
