@@ -92,20 +92,10 @@ arms: [{id: a, agent: gemini, agent_bin: %s}]
 // megabytes in the row and in every report. The detail names the first
 // entries and how many more there were.
 func TestAClaudeResultWithAMillionErrorsIsABoundedDetail(t *testing.T) {
-	ws, db := sessionFixture(t)
-	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
-printf '{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s","errors":['
+	r := claudeSessionRow(t, `printf '{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s","errors":['
 yes '"x",' | head -n 999999 | tr -d '\n'
 echo '"x"]}'
 `)
-	s, out, errOut := testStreams("", nil)
-	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
-		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "60s", "--mock-script", writeScript(t, runOKScript)}, s)
-	rows := storedRows(t, db)
-	if len(rows) != 1 {
-		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
-	}
-	r := rows[0]
 	if r.OK || !strings.Contains(r.ErrorDetail, "(999980 more)") {
 		t.Errorf("row %s: %.300s; want a failure naming the 999980 errors left out", r.ErrorKind, r.ErrorDetail)
 	}
@@ -233,20 +223,10 @@ func forgeRow(t *testing.T, raw *sql.DB, table, update string, args ...any) {
 // model_usage rows). More than the model limit is refused in one line;
 // the session's own usage is still recorded.
 func TestAResultNamingTooManyModelsIsRefusedInOneLine(t *testing.T) {
-	ws, db := sessionFixture(t)
-	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
-printf '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"modelUsage":{'
+	r := claudeSessionRow(t, `printf '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"modelUsage":{'
 seq 1 199999 | sed 's/.*/"m&":{},/' | tr -d '\n'
 echo '"m0":{}}}'
 `)
-	s, out, errOut := testStreams("", nil)
-	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
-		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "60s", "--mock-script", writeScript(t, runOKScript)}, s)
-	rows := storedRows(t, db)
-	if len(rows) != 1 {
-		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
-	}
-	r := rows[0]
 	if want := "modelUsage names 200000 models, more than the 64"; !strings.Contains(r.ErrorDetail, want) {
 		t.Errorf("detail %.300q; want it to name %q", r.ErrorDetail, want)
 	}
@@ -412,4 +392,22 @@ func (repeatA) Read(p []byte) (int, error) {
 		p[i] = 'a'
 	}
 	return len(p), nil
+}
+
+// claudeSessionRow runs wfb session (host-unsafe, the mock provider) with a
+// fake Claude Code whose run is script (its --version is answered), and
+// returns the one row it recorded.
+func claudeSessionRow(t *testing.T, script string) store.Result {
+	t.Helper()
+	ws, db := sessionFixture(t)
+	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+script)
+	s, out, errOut := testStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "60s", "--mock-script", writeScript(t, runOKScript)}, s)
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+	}
+	return rows[0]
 }
