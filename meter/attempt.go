@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+
+	"github.com/wfbench/wfb/internal/inflight"
 )
 
 // AttemptOptions name an attempt to meter.
@@ -31,7 +33,8 @@ type Attempt struct {
 	upstream *url.URL
 	scrub    *scrubber
 	budget   budget
-	ctx      context.Context // cancelled by End: in-flight requests stop
+	bodies   *inflight.Budget // request bodies held at once
+	ctx      context.Context  // cancelled by End: in-flight requests stop
 	cancel   context.CancelFunc
 
 	mu       sync.Mutex
@@ -63,7 +66,8 @@ func (p *Proxy) Begin(o AttemptOptions) (*Attempt, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Attempt{p: p, id: o.ID, token: newToken(), upstream: u,
-		scrub: newScrubber(o.Secrets, p.opts.Redact), ctx: ctx, cancel: cancel}
+		scrub: newScrubber(o.Secrets, p.opts.Redact), ctx: ctx, cancel: cancel,
+		bodies: inflight.New(p.opts.MaxRequestBytesInFlight)}
 	a.budget.left.Store(p.opts.MaxExchangeBytes)
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -47,6 +47,8 @@ func (f *flight) settle() {
 		Request:        keep(f.body[:got], f.bodyCut || got < len(f.body), a.scrub),
 		Response:       keep(f.resp.bytes(), f.resp.truncated, a.scrub),
 	}
+	f.body = nil
+	f.bodyShare.Release()
 	rec = a.add(rec)
 	if s := a.p.opts.Sink; s != nil {
 		s.Record(rec)

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wfbench/wfb/internal/inflight"
 )
 
 // flight is one attributed request on its way through the proxy.
@@ -31,7 +33,8 @@ type flight struct {
 
 	reqHeader  http.Header
 	body       []byte
-	bodyCut    bool // the body was over the limit: only its head was read
+	bodyCut    bool           // the body was over the limit: only its head was read
+	bodyShare  inflight.Share // the body's room in the attempt's bodies in flight
 	respHeader http.Header
 	reader     *bodyReader
 	resp       capture
@@ -92,7 +95,10 @@ func (f *flight) serve(w http.ResponseWriter, r *http.Request) {
 
 func (f *flight) readBody(w http.ResponseWriter, r *http.Request) bool {
 	limit := f.a.p.opts.MaxRequestBytes
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if !f.takeRoom(w, r, limit) {
+		return false
+	}
+	body, err := inflight.ReadBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength, limit)
 	f.body = body
 	f.rec.RequestBytes = int64(len(body))
 	var tooLarge *http.MaxBytesError
@@ -109,6 +115,33 @@ func (f *flight) readBody(w http.ResponseWriter, r *http.Request) bool {
 		f.rec.ProxyError = ErrRequestUnreadable
 		f.answer(w, http.StatusBadRequest, ErrRequestUnreadable, err.Error())
 	}
+	return false
+}
+
+// takeRoom waits for room for the body among the attempt's bodies in
+// flight: its declared length, or the limit when it declares none (or more,
+// to be cut). It says false, recorded, when the agent went away or the
+// attempt ended first.
+func (f *flight) takeRoom(w http.ResponseWriter, r *http.Request, limit int64) bool {
+	need := r.ContentLength
+	if need < 0 || need > limit {
+		need = limit
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(f.a.ctx, cancel)
+	defer stop()
+	share, err := f.a.bodies.Take(ctx, need)
+	if err == nil {
+		f.bodyShare = share
+		return true
+	}
+	if r.Context().Err() != nil {
+		f.rec.ProxyError, f.rec.ErrorDetail = ErrClientGone, "gone while waiting for room among the attempt's request bodies in flight"
+		return false
+	}
+	f.rec.ProxyError = ErrAttemptEnded
+	f.answer(w, http.StatusBadGateway, ErrAttemptEnded, "the attempt ended while the request waited for room among its request bodies in flight")
 	return false
 }
 

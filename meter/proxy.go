@@ -34,7 +34,10 @@ func (f SinkFunc) Record(r Record) { f(r) }
 // Defaults for Options.
 const (
 	DefaultMaxRequestBytes = 32 << 20
-	DefaultConnectTimeout  = 10 * time.Second
+	// DefaultMaxRequestBytesInFlight is four requests of the largest size,
+	// or hundreds of an agent's usual ones.
+	DefaultMaxRequestBytesInFlight = 4 * DefaultMaxRequestBytes
+	DefaultConnectTimeout          = 10 * time.Second
 )
 
 // Options configure a Proxy. The zero value is usable but for Upstream,
@@ -55,6 +58,11 @@ type Options struct {
 	// MaxRequestBytes bounds a request body (default 32 MiB); a larger one
 	// is answered 413 and not forwarded.
 	MaxRequestBytes int64
+	// MaxRequestBytesInFlight bounds the request bodies one attempt's
+	// requests hold at once (default 128 MiB): each is held whole until it
+	// is recorded, and the agent decides how many it sends at once; past
+	// the bound a request waits for room before its body is read.
+	MaxRequestBytesInFlight int64
 	// MaxExchangeBytes bounds the bodies kept per attempt, uncompressed
 	// (default 64 MiB); past it, bodies are kept truncated.
 	MaxExchangeBytes int64
@@ -123,6 +131,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxRequestBytesInFlight <= 0 {
+		o.MaxRequestBytesInFlight = max(DefaultMaxRequestBytesInFlight, o.MaxRequestBytes)
 	}
 	if o.MaxExchangeBytes <= 0 {
 		o.MaxExchangeBytes = DefaultMaxExchangeBytes

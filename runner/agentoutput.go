@@ -119,6 +119,16 @@ func (k *keptEvents) all() string {
 	return string(k.evidence)
 }
 
+// maxModels bounds the models one result event may name, each a row of
+// model_usage and a line of a refusal: a session uses one to a few, and
+// the list is the agent's, as long as a line holds.
+const maxModels = 64
+
+// tooManyModels refuses a per-model list (field) of n models.
+func tooManyModels(field string, n int) string {
+	return fmt.Sprintf("%s names %d models, more than the %d wfb records for one session", field, n, maxModels)
+}
+
 // boundedList keeps the first few messages of a kind and counts the rest.
 type boundedList struct {
 	items []string

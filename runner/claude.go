@@ -144,6 +144,9 @@ var modelUsageFields = []string{"inputTokens", "outputTokens", "cacheReadInputTo
 // (the reasons are returned). costUSD is kept when it is a finite
 // non-negative number, else it is NULL.
 func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsage, []string) {
+	if len(mu) > maxModels {
+		return nil, []string{tooManyModels("modelUsage", len(mu))}
+	}
 	models := make([]string, 0, len(mu))
 	for m := range mu {
 		models = append(models, m)
@@ -153,11 +156,11 @@ func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsa
 	var problems []string
 	for _, m := range models {
 		if strings.TrimSpace(m) == "" {
-			problems = append(problems, fmt.Sprintf("modelUsage[%q]: usage under no model name", m))
+			problems = append(problems, fmt.Sprintf("modelUsage[%q]: usage under no model name", clip(m, 100)))
 			continue
 		}
 		fields := mu[m]
-		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", m), modelUsageFields)
+		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", clip(m, 100)), modelUsageFields)
 		problems = append(problems, bad...)
 		row := store.ModelUsage{
 			Model:       m,
@@ -386,8 +389,13 @@ func (r *claudeResult) errorText() string {
 	if r.Result != nil && *r.Result != "" {
 		parts = append(parts, clip(*r.Result, 500))
 	}
+	// The list is the agent's: as many entries as a line holds.
+	var errs boundedList
 	for _, e := range r.Errors {
-		parts = append(parts, clip(string(e), 200))
+		errs.add(clip(string(e), 200))
+	}
+	if len(errs.items) > 0 {
+		parts = append(parts, errs.join("; "))
 	}
 	if e := r.errorField(); e != "" {
 		parts = append(parts, clip(e, 500))

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,9 +212,9 @@ type geminiOutput struct {
 	version, named string
 
 	jsonLines
-	results   [][]byte // raw result events, copied
+	results   keptEvents // result events (one is valid)
 	sessionID string
-	errors    []string // error events' messages
+	errors    boundedList // error events' messages
 }
 
 func (o *geminiOutput) line(l []byte, truncated bool) {
@@ -232,9 +231,9 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 	case "init":
 		o.sessionID = ev.SessionID
 	case "result":
-		o.results = append(o.results, bytes.Clone(l))
+		o.results.add(l)
 	case "error":
-		o.errors = append(o.errors, clip(ev.Message, 300))
+		o.errors.add(clip(ev.Message, 300))
 	}
 }
 
@@ -270,22 +269,22 @@ func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
 	row.SessionID = o.sessionID
 	recordVersion(row, o.version, o.named)
-	switch n := len(o.results); {
+	switch n := o.results.n; {
 	case n == 0:
 		var more []string
-		if len(o.errors) > 0 {
-			more = append(more, "errors: "+strings.Join(o.errors, " | "))
+		if len(o.errors.items) > 0 {
+			more = append(more, "errors: "+o.errors.join(" | "))
 		}
 		addFailure(row, store.KindSessionError, o.missing("result event", exit, more...))
 		return
 	case n > 1:
-		row.ResultEvent = string(joinLines(o.results))
+		row.ResultEvent = o.results.all()
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
-	row.ResultEvent = string(o.results[0])
+	row.ResultEvent = string(o.results.last)
 	var res geminiResult
-	if err := json.Unmarshal(o.results[0], &res); err != nil {
+	if err := json.Unmarshal(o.results.last, &res); err != nil {
 		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
@@ -316,7 +315,9 @@ func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string)
 	if res.Error != nil {
 		parts = append(parts, clip(strings.TrimSpace(res.Error.Type+": "+res.Error.Message), 500))
 	}
-	parts = append(parts, o.errors...)
+	if len(o.errors.items) > 0 {
+		parts = append(parts, o.errors.join(" | "))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "(no explanation given)")
 	}
@@ -407,6 +408,9 @@ type derivedCost struct {
 // knows the model, and checks that they add up to the totals. The
 // session's cost is their sum; NULL when any model has no price.
 func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.ModelUsage, derivedCost, []string) {
+	if len(models) > maxModels {
+		return nil, derivedCost{}, []string{tooManyModels("stats.models", len(models))}
+	}
 	names := make([]string, 0, len(models))
 	for m := range models {
 		names = append(names, m)
@@ -418,9 +422,9 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 	var unpriced []string
 	for _, m := range names {
 		if strings.TrimSpace(m) == "" {
-			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", m)}
+			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", clip(m, 100))}
 		}
-		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", m))
+		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", clip(m, 100)))
 		if len(problems) > 0 {
 			return nil, derivedCost{}, problems
 		}
@@ -432,7 +436,7 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 			row.CostUSD = &c
 			cost.usd += c
 		} else {
-			unpriced = append(unpriced, m)
+			unpriced = append(unpriced, clip(m, 100))
 		}
 		rows = append(rows, row)
 	}

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -306,5 +307,23 @@ func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
 			t.Errorf("%s: gemini would call %q, not the attempt's %q", key, got, a.BaseURL())
 		}
 		a.End(context.Background())
+	}
+}
+
+// TestGeminiRefusesMoreModelsThanTheLimitInOneLine stops a stats block
+// naming thousands of models from becoming as many model_usage rows, or a
+// refusal that lists every unpriced name.
+func TestGeminiRefusesMoreModelsThanTheLimitInOneLine(t *testing.T) {
+	// They add up to the totals: the first carries them all.
+	models := []string{`"m0":{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5}`}
+	for i := 1; i < 5000; i++ {
+		models = append(models, fmt.Sprintf(`"m%d":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0}`, i))
+	}
+	row := geminiOutcome(geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{`+strings.Join(models, ",")+`}}`), 0)
+	if want := "stats.models names 5000 models, more than the 64"; row.OK || !strings.Contains(row.ErrorDetail, want) {
+		t.Errorf("ok=%v detail %.300q; want a refusal naming %q", row.OK, row.ErrorDetail, want)
+	}
+	if len(row.ModelUsage) != 0 || len(row.ErrorDetail) > 4<<10 {
+		t.Errorf("%d model_usage rows, a %d-byte detail; want none and a short one", len(row.ModelUsage), len(row.ErrorDetail))
 	}
 }

@@ -18,7 +18,7 @@ import (
 // decodeTranscript decompresses t and checks it against its digest.
 func decodeTranscript(t *testing.T, tr *store.Transcript) string {
 	t.Helper()
-	out, err := meter.DecodeBody(tr.Codec, tr.Data)
+	out, err := meter.DecodeBody(tr.Codec, tr.Data, tr.KeptSize)
 	if err != nil {
 		t.Fatalf("decode transcript: %v", err)
 	}

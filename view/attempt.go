@@ -186,7 +186,7 @@ func (s *Server) transcript(ctx context.Context, d *attemptData) error {
 	}
 	tv := &transcriptView{Raw: t.RawSize, Kept: t.KeptSize, Truncated: t.Truncated, Prompt: t.Prompt}
 	d.Transcript = tv
-	out, err := meter.DecodeBody(t.Codec, t.Data)
+	out, err := meter.DecodeBody(t.Codec, t.Data, t.KeptSize)
 	if err == nil && !digestMatches(out, t.SHA256) {
 		err = fmt.Errorf("the kept bytes do not match their sha256")
 	}

@@ -156,18 +156,70 @@ done
 }
 
 // execWFB runs the real wfb executable with args and returns its exit code,
-// stderr and peak RSS in MiB.
+// stderr and peak RSS in MiB. The test binary starts it (see
+// runMeasuringPeakRSS): a process this one starts directly shares this
+// one's memory until it execs (os/exec's vfork), and Linux counts this
+// process's own peak into the child's — 120 MiB after a test that
+// handled large bodies, whatever wfb took.
 func execWFB(t *testing.T, wfb string, args ...string) (int, string, int64) {
 	t.Helper()
-	cmd := exec.Command(wfb, args...)
+	cmd, peakRSS := measuredCommand(t, wfb, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	if cmd.ProcessState == nil {
 		t.Fatalf("wfb %v: %v", args, err)
 	}
-	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10
-	return cmd.ProcessState.ExitCode(), stderr.String(), rss
+	return cmd.ProcessState.ExitCode(), stderr.String(), peakRSS()
+}
+
+// measuredCommand is name with args, started by the test binary (see
+// execWFB), and the function that returns its peak RSS in MiB once it has
+// run. Add to cmd.Env, never replace it.
+func measuredCommand(t *testing.T, name string, args ...string) (*exec.Cmd, func() int64) {
+	rssFile := filepath.Join(t.TempDir(), "peak-rss")
+	cmd := exec.Command(os.Args[0], append([]string{name}, args...)...)
+	cmd.Env = append(os.Environ(), peakRSSEnv+"="+rssFile)
+	return cmd, func() int64 {
+		t.Helper()
+		b, err := os.ReadFile(rssFile)
+		if err != nil {
+			t.Fatalf("%s %v: its peak RSS was not measured: %v", name, args, err)
+		}
+		kib, err := strconv.ParseInt(string(b), 10, 64)
+		if err != nil {
+			t.Fatalf("peak RSS %q: %v", b, err)
+		}
+		return kib >> 10
+	}
+}
+
+// peakRSSEnv makes the test binary run its arguments as a command and
+// write the command's peak RSS (KiB) to the file it names.
+const peakRSSEnv = "WFB_TEST_PEAK_RSS_TO"
+
+// runMeasuringPeakRSS runs argv with this process's streams and exit
+// code, and writes its peak RSS to out. This process has just exec'd, so
+// what the child shares before its own exec is small.
+func runMeasuringPeakRSS(out string, argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, peakRSSEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	if err := os.WriteFile(out, []byte(strconv.FormatInt(rss, 10)), 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	return cmd.ProcessState.ExitCode()
 }
 
 // TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime: an agent printing
@@ -218,21 +270,12 @@ func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
 // line limit is never parsed, and fails the session saying so, even when a
 // valid result event follows.
 func TestALineOverTheLimitIsASessionErrorNamingIt(t *testing.T) {
-	ws, db := sessionFixture(t)
-	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
-printf '{"type":"system","subtype":"x","pad":"'
+	r := claudeSessionRow(t, `printf '{"type":"system","subtype":"x","pad":"'
 head -c 17000000 /dev/zero | tr '\0' a
 printf '"}\n'
 echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
 `)
-	s, out, errOut := testStreams("", nil)
-	run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
-		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "30s", "--mock-script", writeScript(t, runOKScript)}, s)
-	rows := storedRows(t, db)
-	if len(rows) != 1 {
-		t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
-	}
-	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
+	if r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
 		t.Errorf("row %s: %s; want a session-error naming the 16 MiB line limit", r.ErrorKind, r.ErrorDetail)
 	}
 }

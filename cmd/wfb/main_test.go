@@ -12,6 +12,9 @@ import (
 // With asWfbEnv set, it is wfb whatever the command (a test that needs wfb
 // in a process of its own, e.g. in another mount namespace).
 func TestMain(m *testing.M) {
+	if out := os.Getenv(peakRSSEnv); out != "" {
+		os.Exit(runMeasuringPeakRSS(out, os.Args[1:]))
+	}
 	if len(os.Args) > 1 && (os.Args[1] == "mock" || os.Getenv(asWfbEnv) == "1") {
 		os.Exit(Main(os.Args[1:], SystemStreams()))
 	}

@@ -193,13 +193,7 @@ func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.C
 // serveScript starts a mock provider serving the script already loaded
 // (and checked) for the session.
 func serveScript(script *provider.Script) func(path string) (string, func(), error) {
-	return func(string) (string, func(), error) {
-		p, err := provider.Start(script)
-		if err != nil {
-			return "", nil, err
-		}
-		return p.URL(), func() { p.Close() }, nil
-	}
+	return func(string) (string, func(), error) { return provider.Serving(script) }
 }
 
 // resolveAgentBin finds the agent executable and the arguments before the

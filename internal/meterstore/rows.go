@@ -8,6 +8,7 @@
 package meterstore
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -87,11 +88,18 @@ func seqPtr(seq int) *int64 {
 	return &v
 }
 
-// Body decodes a stored exchange body, checked against its digest: the
-// kept bytes, scrubbed, as the wire carried them. A body not kept is nil.
-func Body(codec string, data []byte, sha string) ([]byte, error) {
+// Body decodes a stored exchange body of size bytes, checked against its
+// size and digest: the kept bytes, scrubbed, as the wire carried them. A
+// body not kept is nil. A body that is not what its row records (another
+// size, another digest, not zstd) is store.ErrCorrupt: the results file
+// was damaged, or forged.
+func Body(codec string, data []byte, size int64, sha string) ([]byte, error) {
 	if data == nil {
 		return nil, nil
 	}
-	return meter.Body{Codec: codec, Data: data, SHA256: sha}.Decode()
+	b, err := meter.Body{Codec: codec, Data: data, Size: size, SHA256: sha}.Decode()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", store.ErrCorrupt, err)
+	}
+	return b, nil
 }

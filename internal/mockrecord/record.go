@@ -91,11 +91,11 @@ func recordReply(ctx context.Context, db *store.DB, r store.MeteredRequest, o Re
 	if x.RequestTruncated || x.ResponseTruncated || x.Codec == "" {
 		return provider.Reply{}, nil, &RecordError{where + ": its bodies were not kept whole (the attempt's exchange budget ran out), so it cannot be replayed"}
 	}
-	reqBody, err := meterstore.Body(x.Codec, x.RequestBody, x.RequestSHA256)
+	reqBody, err := meterstore.Body(x.Codec, x.RequestBody, x.RequestSize, x.RequestSHA256)
 	if err != nil {
 		return provider.Reply{}, nil, fmt.Errorf("%s: request body: %w", where, err)
 	}
-	respBody, err := meterstore.Body(x.Codec, x.ResponseBody, x.ResponseSHA256)
+	respBody, err := meterstore.Body(x.Codec, x.ResponseBody, x.ResponseSize, x.ResponseSHA256)
 	if err != nil {
 		return provider.Reply{}, nil, fmt.Errorf("%s: response body: %w", where, err)
 	}

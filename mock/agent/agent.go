@@ -21,6 +21,8 @@ const (
 	defaultModel        = "stand-in"
 	maxTokens           = 32000
 	defaultSystemPrompt = "You are the wfb stand-in agent, a scripted offline agent for testing coding-agent benchmarks. Use the tools to do the task."
+	// maxPromptBytes bounds the prompt read from stdin.
+	maxPromptBytes = 64 << 20
 )
 
 // Main runs the stand-in agent: a small agent CLI with Claude Code's
@@ -52,10 +54,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	prompt := strings.Join(opts.positional, " ")
 	if len(opts.positional) == 0 {
-		b, err := io.ReadAll(stdin)
+		b, err := io.ReadAll(io.LimitReader(stdin, maxPromptBytes+1))
 		if err != nil {
 			fmt.Fprintf(stderr, "wfb mock agent: read prompt from stdin: %v\n", err)
 			return exitFailed
+		}
+		if len(b) > maxPromptBytes {
+			fmt.Fprintf(stderr, "wfb mock agent: the prompt on stdin exceeds %d MiB; not read\n", maxPromptBytes>>20)
+			return exitUsage
 		}
 		prompt = string(b)
 	}

@@ -19,6 +19,37 @@ const anthropicVersion = "2023-06-01"
 // maxEventBytes bounds one SSE line; a longer one is a malformed stream.
 const maxEventBytes = 16 << 20
 
+// maxReplyBytes bounds one reply, streamed or not: the agent holds it
+// whole (its events' data, its text), and the provider decides its size.
+// A model's reply is one turn's output: a few hundred KB at most.
+const maxReplyBytes = 16 << 20
+
+// errReplyTooLarge says a reply went past maxReplyBytes.
+var errReplyTooLarge = fmt.Errorf("the provider's reply exceeds %d MiB; the rest was not read", maxReplyBytes>>20)
+
+// cappedReader reads r up to left bytes, then fails with errReplyTooLarge
+// if r has more.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		if n, err := c.r.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, errReplyTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
 // contentBlock is one content block of a model reply.
 type contentBlock struct {
 	Type  string          `json:"type"`
@@ -149,10 +180,11 @@ func post(ctx context.Context, client *http.Client, baseURL, apiKey, sessionID s
 		return nil, &apiError{Status: resp.StatusCode, Body: compact(raw)}
 	}
 	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	reply := &cappedReader{r: resp.Body, left: maxReplyBytes}
 	if mediaType == "application/json" {
-		return decodeMessage(resp.Body)
+		return decodeMessage(reply)
 	}
-	return readStream(resp.Body)
+	return readStream(reply)
 }
 
 // compact returns raw as compact JSON when it is JSON, else as trimmed
@@ -263,12 +295,17 @@ func readStream(r io.Reader) (*modelReply, error) {
 			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
 		}
 	}
+	// A read that failed left a cut line behind: the stream's end, not a
+	// malformed event.
+	if err := sc.Err(); err != nil {
+		return sr.finish(err)
+	}
 	if !sr.stopped {
 		if err := dispatch(); err != nil {
 			return nil, err
 		}
 	}
-	return sr.finish(sc.Err())
+	return sr.finish(nil)
 }
 
 // streamReader assembles a reply from a stream's events.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wfbench/wfb/internal/inflight"
 )
 
 // DefaultReply returns the reply served when a script has no default: the
@@ -85,6 +87,10 @@ func redactHeader(h http.Header) http.Header {
 // tool definitions, are a few hundred KB.
 const maxBody = 32 << 20
 
+// maxBodiesInFlight bounds the request bodies the provider holds at once:
+// past it, a request waits for room before its body is read.
+const maxBodiesInFlight = 4 * maxBody
+
 // Provider is a scripted stand-in for the Anthropic Messages API. It serves
 // its script's replies in order, one per POST .../v1/messages, then the
 // default for every later one, and records every request. It is safe for
@@ -100,6 +106,7 @@ type Provider struct {
 	DiscardRequests bool
 
 	script  *Script
+	bodies  *inflight.Budget // request bodies held at once
 	closing chan struct{}
 	once    sync.Once
 
@@ -121,13 +128,17 @@ func New(script *Script) *Provider {
 	if script == nil {
 		script = &Script{}
 	}
-	return &Provider{script: script, closing: make(chan struct{})}
+	return &Provider{script: script, bodies: inflight.New(maxBodiesInFlight), closing: make(chan struct{})}
 }
 
 // Start starts a provider for script on a free loopback port. Close
 // it when done.
 func Start(script *Script) (*Provider, error) {
-	p := New(script)
+	return New(script).start()
+}
+
+// start serves p on a free loopback port.
+func (p *Provider) start() (*Provider, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("mock provider: listen: %w", err)
@@ -141,8 +152,11 @@ func Start(script *Script) (*Provider, error) {
 // returns its base URL and the function that closes it (the shape of
 // runner.SweepOptions.StartMock, with a script loaded).
 func Serving(script *Script) (url string, stop func(), err error) {
-	p, err := Start(script)
-	if err != nil {
+	p := New(script)
+	// Nobody reads a session's requests back, and the agent decides how
+	// many it sends and how large: keeping them grew wfb by every body.
+	p.DiscardRequests = true
+	if _, err := p.start(); err != nil {
 		return "", nil, err
 	}
 	return p.URL(), func() { p.Close() }, nil

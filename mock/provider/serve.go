@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfbench/wfb/internal/inflight"
 	"github.com/wfbench/wfb/internal/termtext"
 )
 
@@ -45,6 +46,17 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // directly, a bad body with a 4xx, a model turn with the next reply.
 func (p *Provider) serveHTTP(rw http.ResponseWriter, r *http.Request) {
 	w := &statusWriter{ResponseWriter: rw}
+	// Each body is read whole; the agent decides how many come at once.
+	need := r.ContentLength
+	if need < 0 || need > maxBody {
+		need = maxBody
+	}
+	share, err := p.bodies.Take(r.Context(), need)
+	if err != nil {
+		p.logf(r.Method, r.URL.Path, 0, "client gone while waiting for room among the request bodies in flight")
+		return
+	}
+	defer share.Release()
 	in, n := p.record(w, r)
 	// The deferred record and log run on the abort panics below too.
 	note := ""
@@ -100,7 +112,7 @@ type incoming struct {
 // in p.requests, -1 when requests are discarded.
 func (p *Provider) record(w http.ResponseWriter, r *http.Request) (in incoming, n int) {
 	at := time.Now() // arrival, before a large body is read
-	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	raw, readErr := inflight.ReadBody(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength, maxBody)
 	in = incoming{raw: raw, readErr: readErr, bodyErr: readErr}
 	if readErr == nil && len(raw) > 0 {
 		in.bodyErr = json.Unmarshal(raw, &in.body)

@@ -43,7 +43,7 @@ func TestARealGeminiTranscriptReadsAsAConversation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				raw, err := meter.DecodeBody(tr.Codec, tr.Data)
+				raw, err := meter.DecodeBody(tr.Codec, tr.Data, tr.KeptSize)
 				if err != nil {
 					t.Fatal(err)
 				}
