@@ -224,13 +224,32 @@ func relayStatus(st *os.ProcessState) int {
 // killDescendants kills every descendant of this process, over and over
 // until none is left: as the child subreaper it inherits the orphans of
 // each one it kills, and reaps them so they stop counting.
+//
+// A process without children has no descendants (as the subreaper it is
+// the parent of every orphan below it), so when reaping finds none — the
+// common end of a session, its child gone and nothing left — no scan of
+// /proc is needed.
 func killDescendants() {
-	proctree.KillDescendants(os.Getpid(), func() {
-		for {
-			pid, _ := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
-			if pid <= 0 {
-				return
-			}
+	if !reapChildren() {
+		return
+	}
+	proctree.KillDescendants(os.Getpid(), func() { reapChildren() })
+}
+
+// reapChildren reaps every child that has ended and says whether any child
+// is left. __WALL: a child started with another exit signal than SIGCHLD
+// is a child too.
+func reapChildren() bool {
+	for {
+		pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG|syscall.WALL, nil)
+		switch {
+		case err == syscall.EINTR:
+		case err == syscall.ECHILD: // none at all
+			return false
+		case err != nil: // unknown: let the scan decide
+			return true
+		case pid == 0: // children, none ended
+			return true
 		}
-	})
+	}
 }
