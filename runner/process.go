@@ -166,8 +166,12 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	superviseProcess(ctx, ps, pid, exited, &res)
 	res.LimitHit = <-limitHit
 	// The leader is gone (a zombie still); kill what is left of its group,
-	// and of its cgroup: descendants that left the group too.
-	if err := killSession(pid, scg); err != nil {
+	// and of its cgroup: descendants that left the group too. A zombie has
+	// no children (the kernel gave them to a subreaper when it exited), so
+	// there is no tree left to walk: agent-exec, the leader, killed what
+	// its child left before it exited.
+	killGroup(pid, syscall.SIGKILL)
+	if err := scg.killAll(); err != nil {
 		res.KillFailure = err.Error()
 	}
 	waitErr := cmd.Wait()
@@ -200,10 +204,15 @@ func sessionCgroupFor(l Limits, res *processResult) *sessionCgroup {
 // group too.
 func killSession(leader int, cg *sessionCgroup) error {
 	killTree(leader)
-	if cg != nil {
-		return cg.kill()
+	return cg.killAll()
+}
+
+// killAll kills every process in the cgroup, when there is one.
+func (cg *sessionCgroup) killAll() error {
+	if cg == nil {
+		return nil
 	}
-	return nil
+	return cg.kill()
 }
 
 // processPipes are the agent's stdin, stdout and stderr: the child's ends
