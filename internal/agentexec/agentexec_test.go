@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb/internal/sandboxtest"
 )
 
 // This test binary links the package, so its init serves agent-exec when
@@ -38,34 +38,10 @@ func TestAgentExecEndsWhatItsChildLeftBehind(t *testing.T) {
 			}
 			// What agent-exec killed it also reaped: nothing is left once it
 			// has exited, not even a zombie.
-			if left := processesWith(t, marker); len(left) > 0 {
-				for _, pid := range left {
-					p, _ := os.FindProcess(pid)
-					p.Kill()
-				}
+			if left := sandboxtest.ProcessesWith(marker); len(left) > 0 {
+				exec.Command("pkill", "-KILL", "-f", marker).Run()
 				t.Fatalf("processes %v outlived agent-exec", left)
 			}
 		})
 	}
-}
-
-// processesWith lists the processes whose command line holds marker.
-func processesWith(t *testing.T, marker string) []int {
-	t.Helper()
-	paths, err := filepath.Glob("/proc/[0-9]*/cmdline")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), marker) {
-			continue
-		}
-		var pid int
-		if _, err := fmt.Sscanf(p, "/proc/%d/cmdline", &pid); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
