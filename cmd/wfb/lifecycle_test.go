@@ -248,22 +248,32 @@ func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
 				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", c.timeout,
 				"--mock-script", writeScript(t, runOKScript))
 			t.Logf("%s: exit %d after %s, peak RSS %d MiB", c.name, code, time.Since(start).Round(time.Millisecond), rss)
-			rows := storedRows(t, db)
-			if len(rows) != 1 {
-				t.Fatalf("%d rows, want 1 (exit %d)\n%s", len(rows), code, stderr)
-			}
-			r := rows[0]
+			r := boundedFloodRow(t, db, code, stderr, rss, maxRSSMiB)
 			if r.ErrorKind != c.wantKind || !slices.Contains(c.wantState, r.ProcessState) || !strings.Contains(r.ErrorDetail, c.wantIn) {
 				t.Errorf("row %s / %s: %s; want %s / %v naming %q", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.wantKind, c.wantState, c.wantIn)
 			}
-			if len(r.ResultEvent) > store.MaxEvidenceBytes+100 {
-				t.Errorf("result_event holds %d bytes, want at most the evidence bound %d", len(r.ResultEvent), store.MaxEvidenceBytes)
-			}
-			if rss > maxRSSMiB {
-				t.Errorf("wfb peaked at %d MiB RSS, want at most %d: it kept the agent's output", rss, maxRSSMiB)
-			}
 		})
 	}
+}
+
+// boundedFloodRow returns the one row of db, written by a wfb that exited
+// with code and peaked at rss MiB after an agent flooded it with output,
+// and fails t when the row's evidence or wfb's memory was not held to its
+// bound (maxRSSMiB).
+func boundedFloodRow(t *testing.T, db string, code int, stderr string, rss, maxRSSMiB int64) store.Result {
+	t.Helper()
+	rows := storedRows(t, db)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows, want 1 (exit %d)\n%s", len(rows), code, stderr)
+	}
+	r := rows[0]
+	if len(r.ResultEvent) > store.MaxEvidenceBytes+100 {
+		t.Errorf("result_event holds %d bytes, want at most the evidence bound %d", len(r.ResultEvent), store.MaxEvidenceBytes)
+	}
+	if rss > maxRSSMiB {
+		t.Errorf("wfb peaked at %d MiB RSS, want at most %d: it kept the agent's output", rss, maxRSSMiB)
+	}
+	return r
 }
 
 // TestALineOverTheLimitIsASessionErrorNamingIt: a stdout line over the
