@@ -3,6 +3,8 @@ package meter
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/wfbench/wfb"
 )
 
 // anthropic is the Anthropic Messages API (POST .../v1/messages), JSON or
@@ -130,7 +132,7 @@ func (d *anthropicDecoder) merge(u map[string]json.RawMessage) {
 func (d *anthropicDecoder) result(status int, complete bool) outcome {
 	o := outcome{model: d.model, errorType: d.errType, detail: d.detail}
 	o.billed = is2xx(status) && d.errType == "" && (d.final || complete)
-	o.usage = Usage{Semantics: SemanticsAnthropic, Reasoning: notReported("Anthropic Messages")}
+	o.usage = Usage{Semantics: wfb.SemanticsAnthropic, Reasoning: notReported("Anthropic Messages")}
 	switch {
 	case d.malformed != "" && o.billed:
 		o.usage.setUnread(d.malformed)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // anth is a billed Anthropic record with the given figures (nil: absent).
@@ -16,7 +17,7 @@ func anth(seq int, in, out, read, create *int64) Record {
 		return Count{State: Present, Value: *v, Native: "usage." + native}
 	}
 	return Record{Seq: seq, Protocol: ProtocolAnthropic, Method: "POST", Path: "/v1/messages", Status: 200, Billed: true,
-		Usage: Usage{Semantics: SemanticsAnthropic, Input: c("input_tokens", in), Output: c("output_tokens", out),
+		Usage: Usage{Semantics: wfb.SemanticsAnthropic, Input: c("input_tokens", in), Output: c("output_tokens", out),
 			CacheRead: c("cache_read_input_tokens", read), CacheCreation: c("cache_creation_input_tokens", create),
 			Reasoning: notReported("Anthropic Messages")}}
 }
@@ -126,7 +127,7 @@ func TestSummaryProvenance(t *testing.T) {
 		t.Errorf("overflow %+v", huge.Input)
 	}
 	// OpenAI reports no cache writes: not compared, not refused.
-	oa := Record{Seq: 1, Protocol: ProtocolOpenAI, Status: 200, Billed: true, Usage: Usage{Semantics: SemanticsOpenAI,
+	oa := Record{Seq: 1, Protocol: ProtocolOpenAI, Status: 200, Billed: true, Usage: Usage{Semantics: wfb.SemanticsOpenAI,
 		Input: Count{State: Present, Value: 1000}, Output: Count{State: Present, Value: 300}, CacheRead: Count{State: Present, Value: 200},
 		CacheCreation: notReported("OpenAI Responses"), Reasoning: Count{State: Present, Value: 80}}}
 	c = CrossCheck(Reported{Input: n(1000), Output: n(300), CacheRead: n(200)}, Summarize([]Record{oa}))

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/wfbench/wfb"
 )
 
 // gemini is the Gemini API's generateContent (JSON) and
@@ -118,7 +120,7 @@ func (d *geminiDecoder) chunk(data []byte) {
 func (d *geminiDecoder) result(status int, complete bool) outcome {
 	o := outcome{model: d.model, errorType: d.errType, detail: d.detail}
 	o.billed = is2xx(status) && d.errType == "" && (complete || d.finished)
-	u := Usage{Semantics: SemanticsGemini, CacheCreation: notReported("Gemini")}
+	u := Usage{Semantics: wfb.SemanticsGemini, CacheCreation: notReported("Gemini")}
 	switch {
 	case d.malformed != "" && o.billed:
 		u.setUnread(d.malformed)

@@ -3,6 +3,8 @@ package meter
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/wfbench/wfb"
 )
 
 // openAI is the OpenAI Responses API (POST .../responses), JSON or SSE.
@@ -141,7 +143,7 @@ func (d *openAIDecoder) setError(e *openAIError) {
 
 func (d *openAIDecoder) result(status int, complete bool) outcome {
 	o := outcome{model: d.model, errorType: d.errType, detail: d.detail}
-	u := Usage{Semantics: SemanticsOpenAI, CacheCreation: notReported("OpenAI Responses")}
+	u := Usage{Semantics: wfb.SemanticsOpenAI, CacheCreation: notReported("OpenAI Responses")}
 	r := d.resp
 	switch {
 	case !is2xx(status):

@@ -8,15 +8,6 @@ import (
 	"strings"
 )
 
-// Usage semantics: which provider arithmetic a request's figures were
-// read with. Whatever the semantics, Usage holds wfb's one meaning (see
-// Usage).
-const (
-	SemanticsAnthropic = "anthropic"
-	SemanticsOpenAI    = "openai"
-	SemanticsGemini    = "gemini"
-)
-
 // CountState says what the wire carried for one usage figure.
 type CountState int
 
@@ -78,7 +69,7 @@ func (c Count) Ptr() *int64 {
 // a SUBSET of input; their Input is native input minus cached. Reasoning
 // is PART of Output, never added to it.
 type Usage struct {
-	Semantics     string // SemanticsAnthropic, SemanticsOpenAI, SemanticsGemini; "" when the request is no model request
+	Semantics     string // wfb.SemanticsAnthropic, wfb.SemanticsOpenAI, wfb.SemanticsGemini; "" when the request is no model request
 	Input         Count
 	Output        Count
 	CacheRead     Count

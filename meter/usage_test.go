@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // wantCount is what a test expects of one figure: its state, its value
@@ -86,7 +87,7 @@ func TestAnthropicUsageIsReadNativeNeverCoerced(t *testing.T) {
 				if diff := cmp.Diff(tc.want, gotUsage(r.Usage)); diff != "" {
 					t.Errorf("usage (-want +got):\n%s", diff)
 				}
-				if !r.Billed || r.Protocol != ProtocolAnthropic || r.Usage.Semantics != SemanticsAnthropic {
+				if !r.Billed || r.Protocol != ProtocolAnthropic || r.Usage.Semantics != wfb.SemanticsAnthropic {
 					t.Errorf("billed %v protocol %q semantics %q", r.Billed, r.Protocol, r.Usage.Semantics)
 				}
 				if r.RequestedModel != "claude-asked" || r.ResponseModel != "claude-served" || r.Streamed != (mode == "sse") {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report/stats"
 )
 
@@ -66,7 +67,7 @@ type cellKey struct{ run, task, arm, rep int32 }
 type cellOut struct {
 	attempt int32
 	ok      bool
-	errored bool // not ok, with an error kind (see IsError)
+	errored bool // not ok, with an error kind (see wfb.IsErrored)
 }
 
 type taskArm struct{ task, arm int32 }
@@ -834,5 +835,5 @@ func (d *Differ) joinNames(set map[int32]bool) string {
 // diffNote explains how to read a diff, once, under every diff table.
 func diffNote(alpha float64) string {
 	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians per cell (retries summed, as wfb report) over measured values with the Mann–Whitney U test.",
-		alpha, strings.Join(ErrorKindsExcluded(), ", "))
+		alpha, strings.Join(wfb.ErroredKinds(), ", "))
 }

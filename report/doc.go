@@ -55,7 +55,7 @@
 //
 // where errored cells ended with an error the workflow was never fairly
 // measured on — infra-error, sandbox-refused, spawn-failure, cancelled,
-// provider-error, oracle-failed (see IsError). Every other kind
+// provider-error, oracle-failed (see wfb.IsErrored). Every other kind
 // (session-error, timeout, workspace-modified, artifact-missing,
 // artifact-invalid, verify-failed, and any kind wfb does not know) is a
 // failure of the workflow and counts against it in both.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/termtext"
 )
 
@@ -137,7 +138,7 @@ func kindColor(kind string, i int) string {
 	if kind == "ok" {
 		return "#2da44e"
 	}
-	if IsError(kind) {
+	if wfb.IsErrored(kind) {
 		return []string{"#8c959f", "#57606a", "#54aeff", "#0969da", "#b6e3ff", "#424a53"}[i%6]
 	}
 	return []string{"#cf222e", "#fb8f44", "#bf8700", "#a40e26", "#fa4549", "#953800", "#d4a72c"}[i%7]

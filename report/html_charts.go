@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report/stats"
 )
 
@@ -316,7 +317,7 @@ func kindColors(segments []string) map[string]string {
 		switch {
 		case k == "ok":
 			colors[k] = kindColor(k, 0)
-		case IsError(k):
+		case wfb.IsErrored(k):
 			colors[k] = kindColor(k, nErr)
 			nErr++
 		default:

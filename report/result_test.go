@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 	zero, tokens := 0.0, int64(12)
 	r := store.Result{RunID: "r1", AttemptID: "a1", Task: "t", Arm: "base", Agent: "claude", Sandbox: "bwrap",
-		OK: false, ErrorKind: "session-error", ProcessState: store.StateExited,
+		OK: false, ErrorKind: "session-error", ProcessState: wfb.StateExited,
 		InputTokens: &tokens, CostUSD: &zero}
 	fields := map[string]any{}
 	for _, row := range ResultTable(r, FormatTable).Rows {
@@ -23,7 +24,7 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 	want := map[string]any{
 		"run_id": "r1", "attempt_id": "a1", "task": "t", "arm": "base", "agent": "claude", "model": nil,
 		"sandbox": "bwrap", "ok": int64(0), "error_kind": "session-error", "error_detail": nil,
-		"process_state": store.StateExited, "exit_code": nil, "duration_ms": nil,
+		"process_state": wfb.StateExited, "exit_code": nil, "duration_ms": nil,
 		"input_tokens": int64(12), "output_tokens": nil, "cache_read_input_tokens": nil,
 		"cache_creation_input_tokens": nil, "cost_usd": 0.0, "cost_source": nil, "num_turns": nil,
 		"session_id": nil, "verdict": nil, "findings_count": nil,
@@ -37,7 +38,7 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 // field/value pairs people read: a program parsing one result must get one
 // record whose keys are the fields, in the order people see them.
 func TestResultTableIsOneRecordForPrograms(t *testing.T) {
-	ok := store.Result{RunID: "r1", AttemptID: "a1", OK: true, ProcessState: store.StateExited}
+	ok := store.Result{RunID: "r1", AttemptID: "a1", OK: true, ProcessState: wfb.StateExited}
 	human := ResultTable(ok, FormatMarkdown)
 	if diff := cmp.Diff([]string{"field", "value"}, human.Columns); diff != "" {
 		t.Errorf("human columns (-want +got):\n%s", diff)

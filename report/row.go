@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/wfbench/wfb/store"
+	"github.com/wfbench/wfb"
 )
 
 // Row is one attempt as the builders read it: the results columns a report
@@ -114,47 +114,11 @@ func Unmeasured() [NumMetrics]float64 {
 	return v
 }
 
-// Error kinds split in two classes, and the split is the difference between
-// the strict and the clean rate:
-//
-//   - An error says the workflow was never fairly measured: the harness, the
-//     sandbox, the provider or the user got in the way (infra-error,
-//     sandbox-refused, spawn-failure, cancelled, provider-error,
-//     oracle-failed). A cell whose final attempt ended so is left out of
-//     the clean rate's denominator (never out of the strict rate's).
-//   - A failure says the workflow ran and did badly (session-error, timeout,
-//     workspace-modified, artifact-missing, artifact-invalid,
-//     verify-failed). These count against the workflow in both rates.
-//
-// A kind outside the documented vocabulary counts as a failure: when wfb does
-// not know what happened it does not excuse the cell.
-var errorKinds = []string{
-	store.KindInfraError, store.KindSandboxRefused, store.KindSpawnFailure,
-	store.KindCancelled, store.KindProviderError, store.KindOracleFailed,
-}
-
-// IsError reports whether kind is an error (excluded from the clean rate's
-// denominator) rather than a failure of the workflow. See errorKinds.
-func IsError(kind string) bool { return slices.Contains(errorKinds, kind) }
-
-// ErrorKindsExcluded lists the error kinds the clean rate leaves out, in
-// documentation order.
-func ErrorKindsExcluded() []string { return slices.Clone(errorKinds) }
-
-// kindOrder returns the position of kind in the documented vocabulary, with
-// unknown kinds after every known one.
-func kindOrder(kind string) int {
-	if i := slices.Index(store.ErrorKinds, kind); i >= 0 {
-		return i
-	}
-	return len(store.ErrorKinds)
-}
-
 // sortKinds sorts error kinds in documentation order, unknown ones last and
 // alphabetically.
 func sortKinds(kinds []string) {
 	slices.SortFunc(kinds, func(a, b string) int {
-		if oa, ob := kindOrder(a), kindOrder(b); oa != ob {
+		if oa, ob := wfb.KindOrder(a), wfb.KindOrder(b); oa != ob {
 			return oa - ob
 		}
 		switch {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report/stats"
 )
 
@@ -247,7 +248,7 @@ func measuredSum(sum float64, n int) any {
 func rateNote() string {
 	return "A cell is one run × task × arm × rep; its outcome is its final attempt's (the end of its retry chain), as in wfb diff. " +
 		"strict rate = ok / cells (every cell counts; an error is a failure). clean rate = ok / (cells − errored), where errored cells ended with an error the workflow was never fairly measured on: " +
-		strings.Join(ErrorKindsExcluded(), ", ") + ". retried = attempts superseded by a retry."
+		strings.Join(wfb.ErroredKinds(), ", ") + ". retried = attempts superseded by a retry."
 }
 
 // cellValueNote says what a cell's value of each metric is, once, under

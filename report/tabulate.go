@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // TabulateOptions says how `wfb report` groups cells and which metrics the
@@ -56,7 +58,7 @@ type Group struct {
 	// kind.
 	Failed map[string]int
 	// Errored counts the cells in Failed whose kind is an error (see
-	// IsError): they are in Cells, and left out of the clean rate.
+	// wfb.IsErrored): they are in Cells, and left out of the clean rate.
 	Errored int
 	// Retried counts the attempts superseded by a retry (Attempts − Cells);
 	// Superseded splits them by the kind they ended with ("ok" for an ok
@@ -83,7 +85,7 @@ type Group struct {
 func (g *Group) StrictRate() float64 { return ratio(g.OK, g.Cells) }
 
 // CleanRate is OK/(Cells − Errored): cells whose final attempt was never
-// fairly measured (an error kind, see IsError) leave the denominator;
+// fairly measured (an error kind, see wfb.IsErrored) leave the denominator;
 // failures of the workflow stay in it. NaN when every cell errored.
 func (g *Group) CleanRate() float64 { return ratio(g.OK, g.Cells-g.Errored) }
 
@@ -127,7 +129,7 @@ func isFinal(r *Row, prev cellOut, seen bool) bool {
 
 // outcomeOf is the outcome of a cell whose final attempt is r.
 func outcomeOf(r *Row) cellOut {
-	return cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: !r.OK && IsError(r.ErrorKind)}
+	return cellOut{attempt: int32(r.Attempt), ok: r.OK, errored: wfb.OutcomeOf(r.OK, r.ErrorKind) == wfb.OutcomeErrored}
 }
 
 // Tabulator accumulates rows into a Tabulation, cell by cell. It is pure:
@@ -568,7 +570,7 @@ func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
 		}
 		if g.Errored > 0 {
 			outcome = append(outcome, fmt.Sprintf("%s: %d of %d cells ended errored (%s): they count as not ok in the strict rate and are left out of the clean rate's denominator.",
-				name(g), g.Errored, g.Cells, kindCounts(tab.Kinds, g.Failed, IsError)))
+				name(g), g.Errored, g.Cells, kindCounts(tab.Kinds, g.Failed, wfb.IsErrored)))
 		}
 		if c := g.Metrics[CostUSD]; slices.Contains(tab.Options.Metrics, CostUSD) && !g.CostComplete() {
 			if c.Attempts == 0 {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
@@ -134,7 +135,7 @@ func probeVersion(ctx context.Context, bin string, where versionProbe) string {
 			}
 		},
 	})
-	if pr.State != store.StateExited || pr.ExitCode == nil || *pr.ExitCode != 0 || pr.KillFailure != "" {
+	if pr.State != wfb.StateExited || pr.ExitCode == nil || *pr.ExitCode != 0 || pr.KillFailure != "" {
 		return ""
 	}
 	v := versionPattern.FindString(string(out))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -67,10 +68,10 @@ func (j *jsonLines) missing(event, exit string, more ...string) string {
 // terminal event said.
 func (j *jsonLines) failNonJSON(row *store.Result) {
 	if j.nonJSON > 0 {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
 	}
 	if j.truncated > 0 {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("%d stdout lines exceed the %s line limit and were not parsed", j.truncated, lineLimit()))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("%d stdout lines exceed the %s line limit and were not parsed", j.truncated, lineLimit()))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/store"
@@ -50,7 +51,7 @@ func TestTheArtifactIsReadWithinBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			row := store.Result{RunID: r.runID, Task: "rev", Arm: "a", Rep: i, Attempt: 1, StartedAt: time.Now(),
-				ErrorKind: store.KindArtifactInvalid, ErrorDetail: "refused by the session"}
+				ErrorKind: wfb.KindArtifactInvalid, ErrorDetail: "refused by the session"}
 			rec := &reviewRecorder{db: r.db, artifact: path, task: bench.Task{ID: "rev"}}
 			done := make(chan error, 1)
 			go func() { done <- rec.InsertResult(context.Background(), &row) }()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
@@ -68,11 +69,11 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Ctrl-C during preflight: the probes died of it, not of a fault.
-		return record(ctx, rec, c.row(store.KindCancelled, "cancelled before the agent started"))
+		return record(ctx, rec, c.row(wfb.KindCancelled, "cancelled before the agent started"))
 	case errors.As(err, &refused):
-		return record(ctx, rec, c.row(store.KindSandboxRefused, refused.Reason))
+		return record(ctx, rec, c.row(wfb.KindSandboxRefused, refused.Reason))
 	case err != nil:
-		return record(ctx, rec, c.row(store.KindInfraError, "prepare the sandbox: "+err.Error()))
+		return record(ctx, rec, c.row(wfb.KindInfraError, "prepare the sandbox: "+err.Error()))
 	}
 	defer sb.Close()
 
@@ -88,7 +89,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
 		if err != nil {
-			return record(ctx, rec, c.row(store.KindInfraError, "prepare the artifact path: "+err.Error()))
+			return record(ctx, rec, c.row(wfb.KindInfraError, "prepare the artifact path: "+err.Error()))
 		}
 		spec.Review = &ReviewSpec{ArtifactPath: artifact}
 	}
@@ -101,11 +102,11 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		failure, err := c.Verify(ctx, sb.Workspace(), sb.Credential())
 		switch {
 		case err != nil && ctx.Err() != nil:
-			addFailure(&row, store.KindCancelled, "cancelled while verifying")
+			addFailure(&row, wfb.KindCancelled, "cancelled while verifying")
 		case err != nil:
-			addFailure(&row, store.KindInfraError, "run the verify command: "+err.Error())
+			addFailure(&row, wfb.KindInfraError, "run the verify command: "+err.Error())
 		case failure != "":
-			addFailure(&row, store.KindVerifyFailed, failure)
+			addFailure(&row, wfb.KindVerifyFailed, failure)
 		}
 	}
 	bringBack(&row, sb)
@@ -124,10 +125,10 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 // private root. A failure is the row's too.
 func bringBack(row *store.Result, sb *sandbox.Sandbox) {
 	if err := sb.ApplyEdits(); err != nil {
-		addFailure(row, store.KindInfraError, err.Error())
+		addFailure(row, wfb.KindInfraError, err.Error())
 	}
 	if err := sb.DeliverArtifacts(); err != nil {
-		addFailure(row, store.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
+		addFailure(row, wfb.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -283,7 +284,7 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 		row.APIRetries = &n
 	}
 	if row.InputTokens != nil {
-		row.UsageSemantics = store.UsageAnthropic
+		row.UsageSemantics = wfb.SemanticsAnthropic
 		n := *row.InputTokens
 		row.ReportedInputTokens = &n
 	}
@@ -310,17 +311,17 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	exit := pr.exitText()
 	switch n := out.results.n; {
 	case n == 0:
-		addFailure(row, store.KindSessionError, out.missing("result event", exit))
+		addFailure(row, wfb.KindSessionError, out.missing("result event", exit))
 		return
 	case n > 1:
 		row.ResultEvent = out.results.all()
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(out.results.last)
 	res := &claudeResult{}
 	if err := json.Unmarshal(out.results.last, res); err != nil {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
 	out.parsed = res
@@ -349,25 +350,25 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 
 	switch {
 	case res.IsError == nil:
-		addFailure(row, store.KindSessionError, "the result event has no is_error field")
+		addFailure(row, wfb.KindSessionError, "the result event has no is_error field")
 	case *res.IsError:
-		kind := store.KindSessionError
+		kind := wfb.KindSessionError
 		if res.providerFailure() {
-			kind = store.KindProviderError
+			kind = wfb.KindProviderError
 		}
 		addFailure(row, kind, "the agent reported an error: "+res.errorText())
 	case res.Subtype != "success":
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
 	}
 	if row.OK && (pr.ExitCode == nil || *pr.ExitCode != 0) {
 		// A failed result explains its own exit code.
-		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+		addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
 	}
 	out.failNonJSON(row)
 	if len(problems) > 0 && (row.OK || len(res.Usage) > 0) {
 		// A failed turn that reported no usage at all is explained by its
 		// failure; usage it did report and got wrong is worth saying.
-		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 	if n := len(res.Denials); n > 0 {
 		// Claude Code still says "success" when its permission policy

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -17,7 +18,7 @@ func cliOutcome(stdout string, code int64, version, named string) store.Result {
 		}
 	}
 	row := store.Result{AgentVersion: named}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -50,7 +51,7 @@ func TestClaudeCLIRecordsPerModelUsageDenialsRetriesAndVersion(t *testing.T) {
 		Semantics, Version       string
 		Reported, Retries, Denie *int64
 	}
-	want := extras{store.UsageAnthropic, "2.1.332", ptr(int64(210)), ptr(int64(2)), ptr(int64(1))}
+	want := extras{wfb.SemanticsAnthropic, "2.1.332", ptr(int64(210)), ptr(int64(2)), ptr(int64(1))}
 	got := extras{row.UsageSemantics, row.AgentVersion, row.ReportedInputTokens, row.APIRetries, row.PermissionDenials}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("extras (-want +got):\n%s", diff)
@@ -119,7 +120,7 @@ func TestClaudeCLIRefusesUsageUnderNoModelName(t *testing.T) {
 func TestAnAPIErrorResultIsAProviderError(t *testing.T) {
 	stdout := `{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"num_turns":1,"result":"API Error: Repeated 529 Overloaded errors",` + okUsage + `,"modelUsage":{},"permission_denials":[]}`
 	row := cliOutcome(stdout, 1, "2.1.332", "")
-	if row.OK || row.ErrorKind != store.KindProviderError {
+	if row.OK || row.ErrorKind != wfb.KindProviderError {
 		t.Fatalf("ok %v kind %q (%s), want provider-error", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if row.PermissionDenials == nil || *row.PermissionDenials != 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -20,7 +21,7 @@ func outcome(stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -38,22 +39,22 @@ func TestStrictParseRefusesWhatIsNotAMeasurement(t *testing.T) {
 		code         int64
 		kind, reason string
 	}{
-		{"no output", "", 0, store.KindSessionError, "no result event"},
-		{"not json", "hello there\n", 0, store.KindSessionError, "not JSON"},
-		{"two results", result(okUsage) + "\n" + result(okUsage), 0, store.KindSessionError, "2 result events"},
-		{"missing cache read", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "usage.cache_read_input_tokens is missing"},
-		{"negative", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":-5,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "cache_read_input_tokens is negative (-5)"},
-		{"boolean", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":true,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "is a boolean (true)"},
-		{"string", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":"1200","cache_creation_input_tokens":1}`), 0, store.KindSessionError, `is a string ("1200")`},
-		{"float", result(`"usage":{"input_tokens":1.5,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "input_tokens is not a whole number (1.5)"},
-		{"exponent", result(`"usage":{"input_tokens":2e3,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "not a whole number (2e3)"},
-		{"null", result(`"usage":{"input_tokens":null,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, store.KindSessionError, "input_tokens is null"},
-		{"no usage", result(`"x":1`), 0, store.KindSessionError, "usage is missing"},
-		{"is_error api", `{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded",` + okUsage + `}`, 1, store.KindProviderError, "API Error: 529"},
-		{"is_error other", `{"type":"result","subtype":"success","is_error":true,"result":"tool crashed",` + okUsage + `}`, 1, store.KindSessionError, "tool crashed"},
-		{"max turns", `{"type":"result","subtype":"error_max_turns","is_error":false,"errors":["max turns reached"],` + okUsage + `}`, 0, store.KindSessionError, `subtype is "error_max_turns"`},
-		{"nonzero exit", result(okUsage), 1, store.KindSessionError, "exit code 1"},
-		{"no is_error", `{"type":"result","subtype":"success",` + okUsage + `}`, 0, store.KindSessionError, "no is_error"},
+		{"no output", "", 0, wfb.KindSessionError, "no result event"},
+		{"not json", "hello there\n", 0, wfb.KindSessionError, "not JSON"},
+		{"two results", result(okUsage) + "\n" + result(okUsage), 0, wfb.KindSessionError, "2 result events"},
+		{"missing cache read", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "usage.cache_read_input_tokens is missing"},
+		{"negative", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":-5,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "cache_read_input_tokens is negative (-5)"},
+		{"boolean", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":true,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "is a boolean (true)"},
+		{"string", result(`"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":"1200","cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, `is a string ("1200")`},
+		{"float", result(`"usage":{"input_tokens":1.5,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "input_tokens is not a whole number (1.5)"},
+		{"exponent", result(`"usage":{"input_tokens":2e3,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "not a whole number (2e3)"},
+		{"null", result(`"usage":{"input_tokens":null,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":1}`), 0, wfb.KindSessionError, "input_tokens is null"},
+		{"no usage", result(`"x":1`), 0, wfb.KindSessionError, "usage is missing"},
+		{"is_error api", `{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 overloaded",` + okUsage + `}`, 1, wfb.KindProviderError, "API Error: 529"},
+		{"is_error other", `{"type":"result","subtype":"success","is_error":true,"result":"tool crashed",` + okUsage + `}`, 1, wfb.KindSessionError, "tool crashed"},
+		{"max turns", `{"type":"result","subtype":"error_max_turns","is_error":false,"errors":["max turns reached"],` + okUsage + `}`, 0, wfb.KindSessionError, `subtype is "error_max_turns"`},
+		{"nonzero exit", result(okUsage), 1, wfb.KindSessionError, "exit code 1"},
+		{"no is_error", `{"type":"result","subtype":"success",` + okUsage + `}`, 0, wfb.KindSessionError, "no is_error"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -139,9 +140,9 @@ func TestAnErrorStringIsTheDetailAndOverloadedIsTheProvider(t *testing.T) {
 	for _, c := range []struct {
 		name, errField, kind string
 	}{
-		{"overloaded", `"Overloaded: the provider answered 529 three times"`, store.KindProviderError},
-		{"object", `{"type":"overloaded_error","message":"Overloaded"}`, store.KindProviderError},
-		{"agent's own", `"the tool loop gave up: no progress"`, store.KindSessionError},
+		{"overloaded", `"Overloaded: the provider answered 529 three times"`, wfb.KindProviderError},
+		{"object", `{"type":"overloaded_error","message":"Overloaded"}`, wfb.KindProviderError},
+		{"agent's own", `"the tool loop gave up: no progress"`, wfb.KindSessionError},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			row := outcome(`{"type":"result","subtype":"error_during_execution","is_error":true,"error":`+c.errField+`,`+okUsage+`}`, 1)
@@ -161,7 +162,7 @@ func TestAnErrorStringIsTheDetailAndOverloadedIsTheProvider(t *testing.T) {
 // usage and cost, even unmetered; a failure with real usage keeps it.
 func TestAProviderFailuresZeroUsageIsNotMeasured(t *testing.T) {
 	row := outcome(`{"type":"result","subtype":"success","is_error":true,"api_error_status":529,"result":"API Error: Repeated 529 Overloaded errors",`+zeroUsage+`,"total_cost_usd":0}`, 1)
-	if row.ErrorKind != store.KindProviderError {
+	if row.ErrorKind != wfb.KindProviderError {
 		t.Fatalf("kind %q: %s", row.ErrorKind, row.ErrorDetail)
 	}
 	if row.InputTokens != nil || row.OutputTokens != nil || row.CostUSD != nil || row.CostSource != "" {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -280,17 +281,17 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 		if len(o.errorEvents.items) > 0 {
 			errs = append(errs, "errors: "+o.errorEvents.join(" | "))
 		}
-		addFailure(row, store.KindSessionError, o.missing("turn.completed or turn.failed event", exit, errs...))
+		addFailure(row, wfb.KindSessionError, o.missing("turn.completed or turn.failed event", exit, errs...))
 		return
 	case n > 1:
 		row.ResultEvent = o.terminals.all()
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(o.terminals.last)
 	var term codexTerminal
 	if err := json.Unmarshal(o.terminals.last, &term); err != nil {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
 		return
 	}
 	var problems []string
@@ -299,20 +300,20 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 		if term.Error != nil && term.Error.Message != "" {
 			msg = clip(term.Error.Message, 500)
 		}
-		kind := store.KindSessionError
+		kind := wfb.KindSessionError
 		if codexProviderText.MatchString(msg) {
-			kind = store.KindProviderError
+			kind = wfb.KindProviderError
 		}
 		addFailure(row, kind, "the agent reported a failed turn: "+msg)
 	} else {
 		problems = o.measure(row, term.Usage)
 	}
 	if pr.ExitCode == nil || *pr.ExitCode != 0 {
-		addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+		addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
 	}
 	o.failNonJSON(row)
 	if len(problems) > 0 {
-		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 	if len(o.warnings.items) > 0 {
 		row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent warned: "+o.warnings.join(" | "))
@@ -343,7 +344,7 @@ func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessag
 		return []string{fmt.Sprintf("usage.reasoning_output_tokens %d exceeds output_tokens %d (reasoning is part of output)", reasoning, output)}
 	}
 	uncached := input - cached
-	row.UsageSemantics = store.UsageOpenAI
+	row.UsageSemantics = wfb.SemanticsOpenAI
 	row.InputTokens, row.CacheReadInputTokens, row.OutputTokens = &uncached, &cached, &output
 	row.CacheCreationInputTokens = nil // OpenAI does not report cache writes
 	row.ReportedInputTokens, row.ReportedCachedInputTokens = &input, &cached

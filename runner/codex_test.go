@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -28,7 +29,7 @@ func outcomeOf(out agentOutput, bin, stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -51,7 +52,7 @@ func TestCodexUsageIsNormalisedWithoutDoubleCounting(t *testing.T) {
 		t.Fatalf("not ok: %s: %s", row.ErrorKind, row.ErrorDetail)
 	}
 	got := tokensOf(row)
-	want := rowTokens{store.UsageOpenAI, ptr(int64(100)), ptr(int64(300)), nil, ptr(int64(20)),
+	want := rowTokens{wfb.SemanticsOpenAI, ptr(int64(100)), ptr(int64(300)), nil, ptr(int64(20)),
 		ptr(int64(400)), ptr(int64(300)), ptr(int64(5)), ptr(int64(0)), "th-1", "derived"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("row (-want +got):\n%s", diff)
@@ -101,20 +102,20 @@ func TestCodexRefusesWhatIsNotAMeasurement(t *testing.T) {
 		code         int64
 		kind, reason string
 	}{
-		{"zeros for missing usage", codexDone(`{"input_tokens":0,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}`), 0, store.KindSessionError, "the provider reported no usage"},
-		{"no usage object", codexStart + `{"type":"turn.completed"}`, 0, store.KindSessionError, "turn.completed has no usage"},
-		{"missing field", codexDone(`{"input_tokens":5,"output_tokens":1,"reasoning_output_tokens":0}`), 0, store.KindSessionError, "usage.cached_input_tokens is missing"},
-		{"cached beyond input", codexDone(`{"input_tokens":5,"cached_input_tokens":6,"output_tokens":1,"reasoning_output_tokens":0}`), 0, store.KindSessionError, "cached_input_tokens 6 exceeds input_tokens 5"},
-		{"reasoning beyond output", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":2}`), 0, store.KindSessionError, "reasoning_output_tokens 2 exceeds output_tokens 1"},
-		{"float", codexDone(`{"input_tokens":5.5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 0, store.KindSessionError, "not a whole number (5.5)"},
-		{"no terminal event", codexStart, 0, store.KindSessionError, "no turn.completed or turn.failed"},
-		{"two terminal events", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`) + "\n" + `{"type":"turn.failed","error":{"message":"x"}}`, 1, store.KindSessionError, "2 terminal events"},
-		{"not json", "Reading additional input\n" + codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 0, store.KindSessionError, "not JSON"},
+		{"zeros for missing usage", codexDone(`{"input_tokens":0,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0}`), 0, wfb.KindSessionError, "the provider reported no usage"},
+		{"no usage object", codexStart + `{"type":"turn.completed"}`, 0, wfb.KindSessionError, "turn.completed has no usage"},
+		{"missing field", codexDone(`{"input_tokens":5,"output_tokens":1,"reasoning_output_tokens":0}`), 0, wfb.KindSessionError, "usage.cached_input_tokens is missing"},
+		{"cached beyond input", codexDone(`{"input_tokens":5,"cached_input_tokens":6,"output_tokens":1,"reasoning_output_tokens":0}`), 0, wfb.KindSessionError, "cached_input_tokens 6 exceeds input_tokens 5"},
+		{"reasoning beyond output", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":2}`), 0, wfb.KindSessionError, "reasoning_output_tokens 2 exceeds output_tokens 1"},
+		{"float", codexDone(`{"input_tokens":5.5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 0, wfb.KindSessionError, "not a whole number (5.5)"},
+		{"no terminal event", codexStart, 0, wfb.KindSessionError, "no turn.completed or turn.failed"},
+		{"two terminal events", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`) + "\n" + `{"type":"turn.failed","error":{"message":"x"}}`, 1, wfb.KindSessionError, "2 terminal events"},
+		{"not json", "Reading additional input\n" + codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 0, wfb.KindSessionError, "not JSON"},
 		{"529 given up on", codexStart + `{"type":"error","message":"Reconnecting... 1/1 (unexpected status 529 <unknown status code>: Overloaded, url: http://127.0.0.1:1/v1/responses)"}
-{"type":"turn.failed","error":{"message":"unexpected status 529 <unknown status code>: Overloaded, url: http://127.0.0.1:1/v1/responses"}}`, 1, store.KindProviderError, "unexpected status 529"},
-		{"400 error body", codexStart + `{"type":"turn.failed","error":{"message":"{\"error\":{\"code\":null,\"message\":\"Invalid request\",\"param\":null,\"type\":\"invalid_request_error\"}}"}}`, 1, store.KindProviderError, "Invalid request"},
-		{"agent failure", codexStart + `{"type":"turn.failed","error":{"message":"sandbox setup failed"}}`, 1, store.KindSessionError, "sandbox setup failed"},
-		{"nonzero exit after success", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 1, store.KindSessionError, "exit code 1"},
+{"type":"turn.failed","error":{"message":"unexpected status 529 <unknown status code>: Overloaded, url: http://127.0.0.1:1/v1/responses"}}`, 1, wfb.KindProviderError, "unexpected status 529"},
+		{"400 error body", codexStart + `{"type":"turn.failed","error":{"message":"{\"error\":{\"code\":null,\"message\":\"Invalid request\",\"param\":null,\"type\":\"invalid_request_error\"}}"}}`, 1, wfb.KindProviderError, "Invalid request"},
+		{"agent failure", codexStart + `{"type":"turn.failed","error":{"message":"sandbox setup failed"}}`, 1, wfb.KindSessionError, "sandbox setup failed"},
+		{"nonzero exit after success", codexDone(`{"input_tokens":5,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}`), 1, wfb.KindSessionError, "exit code 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -289,7 +290,7 @@ func BenchmarkCodexOutput(b *testing.B) {
 	}
 	lines = append(lines, []byte(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":300000,"output_tokens":20000,"reasoning_output_tokens":5000}}`))
 	code := int64(0)
-	pr := processResult{State: store.StateExited, ExitCode: &code}
+	pr := processResult{State: wfb.StateExited, ExitCode: &code}
 	b.ReportAllocs()
 	for b.Loop() {
 		out := &codexOutput{model: "gpt-5-codex"}

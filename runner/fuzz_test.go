@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -24,7 +25,7 @@ func outputRow(out agentOutput, stdout []byte, code int64) store.Result {
 		out.line([]byte(l), false)
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: store.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -36,7 +37,7 @@ func checkRow(t *testing.T, row store.Result) {
 	switch {
 	case row.OK != (row.ErrorKind == ""):
 		t.Fatalf("ok=%v with error kind %q", row.OK, row.ErrorKind)
-	case !row.OK && !slices.Contains(store.ErrorKinds, row.ErrorKind):
+	case !row.OK && !slices.Contains(wfb.ErrorKinds, row.ErrorKind):
 		t.Fatalf("unknown error kind %q", row.ErrorKind)
 	case !row.OK && row.ErrorDetail == "":
 		t.Fatal("a failure without a detail")

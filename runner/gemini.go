@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -275,17 +276,17 @@ func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
 		if len(o.errors.items) > 0 {
 			more = append(more, "errors: "+o.errors.join(" | "))
 		}
-		addFailure(row, store.KindSessionError, o.missing("result event", exit, more...))
+		addFailure(row, wfb.KindSessionError, o.missing("result event", exit, more...))
 		return
 	case n > 1:
 		row.ResultEvent = o.results.all()
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(o.results.last)
 	var res geminiResult
 	if err := json.Unmarshal(o.results.last, &res); err != nil {
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
 	var problems []string
@@ -293,18 +294,18 @@ func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
 	case "success":
 		problems = o.measure(row, &res)
 		if pr.ExitCode == nil || *pr.ExitCode != 0 {
-			addFailure(row, store.KindSessionError, "the agent ended with "+exit)
+			addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
 		}
 	case "error":
 		// Its exit code is the HTTP status mod 256 (429 → 173), or 1, or
 		// even 0 for a broken stream: the result says what happened.
 		o.failed(row, &res, exit)
 	default:
-		addFailure(row, store.KindSessionError, fmt.Sprintf("the result status is %q, want success or error", res.Status))
+		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result status is %q, want success or error", res.Status))
 	}
 	o.failNonJSON(row)
 	if len(problems) > 0 {
-		addFailure(row, store.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 }
 
@@ -322,9 +323,9 @@ func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string)
 		parts = append(parts, "(no explanation given)")
 	}
 	msg := strings.Join(parts, " | ")
-	kind := store.KindSessionError
+	kind := wfb.KindSessionError
 	if geminiProviderText.MatchString(msg) {
-		kind = store.KindProviderError
+		kind = wfb.KindProviderError
 	}
 	addFailure(row, kind, fmt.Sprintf("the agent reported an error (%s): %s", exit, msg))
 }
@@ -353,7 +354,7 @@ func readGeminiCounts(c geminiCounts, prefix string) (geminiUsage, []string) {
 }
 
 // measure validates the result's stats and records them in the results
-// columns' semantics (store.UsageOpenAI: Gemini's prompt count includes its
+// columns' semantics (wfb.SemanticsOpenAI: Gemini's prompt count includes its
 // cached tokens, as OpenAI's input does): input_tokens = prompt − cached,
 // cache_read = cached, cache_creation NULL (Gemini reports no cache
 // writes), output = candidates + thoughts, reasoning = thoughts. Thoughts
@@ -382,7 +383,7 @@ func (o *geminiOutput) measure(row *store.Result, res *geminiResult) []string {
 		return problems
 	}
 	input, output := u.prompt-u.cached, u.candidates+u.thoughts
-	row.UsageSemantics = store.UsageOpenAI
+	row.UsageSemantics = wfb.SemanticsOpenAI
 	row.InputTokens, row.CacheReadInputTokens, row.OutputTokens = &input, &u.cached, &output
 	row.CacheCreationInputTokens = nil
 	row.ReportedInputTokens, row.ReportedCachedInputTokens = &u.prompt, &u.cached

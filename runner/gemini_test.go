@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
@@ -56,7 +57,7 @@ func TestGeminiUsageIsNormalisedWithThoughtsInOutput(t *testing.T) {
 		t.Fatalf("not ok: %s: %s", row.ErrorKind, row.ErrorDetail)
 	}
 	got := tokensOf(row)
-	want := rowTokens{store.UsageOpenAI, ptr(int64(150)), ptr(int64(300)), nil, ptr(int64(32)),
+	want := rowTokens{wfb.SemanticsOpenAI, ptr(int64(150)), ptr(int64(300)), nil, ptr(int64(32)),
 		ptr(int64(450)), ptr(int64(300)), ptr(int64(7)), nil, "4e4b874f", "derived"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("row (-want +got):\n%s", diff)
@@ -112,26 +113,26 @@ func TestGeminiRefusesWhatIsNotAMeasurement(t *testing.T) {
 		code         int64
 		kind, reason string
 	}{
-		{"zeros for missing usage", geminiDone(one(0, 0, 0, 0, 0)), 0, store.KindSessionError, "the provider reported no usage"},
-		{"cached beyond prompt", geminiDone(one(5, 6, 0, 1, 6)), 0, store.KindSessionError, "cached 6 exceeds input_tokens 5"},
-		{"input not prompt minus cached", geminiDone(one(10, 4, 10, 1, 11)), 0, store.KindSessionError, "input 10 is not input_tokens 10 − cached 4"},
-		{"total short of prompt and output", geminiDone(one(10, 0, 10, 5, 0)), 0, store.KindSessionError, "totalTokenCount is missing or wrong"},
-		{"missing field", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"input":5,"models":{}}`), 0, store.KindSessionError, "stats.cached is missing"},
-		{"float", geminiDone(`{"total_tokens":6,"input_tokens":5.5,"output_tokens":1,"cached":0,"input":5}`), 0, store.KindSessionError, "not a whole number (5.5)"},
-		{"models do not add up", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"gemini-2.5-pro":{"total_tokens":3,"input_tokens":2,"output_tokens":1,"cached":0,"input":2}}}`), 0, store.KindSessionError, "not the totals"},
-		{"a model without a name", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"":{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5}}}`), 0, store.KindSessionError, `stats.models[""]: usage under no model name`},
-		{"no stats", geminiStart + `{"type":"result","status":"success"}`, 0, store.KindSessionError, "the result has no stats"},
-		{"no result", geminiStart, 0, store.KindSessionError, "no result event"},
-		{"two results", geminiDone(one(5, 0, 5, 1, 6)) + "\n" + geminiDone(one(5, 0, 5, 1, 6)), 0, store.KindSessionError, "2 result events"},
-		{"not json", "Warning: 256-color support not detected.\n" + geminiDone(one(5, 0, 5, 1, 6)), 0, store.KindSessionError, "not JSON"},
-		{"nonzero exit after success", geminiDone(one(5, 0, 5, 1, 6)), 1, store.KindSessionError, "exit code 1"},
-		{"unknown status", geminiStart + `{"type":"result","status":"cancelled"}`, 0, store.KindSessionError, `result status is "cancelled"`},
-		{"400, exit 144", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":400,\"message\":\"Bad Request\",\"status\":\"INVALID_ARGUMENT\"}}]"}`), 144, store.KindProviderError, "Bad Request"},
-		{"429, exit 173", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: Too Many Requests]\nPlease wait and try again later."}`), 173, store.KindProviderError, "Too Many Requests"},
-		{"dropped connection, exit 1", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: terminated]"}`), 1, store.KindProviderError, "terminated"},
+		{"zeros for missing usage", geminiDone(one(0, 0, 0, 0, 0)), 0, wfb.KindSessionError, "the provider reported no usage"},
+		{"cached beyond prompt", geminiDone(one(5, 6, 0, 1, 6)), 0, wfb.KindSessionError, "cached 6 exceeds input_tokens 5"},
+		{"input not prompt minus cached", geminiDone(one(10, 4, 10, 1, 11)), 0, wfb.KindSessionError, "input 10 is not input_tokens 10 − cached 4"},
+		{"total short of prompt and output", geminiDone(one(10, 0, 10, 5, 0)), 0, wfb.KindSessionError, "totalTokenCount is missing or wrong"},
+		{"missing field", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"input":5,"models":{}}`), 0, wfb.KindSessionError, "stats.cached is missing"},
+		{"float", geminiDone(`{"total_tokens":6,"input_tokens":5.5,"output_tokens":1,"cached":0,"input":5}`), 0, wfb.KindSessionError, "not a whole number (5.5)"},
+		{"models do not add up", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"gemini-2.5-pro":{"total_tokens":3,"input_tokens":2,"output_tokens":1,"cached":0,"input":2}}}`), 0, wfb.KindSessionError, "not the totals"},
+		{"a model without a name", geminiDone(`{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5,"models":{"":{"total_tokens":6,"input_tokens":5,"output_tokens":1,"cached":0,"input":5}}}`), 0, wfb.KindSessionError, `stats.models[""]: usage under no model name`},
+		{"no stats", geminiStart + `{"type":"result","status":"success"}`, 0, wfb.KindSessionError, "the result has no stats"},
+		{"no result", geminiStart, 0, wfb.KindSessionError, "no result event"},
+		{"two results", geminiDone(one(5, 0, 5, 1, 6)) + "\n" + geminiDone(one(5, 0, 5, 1, 6)), 0, wfb.KindSessionError, "2 result events"},
+		{"not json", "Warning: 256-color support not detected.\n" + geminiDone(one(5, 0, 5, 1, 6)), 0, wfb.KindSessionError, "not JSON"},
+		{"nonzero exit after success", geminiDone(one(5, 0, 5, 1, 6)), 1, wfb.KindSessionError, "exit code 1"},
+		{"unknown status", geminiStart + `{"type":"result","status":"cancelled"}`, 0, wfb.KindSessionError, `result status is "cancelled"`},
+		{"400, exit 144", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: {\"error\":{\"code\":400,\"message\":\"Bad Request\",\"status\":\"INVALID_ARGUMENT\"}}]"}`), 144, wfb.KindProviderError, "Bad Request"},
+		{"429, exit 173", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: Too Many Requests]\nPlease wait and try again later."}`), 173, wfb.KindProviderError, "Too Many Requests"},
+		{"dropped connection, exit 1", geminiFailed(`,"error":{"type":"unknown","message":"[API Error: terminated]"}`), 1, wfb.KindProviderError, "terminated"},
 		{"no finish reason, exit 0", geminiStart + `{"type":"error","timestamp":"2026-12-01T19:03:03.347Z","severity":"error","message":"Model stream ended without a finish reason."}
-` + geminiFailed(""), 0, store.KindProviderError, "without a finish reason"},
-		{"agent failure", geminiFailed(`,"error":{"type":"FatalToolExecutionError","message":"tool registry failed"}`), 1, store.KindSessionError, "tool registry failed"},
+` + geminiFailed(""), 0, wfb.KindProviderError, "without a finish reason"},
+		{"agent failure", geminiFailed(`,"error":{"type":"FatalToolExecutionError","message":"tool registry failed"}`), 1, wfb.KindSessionError, "tool registry failed"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

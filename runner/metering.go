@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
@@ -53,7 +54,7 @@ func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
 	}
 	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: secretValues(spec.Env)})
 	if err != nil {
-		return nil, stepFailed(store.KindInfraError, "meter the session: %v", err)
+		return nil, stepFailed(wfb.KindInfraError, "meter the session: %v", err)
 	}
 	env := maps.Clone(spec.Env)
 	env[key] = a.BaseURL()
@@ -77,7 +78,7 @@ func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
 	}
 	noteProxyErrors(row, log.Records)
 	crossCheck(row, log.Summary)
-	if row.UsageSource == store.UsageMetered {
+	if row.UsageSource == wfb.UsageMetered {
 		priceWire(row, log.Records)
 	}
 }
@@ -96,7 +97,7 @@ func meterDown(row *store.Result, baseURL string) {
 		return
 	}
 	prev := row.ErrorKind + ": " + row.ErrorDetail
-	row.ErrorKind = store.KindInfraError
+	row.ErrorKind = wfb.KindInfraError
 	row.ErrorDetail = fmt.Sprintf("the metering proxy at %s was not listening (%v), so the agent reached no provider; the agent said %s", u.Host, err, prev)
 }
 
@@ -122,8 +123,8 @@ func noteProxyErrors(row *store.Result, recs []meter.Record) {
 		return
 	}
 	detail := "the meter saw the provider fail: " + strings.Join(notes, "; ")
-	if !row.OK && row.ErrorKind == store.KindSessionError && failed >= models {
-		row.ErrorKind = store.KindProviderError
+	if !row.OK && row.ErrorKind == wfb.KindSessionError && failed >= models {
+		row.ErrorKind = wfb.KindProviderError
 	}
 	row.ErrorDetail = joinDetail(row.ErrorDetail, detail)
 }
@@ -143,7 +144,7 @@ func crossCheck(row *store.Result, s meter.Summary) {
 	case len(s.Billed) == 0:
 		why := s.Input.Why
 		if row.OK {
-			addFailure(row, store.KindSessionError, "usage refused: the agent reported success but "+why)
+			addFailure(row, wfb.KindSessionError, "usage refused: the agent reported success but "+why)
 		}
 		if hadUsage(row) {
 			row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent's usage figures are not recorded: "+why+", so they are not a measurement")
@@ -156,13 +157,13 @@ func crossCheck(row *store.Result, s meter.Summary) {
 	if c.Outcome == meter.Refused {
 		why := refusal(row, c)
 		row.UsageCheck = meter.Refused + ": " + why
-		addFailure(row, store.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
+		addFailure(row, wfb.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
 		dropReported(row)
 		return
 	}
 	row.MeteredInputTokens, row.MeteredOutputTokens = s.Input.Value, s.Output.Value
 	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = s.CacheRead.Value, s.CacheCreation.Value
-	row.UsageSource = store.UsageMetered
+	row.UsageSource = wfb.UsageMetered
 }
 
 // refusal names each figure the wire refused: why, the wire's value and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
@@ -63,7 +64,7 @@ func colsOf(r store.Result) usageCols {
 // the wire's used, and a cost.
 func wantAgreed(t *testing.T, row store.Result, in, out, cacheRead, cacheWrite int64) {
 	t.Helper()
-	want := usageCols{&in, &out, &cacheRead, &cacheWrite, &in, &out, &cacheRead, &cacheWrite, store.UsageMetered, "agree", true}
+	want := usageCols{&in, &out, &cacheRead, &cacheWrite, &in, &out, &cacheRead, &cacheWrite, wfb.UsageMetered, "agree", true}
 	if diff := cmp.Diff(want, colsOf(row)); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
@@ -115,7 +116,7 @@ func TestTheWireRefusesWhatTheAgentWouldPass(t *testing.T) {
 			u := provider.FullUsage(100, 5, 0, 3)
 			u["cache_read_input_tokens"] = c.value
 			row := r.metered(t, m, startProvider(t, defaultReply(provider.Reply{Text: "hi", Usage: u})))
-			if row.OK || row.ErrorKind != store.KindSessionError {
+			if row.OK || row.ErrorKind != wfb.KindSessionError {
 				t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 			}
 			for _, s := range []string{"usage refused by the wire", "cache_read_input_tokens", c.wire + ", agent "} {
@@ -143,7 +144,7 @@ func TestAFailedAttemptsZerosAreNotMeasured(t *testing.T) {
 	r := newRig(t)
 	m := startMeter(t, r.db)
 	row := r.metered(t, m, startProvider(t, defaultReply(provider.Reply{Status: 529})))
-	if row.OK || row.ErrorKind != store.KindProviderError {
+	if row.OK || row.ErrorKind != wfb.KindProviderError {
 		t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if diff := cmp.Diff(usageCols{}, colsOf(row)); diff != "" {
@@ -230,7 +231,7 @@ func TestAnUnreachableProviderThroughTheMeterIsAProviderError(t *testing.T) {
 	ln.Close()
 	p := startProvider(t, defaultReply(provider.Reply{Text: "never served"}))
 	row := r.session(t, p, func(s *SessionSpec) { s.Meter = m; s.Env["ANTHROPIC_BASE_URL"] = dead })
-	if row.OK || row.ErrorKind != store.KindProviderError || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
+	if row.OK || row.ErrorKind != wfb.KindProviderError || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
 		t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if reqs := r.wireRows(t, row.AttemptID); len(reqs) != 1 || reqs[0].ProxyError != meter.ErrUpstreamUnreachable {
@@ -246,7 +247,7 @@ func TestADownMeterIsAnInfraErrorNotAHang(t *testing.T) {
 	m := startMeter(t, r.db)
 	m.Close()
 	row := r.metered(t, m, startProvider(t, defaultReply(provider.Reply{Text: "hi", Usage: provider.FullUsage(1, 1, 0, 0)})))
-	if row.OK || row.ErrorKind != store.KindInfraError || !strings.Contains(row.ErrorDetail, "metering proxy") {
+	if row.OK || row.ErrorKind != wfb.KindInfraError || !strings.Contains(row.ErrorDetail, "metering proxy") {
 		t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if row.InputTokens != nil || row.UsageSource != "" {

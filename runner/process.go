@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/agentexec"
 	"github.com/wfbench/wfb/internal/proctree"
-	"github.com/wfbench/wfb/store"
 )
 
 // processSpec is what the runner needs to start one agent process.
@@ -120,13 +120,13 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	}()
 
 	if len(ps.Argv) == 0 {
-		res.State = store.StateSpawnFailure
+		res.State = wfb.StateSpawnFailure
 		res.SpawnErr = errors.New("empty command")
 		return res
 	}
 	pipes, err := openPipes()
 	if err != nil {
-		res.State, res.SpawnErr = store.StateSpawnFailure, err
+		res.State, res.SpawnErr = wfb.StateSpawnFailure, err
 		return res
 	}
 	ps.Limits = ps.Limits.orDefault()
@@ -143,7 +143,7 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	cmd, err := startProcess(ps, pipes, cg, &res)
 	if err != nil {
 		pipes.closeParentEnds()
-		res.State, res.SpawnErr = store.StateSpawnFailure, err
+		res.State, res.SpawnErr = wfb.StateSpawnFailure, err
 		res.Duration = time.Since(start)
 		return res
 	}
@@ -178,7 +178,7 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	res.Duration = time.Since(start)
 	pipes.drain(readersDone, &res)
 	recordExit(cmd, waitErr, &res)
-	if res.State == store.StateExited {
+	if res.State == wfb.StateExited {
 		pipes.readStatus(&res)
 	}
 	return res
@@ -279,7 +279,7 @@ func (p *processPipes) readStatus(res *processResult) {
 	_ = p.statusR.SetReadDeadline(time.Now().Add(time.Second))
 	b, _ := io.ReadAll(io.LimitReader(p.statusR, 4096))
 	if len(b) > 0 {
-		res.State, res.SpawnErr = store.StateSpawnFailure, errors.New(string(b))
+		res.State, res.SpawnErr = wfb.StateSpawnFailure, errors.New(string(b))
 		res.ExitCode, res.Signal = nil, ""
 	}
 }
@@ -467,7 +467,7 @@ func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-cha
 			killGroup(pid, syscall.SIGKILL)
 			res.RefusedErr = err
 			<-exited
-			res.State = store.StateNotStarted
+			res.State = wfb.StateNotStarted
 			return
 		}
 	}
@@ -479,11 +479,11 @@ func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-cha
 	}
 	select {
 	case <-exited:
-		res.State = store.StateExited
+		res.State = wfb.StateExited
 	case <-timeout:
-		stopProcess(ctx, pid, ps.Grace, exited, store.StateTimeout, res)
+		stopProcess(ctx, pid, ps.Grace, exited, wfb.StateTimeout, res)
 	case <-ctx.Done():
-		stopProcess(ctx, pid, ps.Grace, exited, store.StateCancelled, res)
+		stopProcess(ctx, pid, ps.Grace, exited, wfb.StateCancelled, res)
 	}
 }
 
@@ -504,8 +504,8 @@ func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-cha
 		res.Killed = killedInHurry
 	}
 	killTree(pid)
-	if state == store.StateTimeout {
-		res.State = store.StateForcedKill
+	if state == wfb.StateTimeout {
+		res.State = wfb.StateForcedKill
 	}
 	<-exited
 }
@@ -552,8 +552,8 @@ func recordExit(cmd *exec.Cmd, waitErr error, res *processResult) {
 		case st.Signaled():
 			res.Signal = st.Signal().String()
 		}
-	} else if waitErr != nil && res.State == store.StateExited {
-		res.State = store.StateSpawnFailure
+	} else if waitErr != nil && res.State == wfb.StateExited {
+		res.State = wfb.StateSpawnFailure
 		res.SpawnErr = waitErr
 	}
 }

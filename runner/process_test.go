@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/store"
 )
 
 func helperSpec(t *testing.T, mode string, extraEnv ...string) processSpec {
@@ -70,8 +70,8 @@ func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	ps := helperSpec(t, "ignore-term-with-grandchild", "WFB_PIDFILE="+pidfile)
 	ps.Timeout = 3 * time.Second // time for the helper (behind agent-exec) to ignore SIGTERM, even under -race
 	res := runProcess(context.Background(), ps)
-	if res.State != store.StateForcedKill {
-		t.Errorf("state = %q, want %q (the leader ignores SIGTERM)", res.State, store.StateForcedKill)
+	if res.State != wfb.StateForcedKill {
+		t.Errorf("state = %q, want %q (the leader ignores SIGTERM)", res.State, wfb.StateForcedKill)
 	}
 	if res.ExitCode != nil {
 		t.Errorf("exit code = %d, want none (killed by a signal)", *res.ExitCode)
@@ -86,7 +86,7 @@ func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 func TestDescendantsDieWithTheLeader(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
 	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-grandchild", "WFB_PIDFILE="+pidfile))
-	if res.State != store.StateExited || res.ExitCode == nil || *res.ExitCode != 0 {
+	if res.State != wfb.StateExited || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("state %q exit %v, want exited 0", res.State, res.ExitCode)
 	}
 	if gc := readPid(t, pidfile); !waitDead(gc) {
@@ -111,7 +111,7 @@ func TestADescendantThatLeftTheProcessGroupStillDies(t *testing.T) {
 	}
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
 	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-setsid-grandchild", "WFB_PIDFILE="+pidfile))
-	if res.State != store.StateExited {
+	if res.State != wfb.StateExited {
 		t.Fatalf("state %q: %s", res.State, res.StderrTail)
 	}
 	if res.Containment != "cgroup" || res.KillFailure != "" {
@@ -133,8 +133,8 @@ func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
 	ps.Timeout = time.Second
 	ps.Grace = 10 * time.Second
 	res := runProcess(context.Background(), ps)
-	if res.State != store.StateTimeout {
-		t.Errorf("state = %q, want %q", res.State, store.StateTimeout)
+	if res.State != wfb.StateTimeout {
+		t.Errorf("state = %q, want %q", res.State, wfb.StateTimeout)
 	}
 	if res.Signal != syscall.SIGTERM.String() {
 		t.Errorf("signal = %q, want SIGTERM", res.Signal)
@@ -145,8 +145,8 @@ func TestCancellationStopsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	res := runProcess(ctx, helperSpec(t, "exit-on-term"))
-	if res.State != store.StateCancelled {
-		t.Errorf("state = %q, want %q", res.State, store.StateCancelled)
+	if res.State != wfb.StateCancelled {
+		t.Errorf("state = %q, want %q", res.State, wfb.StateCancelled)
 	}
 }
 
@@ -159,7 +159,7 @@ func TestTheEnvironmentIsExactlyWhatTheSpecNames(t *testing.T) {
 	ps.Stdin = "the prompt"
 	ps.OnStdoutLine = func(l []byte, _ bool) { lines = append(lines, string(l)) }
 	res := runProcess(context.Background(), ps)
-	if res.State != store.StateExited {
+	if res.State != wfb.StateExited {
 		t.Fatalf("state %q: %s", res.State, res.StderrTail)
 	}
 	want := []string{"env WFB_RUNNER_HELPER=print-env-and-stdin", "env ONLY_THIS=1", "stdin the prompt"}
@@ -183,7 +183,7 @@ func TestHugeOutputIsBounded(t *testing.T) {
 		last = string(l)
 	}
 	res := runProcess(context.Background(), ps)
-	if res.State != store.StateExited {
+	if res.State != wfb.StateExited {
 		t.Fatalf("state %q", res.State)
 	}
 	if len(res.StdoutTail) > tailBytes+100 {
@@ -205,7 +205,7 @@ func TestHugeOutputIsBounded(t *testing.T) {
 
 func TestAMissingBinaryIsASpawnFailure(t *testing.T) {
 	res := runProcess(context.Background(), processSpec{Argv: []string{"/nonexistent/agent"}, Grace: time.Second})
-	if res.State != store.StateSpawnFailure || res.SpawnErr == nil {
+	if res.State != wfb.StateSpawnFailure || res.SpawnErr == nil {
 		t.Fatalf("state %q err %v, want spawn-failure with an error", res.State, res.SpawnErr)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -16,7 +17,7 @@ import (
 func progressRows() []store.Result {
 	cost := 0.25
 	return []store.Result{
-		{Task: "t1", Arm: "a", Rep: 0, Attempt: 1, ErrorKind: store.KindProviderError, ErrorDetail: "the agent reported an error: 529\nmore"},
+		{Task: "t1", Arm: "a", Rep: 0, Attempt: 1, ErrorKind: wfb.KindProviderError, ErrorDetail: "the agent reported an error: 529\nmore"},
 		{Task: "t1", Arm: "a", Rep: 0, Attempt: 2, OK: true, CostUSD: &cost},
 		{Task: "t1", Arm: "b", Rep: 0, Attempt: 1, OK: true},
 	}

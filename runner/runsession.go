@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -55,7 +56,7 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 	}
 	run := store.Run{
 		ID: store.NewID("run"), Label: o.Label, Kind: "session", StartedAt: time.Now().UTC(),
-		Status: store.RunRunning, Harness: o.Harness, Config: string(config),
+		Status: wfb.RunRunning, Harness: o.Harness, Config: string(config),
 	}
 	if err := o.DB.CreateRun(ctx, run); err != nil {
 		return store.Result{}, "", err
@@ -65,8 +66,8 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 	if !o.NoMeter {
 		p, err := StartMeter(o.DB)
 		if err != nil {
-			err = finishRun(ctx, o.DB, run.ID, store.RunAborted, err)
-			return store.Result{}, store.RunAborted, err
+			err = finishRun(ctx, o.DB, run.ID, wfb.RunAborted, err)
+			return store.Result{}, wfb.RunAborted, err
 		}
 		defer p.Close()
 		cell.Meter = p
@@ -74,19 +75,19 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 	if o.MockScript != "" {
 		url, stop, err := o.StartMock(o.MockScript)
 		if err != nil {
-			err = finishRun(ctx, o.DB, run.ID, store.RunAborted, fmt.Errorf("start the mock provider: %w", err))
-			return store.Result{}, store.RunAborted, err
+			err = finishRun(ctx, o.DB, run.ID, wfb.RunAborted, fmt.Errorf("start the mock provider: %w", err))
+			return store.Result{}, wfb.RunAborted, err
 		}
 		defer stop()
 		cell.BaseURL = url
 	}
 	row, err := RunCell(ctx, o.DB, cell)
-	status := store.RunComplete
+	status := wfb.RunComplete
 	switch {
 	case err != nil:
-		status = store.RunAborted
+		status = wfb.RunAborted
 	case ctx.Err() != nil:
-		status = store.RunInterrupted
+		status = wfb.RunInterrupted
 	}
 	return row, status, finishRun(ctx, o.DB, run.ID, status, err)
 }

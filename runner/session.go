@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -70,7 +71,7 @@ func (k SessionKey) newRow(backend string) store.Result {
 		RunID: k.RunID, AttemptID: store.NewID("att"), Task: k.Task, Arm: k.Arm,
 		Rep: k.Rep, Attempt: max(k.Attempt, 1), RetryOf: k.RetryOf,
 		Agent: k.Agent, AgentVersion: k.AgentVersion, Model: k.Model, Sandbox: backend,
-		StartedAt: time.Now().UTC(), ProcessState: store.StateNotStarted,
+		StartedAt: time.Now().UTC(), ProcessState: wfb.StateNotStarted,
 	}
 }
 
@@ -138,7 +139,7 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 	row := runAgent(ctx, spec)
 	if row.UsageSource == "" && row.InputTokens != nil {
 		// Unmetered, or the wire saw no model request: the agent's word.
-		row.UsageSource = store.UsageReported
+		row.UsageSource = wfb.UsageReported
 	}
 	scrubSecrets(&row, spec.Env)
 	return row
@@ -188,7 +189,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	}
 	ad, err := adapterFor(spec.Agent)
 	if err != nil {
-		return failed(row, stepFailed(store.KindInfraError, "%v", err))
+		return failed(row, stepFailed(wfb.KindInfraError, "%v", err))
 	}
 	ws, err := prepareWorkspace(spec)
 	// Modes come back even if something below panics.
@@ -198,7 +199,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	}
 	cmd, err := ad.command(ctx, spec, ws.prompt)
 	if err != nil {
-		return failed(row, stepFailed(store.KindInfraError, "build the agent command: %v", err))
+		return failed(row, stepFailed(wfb.KindInfraError, "build the agent command: %v", err))
 	}
 	out := ad.output()
 	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
@@ -207,12 +208,12 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	pr := runProcess(ctx, ps)
 	execFailure(&pr, launch)
 	recordProcess(&row, pr)
-	if pr.State != store.StateSpawnFailure {
+	if pr.State != wfb.StateSpawnFailure {
 		row.Transcript = transcript.finish(ws.prompt)
 	}
 	interpret(&row, spec, pr, out)
 	if err := ws.restoreModes(); err != nil {
-		addFailure(&row, store.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
+		addFailure(&row, wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 	}
 	if spec.Review != nil {
 		checkReview(&row, spec, ws.digestBefore)
@@ -233,7 +234,7 @@ func stepFailed(kind, format string, args ...any) *stepFailure {
 // failed marks the row failed with err's kind and detail (infra-error for
 // an error that is not a *stepFailure).
 func failed(row store.Result, err error) store.Result {
-	f := &stepFailure{kind: store.KindInfraError, detail: err.Error()}
+	f := &stepFailure{kind: wfb.KindInfraError, detail: err.Error()}
 	errors.As(err, &f)
 	row.OK, row.ErrorKind, row.ErrorDetail = false, f.kind, f.detail
 	return row
@@ -251,13 +252,13 @@ func launchIn(ctx context.Context, sb Isolation) (*sandbox.Launch, error) {
 	var refused *sandbox.RefusedError
 	switch {
 	case errors.As(err, &refused):
-		return nil, stepFailed(store.KindSandboxRefused, "%s; nothing was run", refused.Reason)
+		return nil, stepFailed(wfb.KindSandboxRefused, "%s; nothing was run", refused.Reason)
 	case err != nil:
-		return nil, stepFailed(store.KindInfraError, "prepare the sandbox launch: %v", err)
+		return nil, stepFailed(wfb.KindInfraError, "prepare the sandbox launch: %v", err)
 	}
 	if sb.RequirePIDNamespace() && len(launch.Prefix) == 0 {
 		launch.Close()
-		return nil, stepFailed(store.KindSandboxRefused,
+		return nil, stepFailed(wfb.KindSandboxRefused,
 			"a PID namespace is required but the %s backend runs the agent without a command prefix, so nothing creates one; nothing was run", sb.Backend())
 	}
 	return launch, nil
@@ -292,12 +293,12 @@ func prepareWorkspace(spec SessionSpec) (*sessionWorkspace, error) {
 			" (schema_version 1, verdict, findings). Do not modify the workspace."
 		// Taken before the boundary: modes are part of the digest.
 		if ws.digestBefore, err = sandbox.Digest(spec.Workdir); err != nil {
-			return ws, stepFailed(store.KindInfraError, "digest the workspace before the session: %v", err)
+			return ws, stepFailed(wfb.KindInfraError, "digest the workspace before the session: %v", err)
 		}
 	}
 	if spec.Boundary {
 		if ws.restore, err = sandbox.WorkspaceWriteBoundary(spec.Workdir); err != nil {
-			return ws, stepFailed(store.KindInfraError, "apply the workspace write boundary: %v", err)
+			return ws, stepFailed(wfb.KindInfraError, "apply the workspace write boundary: %v", err)
 		}
 	}
 	return ws, nil
@@ -340,11 +341,11 @@ func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch,
 // (bwrap's "execvp ...: No such file or directory") the spawn failure it
 // is, as the same exec failing outside a sandbox is: the agent never ran.
 func execFailure(pr *processResult, launch *sandbox.Launch) {
-	if pr.State != store.StateExited || pr.ExitCode == nil {
+	if pr.State != wfb.StateExited || pr.ExitCode == nil {
 		return
 	}
 	if ee := launch.ExecFailure(int(*pr.ExitCode), pr.StdoutTail, pr.StderrTail); ee != nil {
-		pr.State, pr.SpawnErr = store.StateSpawnFailure, ee
+		pr.State, pr.SpawnErr = wfb.StateSpawnFailure, ee
 	}
 }
 
@@ -354,7 +355,7 @@ func recordProcess(row *store.Result, pr processResult) {
 	row.ExitCode = pr.ExitCode
 	row.StdoutTail = pr.StdoutTail
 	row.StderrTail = pr.StderrTail
-	if pr.State != store.StateSpawnFailure && pr.State != store.StateNotStarted {
+	if pr.State != wfb.StateSpawnFailure && pr.State != wfb.StateNotStarted {
 		ms := pr.Duration.Milliseconds()
 		row.DurationMS = &ms
 	}
@@ -386,37 +387,37 @@ func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentO
 // or timed out); the row then already says why.
 func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
 	if pr.LimitHit != "" {
-		addFailure(row, store.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
+		addFailure(row, wfb.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
 		return false
 	}
 	switch pr.State {
-	case store.StateSpawnFailure:
-		addFailure(row, store.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
+	case wfb.StateSpawnFailure:
+		addFailure(row, wfb.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
 		return false
-	case store.StateNotStarted:
-		addFailure(row, store.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
+	case wfb.StateNotStarted:
+		addFailure(row, wfb.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
 		return false
-	case store.StateCancelled:
+	case wfb.StateCancelled:
 		detail := "the session was cancelled (SIGTERM to its process group)"
 		if pr.Killed != "" {
 			detail += "; " + killedText(pr, spec)
 		}
-		addFailure(row, store.KindCancelled, detail)
+		addFailure(row, wfb.KindCancelled, detail)
 		return false
-	case store.StateTimeout, store.StateForcedKill:
+	case wfb.StateTimeout, wfb.StateForcedKill:
 		how := "it exited after SIGTERM"
-		if pr.State == store.StateForcedKill {
+		if pr.State == wfb.StateForcedKill {
 			how = killedText(pr, spec)
 		}
-		addFailure(row, store.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
+		addFailure(row, wfb.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
 		return false
 	}
 	row.OK = true
 	if pr.PipesHeld {
-		addFailure(row, store.KindSessionError, "a descendant of the agent left its process group and held its output open")
+		addFailure(row, wfb.KindSessionError, "a descendant of the agent left its process group and held its output open")
 	}
 	if pr.KillFailure != "" {
-		addFailure(row, store.KindInfraError, "descendants of the agent outlived it: "+pr.KillFailure)
+		addFailure(row, wfb.KindInfraError, "descendants of the agent outlived it: "+pr.KillFailure)
 	}
 	return true
 }
@@ -450,11 +451,11 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 	after, err := sandbox.Digest(spec.Workdir)
 	switch {
 	case err != nil:
-		addFailure(row, store.KindInfraError, fmt.Sprintf("digest the workspace after the session: %v", err))
+		addFailure(row, wfb.KindInfraError, fmt.Sprintf("digest the workspace after the session: %v", err))
 	case after != digestBefore:
 		// The boundary failed: this outranks whatever else went wrong.
 		prev := row.ErrorKind
-		row.OK, row.ErrorKind = false, store.KindWorkspaceModified
+		row.OK, row.ErrorKind = false, wfb.KindWorkspaceModified
 		detail := "the workspace changed during a review session (digest before " + short(digestBefore) + ", after " + short(after) + ")"
 		if prev != "" {
 			detail += "; also " + prev + ": " + row.ErrorDetail
@@ -468,11 +469,11 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 	var invalid *review.InvalidError
 	switch {
 	case errors.Is(err, review.ErrArtifactMissing):
-		addFailure(row, store.KindArtifactMissing, "the agent never wrote "+spec.Review.ArtifactPath)
+		addFailure(row, wfb.KindArtifactMissing, "the agent never wrote "+spec.Review.ArtifactPath)
 	case errors.As(err, &invalid):
-		addFailure(row, store.KindArtifactInvalid, invalid.Error())
+		addFailure(row, wfb.KindArtifactInvalid, invalid.Error())
 	case err != nil:
-		addFailure(row, store.KindArtifactInvalid, err.Error())
+		addFailure(row, wfb.KindArtifactInvalid, err.Error())
 	default:
 		row.Verdict = rv.Verdict
 		n := int64(len(rv.Findings))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
@@ -55,7 +56,7 @@ func newRig(t testing.TB) *rig {
 		t.Fatalf("open results: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	run := store.Run{ID: store.NewID("run"), Kind: "session", StartedAt: time.Now().UTC(), Status: store.RunRunning}
+	run := store.Run{ID: store.NewID("run"), Kind: "session", StartedAt: time.Now().UTC(), Status: wfb.RunRunning}
 	if err := db.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestASessionRecordsTheUsageTheProviderReported(t *testing.T) {
 	if row.NumTurns == nil || *row.NumTurns != 1 {
 		t.Errorf("num_turns = %v, want 1", row.NumTurns)
 	}
-	if row.ProcessState != store.StateExited || row.ExitCode == nil || *row.ExitCode != 0 {
+	if row.ProcessState != wfb.StateExited || row.ExitCode == nil || *row.ExitCode != 0 {
 		t.Errorf("process %s exit %v", row.ProcessState, row.ExitCode)
 	}
 }
@@ -278,8 +279,8 @@ func TestAProviderFailureSurfacesAsAFailedSessionNotASilentPass(t *testing.T) {
 	if row.OK {
 		t.Fatal("a 529 was recorded as ok")
 	}
-	if row.ErrorKind != store.KindProviderError {
-		t.Errorf("error kind = %q, want %q (%s)", row.ErrorKind, store.KindProviderError, row.ErrorDetail)
+	if row.ErrorKind != wfb.KindProviderError {
+		t.Errorf("error kind = %q, want %q (%s)", row.ErrorKind, wfb.KindProviderError, row.ErrorDetail)
 	}
 	if !strings.Contains(row.ErrorDetail, "529") {
 		t.Errorf("detail %q does not name the status", row.ErrorDetail)
@@ -358,8 +359,8 @@ func TestAReplyMissingCacheUsageIsRefusedNotZeroFilled(t *testing.T) {
 	if row.OK {
 		t.Fatal("an incomplete usage report is not a usable measurement")
 	}
-	if row.ErrorKind != store.KindSessionError {
-		t.Errorf("error kind = %q, want %q", row.ErrorKind, store.KindSessionError)
+	if row.ErrorKind != wfb.KindSessionError {
+		t.Errorf("error kind = %q, want %q", row.ErrorKind, wfb.KindSessionError)
 	}
 	if !strings.Contains(row.ErrorDetail, "cache_read_input_tokens is missing") {
 		t.Errorf("detail %q does not name the missing field", row.ErrorDetail)
@@ -387,7 +388,7 @@ func TestANonsenseCacheValueIsRefusedRatherThanForwarded(t *testing.T) {
 			if row.OK {
 				t.Fatalf("%#v must not be recorded as a measured cache value", bad)
 			}
-			if row.ErrorKind != store.KindSessionError || !strings.Contains(row.ErrorDetail, "cache_read_input_tokens") {
+			if row.ErrorKind != wfb.KindSessionError || !strings.Contains(row.ErrorDetail, "cache_read_input_tokens") {
 				t.Errorf("kind %q detail %q", row.ErrorKind, row.ErrorDetail)
 			}
 			if !r.sqlIsNull(t, row.AttemptID, "cache_read_input_tokens") {
@@ -430,7 +431,7 @@ func TestAStaleArtifactInTheWorkspaceIsNeverScored(t *testing.T) {
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
 		s.Boundary = true
 	})
-	if row.OK || row.ErrorKind != store.KindArtifactMissing {
+	if row.OK || row.ErrorKind != wfb.KindArtifactMissing {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-missing", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if row.Verdict != "" || row.FindingsCount != nil {
@@ -453,7 +454,7 @@ func TestAnInvalidArtifactIsNotAMissingOne(t *testing.T) {
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
 		s.Boundary = true
 	})
-	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
+	if row.OK || row.ErrorKind != wfb.KindArtifactInvalid {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if !strings.Contains(row.ErrorDetail, "lgtm") {
@@ -476,7 +477,7 @@ func TestASymlinkArtifactIsRefused(t *testing.T) {
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
 		s.Boundary = true
 	})
-	if row.OK || row.ErrorKind != store.KindArtifactInvalid {
+	if row.OK || row.ErrorKind != wfb.KindArtifactInvalid {
 		t.Fatalf("ok=%v kind=%q (%s), want artifact-invalid for a symlink", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 }
@@ -486,7 +487,7 @@ func TestAMissingAgentBinaryIsASpawnFailureRow(t *testing.T) {
 	r := newRig(t)
 	p := startProvider(t, &provider.Script{})
 	row := r.session(t, p, func(s *SessionSpec) { s.AgentBin = filepath.Join(r.tmp, "no-such-agent") })
-	if row.OK || row.ErrorKind != store.KindSpawnFailure || row.ProcessState != store.StateSpawnFailure {
+	if row.OK || row.ErrorKind != wfb.KindSpawnFailure || row.ProcessState != wfb.StateSpawnFailure {
 		t.Fatalf("ok=%v kind=%q state=%q, want spawn-failure", row.OK, row.ErrorKind, row.ProcessState)
 	}
 	if len(p.Requests()) != 0 {
@@ -505,7 +506,7 @@ func TestAHungProviderIsBoundedByTheTimeout(t *testing.T) {
 		s.Timeout = 500 * time.Millisecond
 		s.Grace = 500 * time.Millisecond
 	})
-	if row.OK || row.ErrorKind != store.KindTimeout {
+	if row.OK || row.ErrorKind != wfb.KindTimeout {
 		t.Fatalf("ok=%v kind=%q (%s), want timeout", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 	if row.DurationMS == nil || *row.DurationMS < 500 {
@@ -528,7 +529,7 @@ func TestAModifiedWorkspaceIsRecordedEvenWhenTheAgentSucceeded(t *testing.T) {
 		s.Review = &ReviewSpec{ArtifactPath: artifact}
 		s.ExtraArgs = []string{"--add-dir", artifactDir}
 	})
-	if row.OK || row.ErrorKind != store.KindWorkspaceModified {
+	if row.OK || row.ErrorKind != wfb.KindWorkspaceModified {
 		t.Fatalf("ok=%v kind=%q (%s), want workspace-modified", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
 }

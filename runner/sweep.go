@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/meter"
@@ -73,7 +74,7 @@ type SweepOptions struct {
 // Summary is how a sweep ended.
 type Summary struct {
 	RunID  string
-	Status string // store.RunComplete, RunAborted or RunInterrupted
+	Status string // wfb.RunComplete, RunAborted or RunInterrupted
 	// Planned cells, those already complete when a resumed run began, and
 	// attempts made now (retries and not-run rows included).
 	Cells, Skipped, Attempts int
@@ -134,7 +135,7 @@ const NotRunDetail = "not run: "
 
 // systemic kinds say the outside world failed, not the workflow: a run of
 // them in a row is an outage.
-var systemic = []string{store.KindProviderError, store.KindInfraError, store.KindSpawnFailure, store.KindSandboxRefused}
+var systemic = []string{wfb.KindProviderError, wfb.KindInfraError, wfb.KindSpawnFailure, wfb.KindSandboxRefused}
 
 // Sweep runs the cells of a bench into one run.
 type Sweep struct {
@@ -245,7 +246,7 @@ func (s *Sweep) isRetry(c *cellState, i int) bool {
 // notRun says whether a row is the placeholder of a cell the breaker kept
 // from starting.
 func notRun(r store.Result) bool {
-	return r.ProcessState == store.StateNotStarted && r.ErrorKind == store.KindInfraError && strings.HasPrefix(r.ErrorDetail, NotRunDetail)
+	return r.ProcessState == wfb.StateNotStarted && r.ErrorKind == wfb.KindInfraError && strings.HasPrefix(r.ErrorDetail, NotRunDetail)
 }
 
 // retryOwed says whether the cell's last attempt failed with a kind the
@@ -281,7 +282,7 @@ func (s *Sweep) complete(c *cellState) bool {
 		}
 	}
 	last := c.attempts[len(c.attempts)-1]
-	if last.ErrorKind == store.KindCancelled || notRun(last) {
+	if last.ErrorKind == wfb.KindCancelled || notRun(last) {
 		return false
 	}
 	if !s.retryOwed(c) {
@@ -411,14 +412,14 @@ feed:
 // starting its not-run row, and records the run's end, even after ctx was
 // cancelled.
 func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, error) {
-	status := store.RunComplete
+	status := wfb.RunComplete
 	switch {
 	case ctx.Err() != nil:
-		status = store.RunInterrupted
+		status = wfb.RunInterrupted
 	case s.fatal != nil:
-		status = store.RunAborted
+		status = wfb.RunAborted
 	case s.breakerWhy != "" || s.budgetCut(pending):
-		status = store.RunAborted
+		status = wfb.RunAborted
 		s.recordNotRuns(ctx, pending)
 	}
 	if s.opts.Progress != nil {
@@ -426,7 +427,7 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
 	s.summary.Budget, s.summary.Spent, s.summary.Unmeasured = s.budget, s.spent, s.unmeasured
-	if status == store.RunAborted && s.budgetReached && s.breakerWhy == "" {
+	if status == wfb.RunAborted && s.budgetReached && s.breakerWhy == "" {
 		s.summary.BudgetReached = s.budgetWhy()
 	}
 	ferr := s.opts.DB.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
@@ -485,7 +486,7 @@ func (s *Sweep) runCell(ctx context.Context, c *cellState) {
 func (s *Sweep) isRetryNext(c *cellState) bool {
 	last := c.attempts[len(c.attempts)-1]
 	_, retried := s.bench.Retries[last.ErrorKind]
-	return !last.OK && retried && !notRun(last) && last.ErrorKind != store.KindCancelled
+	return !last.OK && retried && !notRun(last) && last.ErrorKind != wfb.KindCancelled
 }
 
 // takeRetry spends one retry of the run's budget, if any is left.
@@ -505,7 +506,7 @@ func (s *Sweep) observe(row store.Result) {
 	s.summary.Attempts++
 	s.charge(row)
 	switch {
-	case row.ErrorKind == store.KindCancelled:
+	case row.ErrorKind == wfb.KindCancelled:
 	case slices.Contains(systemic, row.ErrorKind):
 		s.consecutive++
 		if s.bench.Breaker > 0 && s.consecutive >= s.bench.Breaker && s.breakerWhy == "" {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -64,11 +65,11 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error) {
 	dir, err := os.MkdirTemp(s.tmp, "cell-")
 	if err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
+		return s.recordFailure(ctx, c, wfb.KindInfraError, "create the cell directory: "+err.Error())
 	}
 	defer removeAll(dir)
 	if err := os.Chmod(dir, 0o755); err != nil {
-		return s.recordFailure(ctx, c, store.KindInfraError, "create the cell directory: "+err.Error())
+		return s.recordFailure(ctx, c, wfb.KindInfraError, "create the cell directory: "+err.Error())
 	}
 	cell := s.cellFor(c, dir)
 	gitEnv, f := s.prepareCopy(ctx, c.task, &cell)
@@ -92,22 +93,22 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 // session uid (nil when it needs none), which the cell's agent gets too.
 func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[string]string, *stepFailure) {
 	if err := sandbox.CopyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
-		return nil, stepFailed(store.KindInfraError, "copy the workspace: %s", err)
+		return nil, stepFailed(wfb.KindInfraError, "copy the workspace: %s", err)
 	}
 	if t.Setup != "" {
 		// The tree is still the task's own, so setup may run as wfb.
 		res, err := runCommand(ctx, t.Setup, cell.Workspace, s.bench.TimeoutFor(t), nil, nil)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return nil, stepFailed(store.KindCancelled, "cancelled during setup")
+			return nil, stepFailed(wfb.KindCancelled, "cancelled during setup")
 		case err != nil:
-			return nil, stepFailed(store.KindInfraError, "run setup: %s", err)
+			return nil, stepFailed(wfb.KindInfraError, "run setup: %s", err)
 		case res.exitCode != 0 || res.timedOut:
-			return nil, stepFailed(store.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
+			return nil, stepFailed(wfb.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
 	if err := sandbox.ShareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
-		return nil, stepFailed(store.KindInfraError, "share the workspace with the session's group: %s", err)
+		return nil, stepFailed(wfb.KindInfraError, "share the workspace with the session's group: %s", err)
 	}
 	if t.Workspace.Git == "" || s.cred == nil {
 		return nil, nil
@@ -115,7 +116,7 @@ func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[
 	// The agent and verify run as the session uid in a root-owned clone.
 	real, err := filepath.EvalSymlinks(cell.Workspace)
 	if err != nil {
-		return nil, stepFailed(store.KindInfraError, "resolve the workspace: %s", err)
+		return nil, stepFailed(wfb.KindInfraError, "resolve the workspace: %s", err)
 	}
 	gitEnv := gitSafeDirectory(real)
 	for k, v := range gitEnv {
@@ -157,7 +158,7 @@ func (s *Sweep) connect(c *cellState, cell *Cell) *stepFailure {
 	if c.mockStop == nil {
 		url, stop, err := s.opts.StartMock(p.Mock)
 		if err != nil {
-			return stepFailed(store.KindInfraError, "start the mock provider: %s", err)
+			return stepFailed(wfb.KindInfraError, "start the mock provider: %s", err)
 		}
 		c.mockURL, c.mockStop = url, stop
 	}

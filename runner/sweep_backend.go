@@ -9,8 +9,8 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/sandbox"
-	"github.com/wfbench/wfb/store"
 )
 
 // resolveSandbox turns the backend a sweep asked for into the one every cell
@@ -111,7 +111,7 @@ func (s *Sweep) priorBackend() string {
 	seen := ""
 	for _, c := range s.cells {
 		for _, a := range c.attempts {
-			if a.ProcessState == store.StateNotStarted || !slices.Contains(sandbox.Strength, a.Sandbox) {
+			if a.ProcessState == wfb.StateNotStarted || !slices.Contains(sandbox.Strength, a.Sandbox) {
 				continue
 			}
 			if seen != "" && seen != a.Sandbox {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -34,7 +35,7 @@ func rowCost(r store.Result) (cost float64, ok bool) {
 // is reached. A row of a cell that never started spent nothing and is not
 // an unmeasured one. The caller holds s.mu (or no worker runs yet).
 func (s *Sweep) charge(r store.Result) {
-	if r.ProcessState == store.StateNotStarted {
+	if r.ProcessState == wfb.StateNotStarted {
 		return
 	}
 	if c, ok := rowCost(r); ok {
@@ -74,9 +75,9 @@ func Dollars(v float64) string {
 // over) or the budget's (cancelled: stopped on purpose, run again on a
 // --resume with a higher --max-cost).
 func (s *Sweep) recordNotRuns(ctx context.Context, pending []*cellState) {
-	kind, detail := store.KindCancelled, ""
+	kind, detail := wfb.KindCancelled, ""
 	if s.breakerWhy != "" {
-		kind = store.KindInfraError
+		kind = wfb.KindInfraError
 		detail = NotRunDetail + s.breakerWhy + "; `wfb run --resume " + s.run.ID + "` runs it once the outage is over"
 	} else {
 		s.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
@@ -337,7 +338,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	} else if _, err := s.opts.DB.Run(ctx, id); err == nil {
 		return &InputError{Problems: []string{fmt.Sprintf("run %s is already recorded in %s; continue it with --resume %s", id, s.opts.DB.Path(), id)}}
 	}
-	s.run = store.Run{ID: id, Label: s.opts.Label, Kind: "run", Status: store.RunRunning,
+	s.run = store.Run{ID: id, Label: s.opts.Label, Kind: "run", Status: wfb.RunRunning,
 		Fingerprint: fp.Sum(), Harness: s.opts.Harness}
 	return nil
 }

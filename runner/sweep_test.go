@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
@@ -188,13 +189,13 @@ arms:
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 	run := r.run(sum.RunID)
-	if run.Status != store.RunComplete || run.FinishedAt == nil || run.Label != "nightly" || run.Kind != "run" {
+	if run.Status != wfb.RunComplete || run.FinishedAt == nil || run.Label != "nightly" || run.Kind != "run" {
 		t.Errorf("run = %+v, want complete, finished, labelled nightly", run)
 	}
 	if !strings.HasPrefix(run.Fingerprint, "sha256:") || !strings.Contains(run.Config, `"bench_sha256":"`+b.Digest+`"`) {
 		t.Errorf("fingerprint %q / config %s do not record the bench digest", run.Fingerprint, run.Config)
 	}
-	if sum.Status != store.RunComplete || sum.OK != 8 || sum.Failed != 0 || sum.Attempts != 8 {
+	if sum.Status != wfb.RunComplete || sum.OK != 8 || sum.Failed != 0 || sum.Attempts != 8 {
 		t.Errorf("summary = %+v", sum)
 	}
 }
@@ -218,7 +219,7 @@ arms:
 	sum, rows := r.sweep(context.Background(), r.opts(b))
 	var want []cellOutcome
 	for rep := range 3 {
-		want = append(want, cellOutcome{Cell: fmt.Sprintf("t1/broken/%d", rep), Attempt: 1, Kind: store.KindSpawnFailure})
+		want = append(want, cellOutcome{Cell: fmt.Sprintf("t1/broken/%d", rep), Attempt: 1, Kind: wfb.KindSpawnFailure})
 	}
 	for rep := range 3 {
 		want = append(want, cellOutcome{Cell: fmt.Sprintf("t1/good/%d", rep), Attempt: 1})
@@ -226,7 +227,7 @@ arms:
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
-	if sum.Status != store.RunComplete {
+	if sum.Status != wfb.RunComplete {
 		t.Errorf("status %s, want complete: failed cells are measurements", sum.Status)
 	}
 }
@@ -248,20 +249,20 @@ func TestRetriesAreNewAttemptsLinkedToTheOneTheyRetry(t *testing.T) {
 		want    []cellOutcome
 	}{
 		{"enough retries", "retries: {provider-error: 2}", []cellOutcome{
-			{"t1/a/0", 1, store.KindProviderError, 0}, {"t1/a/0", 2, store.KindProviderError, 1}, {"t1/a/0", 3, "", 2},
-			{"t1/a/1", 1, store.KindProviderError, 0}, {"t1/a/1", 2, store.KindProviderError, 1}, {"t1/a/1", 3, "", 2},
+			{"t1/a/0", 1, wfb.KindProviderError, 0}, {"t1/a/0", 2, wfb.KindProviderError, 1}, {"t1/a/0", 3, "", 2},
+			{"t1/a/1", 1, wfb.KindProviderError, 0}, {"t1/a/1", 2, wfb.KindProviderError, 1}, {"t1/a/1", 3, "", 2},
 		}},
 		{"per-kind limit", "retries: {provider-error: 1}", []cellOutcome{
-			{"t1/a/0", 1, store.KindProviderError, 0}, {"t1/a/0", 2, store.KindProviderError, 1},
-			{"t1/a/1", 1, store.KindProviderError, 0}, {"t1/a/1", 2, store.KindProviderError, 1},
+			{"t1/a/0", 1, wfb.KindProviderError, 0}, {"t1/a/0", 2, wfb.KindProviderError, 1},
+			{"t1/a/1", 1, wfb.KindProviderError, 0}, {"t1/a/1", 2, wfb.KindProviderError, 1},
 		}},
 		{"run budget", "retries: {provider-error: 2}\nretry_budget: 2", []cellOutcome{
-			{"t1/a/0", 1, store.KindProviderError, 0}, {"t1/a/0", 2, store.KindProviderError, 1}, {"t1/a/0", 3, "", 2},
-			{"t1/a/1", 1, store.KindProviderError, 0},
+			{"t1/a/0", 1, wfb.KindProviderError, 0}, {"t1/a/0", 2, wfb.KindProviderError, 1}, {"t1/a/0", 3, "", 2},
+			{"t1/a/1", 1, wfb.KindProviderError, 0},
 		}},
 		{"kind not retried", "retries: {timeout: 3}", []cellOutcome{
-			{"t1/a/0", 1, store.KindProviderError, 0},
-			{"t1/a/1", 1, store.KindProviderError, 0},
+			{"t1/a/0", 1, wfb.KindProviderError, 0},
+			{"t1/a/1", 1, wfb.KindProviderError, 0},
 		}},
 	}
 	for _, tt := range tests {
@@ -279,7 +280,7 @@ arms: [{id: a, agent: stand-in}]
 			if diff := cmp.Diff(tt.want, cellOutcomes(rows)); diff != "" {
 				t.Errorf("rows (-want +got):\n%s", diff)
 			}
-			if sum.Status != store.RunComplete {
+			if sum.Status != wfb.RunComplete {
 				t.Errorf("status %s", sum.Status)
 			}
 		})
@@ -315,19 +316,19 @@ arms: [{id: a, agent: stand-in}]
 `)
 	sum, rows := r.sweep(context.Background(), r.opts(b))
 	want := []cellOutcome{
-		{"t1/a/0", 1, store.KindProviderError, 0}, {"t1/a/1", 1, store.KindProviderError, 0}, {"t1/a/2", 1, store.KindProviderError, 0},
-		{"t1/a/3", 1, store.KindInfraError, 0}, {"t1/a/4", 1, store.KindInfraError, 0}, {"t1/a/5", 1, store.KindInfraError, 0},
+		{"t1/a/0", 1, wfb.KindProviderError, 0}, {"t1/a/1", 1, wfb.KindProviderError, 0}, {"t1/a/2", 1, wfb.KindProviderError, 0},
+		{"t1/a/3", 1, wfb.KindInfraError, 0}, {"t1/a/4", 1, wfb.KindInfraError, 0}, {"t1/a/5", 1, wfb.KindInfraError, 0},
 	}
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
 		t.Fatalf("rows (-want +got):\n%s", diff)
 	}
 	for _, row := range rows[3:] {
 		if !strings.HasPrefix(row.ErrorDetail, "not run: the outage breaker opened after 3 consecutive systemic failures (the last: provider-error") ||
-			row.ProcessState != store.StateNotStarted {
+			row.ProcessState != wfb.StateNotStarted {
 			t.Errorf("not-run row: %s %q", row.ProcessState, row.ErrorDetail)
 		}
 	}
-	if run := r.run(sum.RunID); sum.Status != store.RunAborted || run.Status != store.RunAborted || sum.Breaker == "" {
+	if run := r.run(sum.RunID); sum.Status != wfb.RunAborted || run.Status != wfb.RunAborted || sum.Breaker == "" {
 		t.Errorf("summary %+v, run status %s: want aborted with the breaker's reason", sum, run.Status)
 	}
 
@@ -335,13 +336,13 @@ arms: [{id: a, agent: stand-in}]
 	o.Resume = sum.RunID
 	sum2, rows := r.sweep(context.Background(), o)
 	want = append(want[:3],
-		cellOutcome{"t1/a/3", 1, store.KindInfraError, 0}, cellOutcome{"t1/a/3", 2, "", 1},
-		cellOutcome{"t1/a/4", 1, store.KindInfraError, 0}, cellOutcome{"t1/a/4", 2, "", 1},
-		cellOutcome{"t1/a/5", 1, store.KindInfraError, 0}, cellOutcome{"t1/a/5", 2, "", 1})
+		cellOutcome{"t1/a/3", 1, wfb.KindInfraError, 0}, cellOutcome{"t1/a/3", 2, "", 1},
+		cellOutcome{"t1/a/4", 1, wfb.KindInfraError, 0}, cellOutcome{"t1/a/4", 2, "", 1},
+		cellOutcome{"t1/a/5", 1, wfb.KindInfraError, 0}, cellOutcome{"t1/a/5", 2, "", 1})
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
 		t.Errorf("rows after resume (-want +got):\n%s", diff)
 	}
-	if sum2.RunID != sum.RunID || sum2.Skipped != 3 || r.run(sum.RunID).Status != store.RunComplete {
+	if sum2.RunID != sum.RunID || sum2.Skipped != 3 || r.run(sum.RunID).Status != wfb.RunComplete {
 		t.Errorf("resume summary %+v, status %s: want the same run, 3 skipped, complete", sum2, r.run(sum.RunID).Status)
 	}
 	// The key reached the agent, and nothing else.
@@ -428,10 +429,10 @@ arms:
 	if row := got["ok"]; !row.OK {
 		t.Errorf("ok task: %s: %s", row.ErrorKind, row.ErrorDetail)
 	}
-	if row := got["bad-verify"]; row.ErrorKind != store.KindVerifyFailed || !strings.Contains(row.ErrorDetail, `exited 3: expected 42`) || row.InputTokens == nil {
+	if row := got["bad-verify"]; row.ErrorKind != wfb.KindVerifyFailed || !strings.Contains(row.ErrorDetail, `exited 3: expected 42`) || row.InputTokens == nil {
 		t.Errorf("bad-verify: %s %q (tokens %v): want verify-failed with the output and the session's measurements", row.ErrorKind, row.ErrorDetail, row.InputTokens)
 	}
-	if row := got["bad-setup"]; row.ErrorKind != store.KindInfraError || !strings.Contains(row.ErrorDetail, "cannot install deps") || row.ProcessState != store.StateNotStarted {
+	if row := got["bad-setup"]; row.ErrorKind != wfb.KindInfraError || !strings.Contains(row.ErrorDetail, "cannot install deps") || row.ProcessState != wfb.StateNotStarted {
 		t.Errorf("bad-setup: %s %s %q: want infra-error, not started, with the output", row.ErrorKind, row.ProcessState, row.ErrorDetail)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(r.dir, "ws")); len(entries) != 1 {
@@ -600,14 +601,14 @@ arms: [{id: a, agent: stand-in}]
 	cancel()
 	sum := <-done
 	rows, _ := r.db.Results(context.Background(), sum.RunID)
-	want := []cellOutcome{{"t1/a/0", 1, store.KindCancelled, 0}, {"t1/a/1", 1, store.KindCancelled, 0}}
+	want := []cellOutcome{{"t1/a/0", 1, wfb.KindCancelled, 0}, {"t1/a/1", 1, wfb.KindCancelled, 0}}
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
 		for _, row := range rows {
 			t.Logf("%s rep %d: %s %s %q stderr %q", row.AttemptID, row.Rep, row.ProcessState, row.ErrorKind, row.ErrorDetail, row.StderrTail)
 		}
 		t.Fatalf("rows (-want +got):\n%s", diff)
 	}
-	if sum.Status != store.RunInterrupted || r.run(sum.RunID).Status != store.RunInterrupted {
+	if sum.Status != wfb.RunInterrupted || r.run(sum.RunID).Status != wfb.RunInterrupted {
 		t.Errorf("status %s / %s, want interrupted", sum.Status, r.run(sum.RunID).Status)
 	}
 
@@ -615,14 +616,14 @@ arms: [{id: a, agent: stand-in}]
 	o.Resume = sum.RunID
 	sum2, rows := r.sweep(context.Background(), o)
 	want = []cellOutcome{
-		{"t1/a/0", 1, store.KindCancelled, 0}, {"t1/a/0", 2, "", 1},
-		{"t1/a/1", 1, store.KindCancelled, 0}, {"t1/a/1", 2, "", 1},
+		{"t1/a/0", 1, wfb.KindCancelled, 0}, {"t1/a/0", 2, "", 1},
+		{"t1/a/1", 1, wfb.KindCancelled, 0}, {"t1/a/1", 2, "", 1},
 		{"t1/a/2", 1, "", 0}, {"t1/a/3", 1, "", 0},
 	}
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
 		t.Errorf("rows after resume (-want +got):\n%s", diff)
 	}
-	if sum2.Status != store.RunComplete || r.run(sum.RunID).Status != store.RunComplete {
+	if sum2.Status != wfb.RunComplete || r.run(sum.RunID).Status != wfb.RunComplete {
 		t.Errorf("resumed status %s, want complete", sum2.Status)
 	}
 }

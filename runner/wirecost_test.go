@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/agent"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/report"
@@ -65,7 +66,7 @@ func TestAnUnpricedModelsWireCostIsNullNotZero(t *testing.T) {
 	m := startMeter(t, r.db)
 	row := r.metered(t, m, startProvider(t, defaultReply(provider.Reply{Text: "hi", Usage: provider.FullUsage(100, 5, 0, 3)})))
 	requireOK(t, row)
-	if row.UsageSource != store.UsageMetered || row.MeteredInputTokens == nil {
+	if row.UsageSource != wfb.UsageMetered || row.MeteredInputTokens == nil {
 		t.Fatalf("usage source %q metered input %v: the wire did not measure", row.UsageSource, row.MeteredInputTokens)
 	}
 	for _, col := range []string{"metered_cost_usd", "cost_check"} {

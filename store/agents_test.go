@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // TestAgentColumnsRoundTripWithNullKept stops the real-agent measurements
@@ -18,7 +19,7 @@ func TestAgentColumnsRoundTripWithNullKept(t *testing.T) {
 	codex := okResult("att-codex")
 	codex.Agent, codex.AgentVersion, codex.Model = "codex", "0.171.0", "gpt-5-codex"
 	codex.InputTokens, codex.CacheReadInputTokens, codex.OutputTokens = ptr(int64(100)), ptr(int64(300)), ptr(int64(20))
-	codex.UsageSemantics = UsageOpenAI
+	codex.UsageSemantics = wfb.SemanticsOpenAI
 	codex.ReportedInputTokens, codex.ReportedCachedInputTokens = ptr(int64(400)), ptr(int64(300))
 	codex.ReasoningOutputTokens, codex.APIRetries = ptr(int64(0)), ptr(int64(2))
 
@@ -26,7 +27,7 @@ func TestAgentColumnsRoundTripWithNullKept(t *testing.T) {
 	claude.Agent, claude.AgentVersion, claude.Model = "claude", "2.1.332", "claude-sonnet-4-5"
 	claude.InputTokens, claude.OutputTokens = ptr(int64(210)), ptr(int64(27))
 	claude.CacheReadInputTokens, claude.CacheCreationInputTokens = ptr(int64(300)), ptr(int64(40))
-	claude.UsageSemantics, claude.ReportedInputTokens = UsageAnthropic, ptr(int64(210))
+	claude.UsageSemantics, claude.ReportedInputTokens = wfb.SemanticsAnthropic, ptr(int64(210))
 	claude.APIRetries, claude.PermissionDenials = ptr(int64(0)), ptr(int64(1))
 	claude.ModelUsage = []ModelUsage{
 		{Model: "claude-haiku-4-5", InputTokens: ptr(int64(10)), OutputTokens: ptr(int64(2)), CacheReadInputTokens: ptr(int64(0)), CacheCreationInputTokens: ptr(int64(0))},

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/wfbench/wfb"
 )
 
 // ErrMergeConflict says a source holds a row whose id is already in the
@@ -325,7 +327,7 @@ func readRow(ctx context.Context, tx *sql.Tx, lookup string, n int, key []any) (
 var runCombined = map[string]bool{"status": true, "started_at": true, "finished_at": true}
 
 // statusRank orders run statuses from best to worst.
-var statusRank = map[string]int{RunComplete: 0, RunRunning: 1, RunAborted: 2, RunInterrupted: 3}
+var statusRank = map[string]int{wfb.RunComplete: 0, wfb.RunRunning: 1, wfb.RunAborted: 2, wfb.RunInterrupted: 3}
 
 // combineRun merges two copies of one run (two shards of it) and writes the
 // combination when it differs from the destination's row.

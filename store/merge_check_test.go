@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // tamper runs statements on a results file behind the store's back, as a
@@ -154,7 +155,7 @@ func TestMergeRefusesASecondRowForOneCellAttempt(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := d.InsertResult(ctx, &Result{RunID: "run-a", AttemptID: "att-again", Task: c.task, Arm: c.arm, Rep: c.rep, Attempt: 1,
-		StartedAt: t0, OK: true, ProcessState: StateExited}); err != nil {
+		StartedAt: t0, OK: true, ProcessState: wfb.StateExited}); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // cell is one attempt a test file holds, with its evidence, artifact and
@@ -50,12 +51,12 @@ func writeFile(t testing.TB, path string, run Run, cs []cell) {
 		r := &Result{
 			RunID: run.ID, AttemptID: c.attemptID(), Task: c.task, Arm: c.arm, Rep: c.rep, Attempt: 1,
 			Agent: "stand-in", Model: "m", Sandbox: "host-unsafe", StartedAt: t0.Add(time.Duration(i) * time.Second),
-			OK: true, ProcessState: StateExited, InputTokens: ptr(int64(100 + i)), CostUSD: ptr(0.01 * float64(i)),
+			OK: true, ProcessState: wfb.StateExited, InputTokens: ptr(int64(100 + i)), CostUSD: ptr(0.01 * float64(i)),
 			ResultEvent: fmt.Sprintf(`{"type":"result","n":%d}`, i), StdoutTail: "out",
 			ModelUsage: modelUsage(i),
 		}
 		if i%4 == 3 {
-			r.OK, r.ErrorKind, r.ErrorDetail, r.CostUSD = false, KindProviderError, "529 overloaded", nil
+			r.OK, r.ErrorKind, r.ErrorDetail, r.CostUSD = false, wfb.KindProviderError, "529 overloaded", nil
 		}
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)
@@ -92,7 +93,7 @@ func modelUsageRows(n int) int {
 
 func baseRun(id string) Run {
 	fin := t0.Add(10 * time.Minute)
-	return Run{ID: id, Label: "nightly", Kind: "run", StartedAt: t0, FinishedAt: &fin, Status: RunComplete,
+	return Run{ID: id, Label: "nightly", Kind: "run", StartedAt: t0, FinishedAt: &fin, Status: wfb.RunComplete,
 		Fingerprint: "fp-1", Harness: "test", Config: `{"runs":1}`}
 }
 
@@ -388,14 +389,14 @@ func TestShardRunStatusIsTheWorst(t *testing.T) {
 		finished []*time.Time
 		want     []any // status, finished_at
 	}{
-		{"all complete", []string{RunComplete, RunComplete, RunComplete}, []*time.Time{fin(5), fin(9), fin(7)},
-			[]any{RunComplete, "2026-11-30T02:49:31.123Z"}},
-		{"one interrupted", []string{RunComplete, RunInterrupted, RunAborted}, []*time.Time{fin(5), fin(9), fin(7)},
-			[]any{RunInterrupted, "2026-11-30T02:49:31.123Z"}},
-		{"one aborted", []string{RunAborted, RunComplete, RunComplete}, []*time.Time{fin(5), fin(6), fin(7)},
-			[]any{RunAborted, "2026-11-30T02:47:31.123Z"}},
-		{"one still running", []string{RunComplete, RunRunning, RunComplete}, []*time.Time{fin(5), nil, fin(7)},
-			[]any{RunRunning, nil}},
+		{"all complete", []string{wfb.RunComplete, wfb.RunComplete, wfb.RunComplete}, []*time.Time{fin(5), fin(9), fin(7)},
+			[]any{wfb.RunComplete, "2026-11-30T02:49:31.123Z"}},
+		{"one interrupted", []string{wfb.RunComplete, wfb.RunInterrupted, wfb.RunAborted}, []*time.Time{fin(5), fin(9), fin(7)},
+			[]any{wfb.RunInterrupted, "2026-11-30T02:49:31.123Z"}},
+		{"one aborted", []string{wfb.RunAborted, wfb.RunComplete, wfb.RunComplete}, []*time.Time{fin(5), fin(6), fin(7)},
+			[]any{wfb.RunAborted, "2026-11-30T02:47:31.123Z"}},
+		{"one still running", []string{wfb.RunComplete, wfb.RunRunning, wfb.RunComplete}, []*time.Time{fin(5), nil, fin(7)},
+			[]any{wfb.RunRunning, nil}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -107,8 +108,8 @@ func checkRow(source string, t mergeTable, cols []string, id string, row []any) 
 				return bad(col, fmt.Sprintf("is %v, but a count, duration, size or cost is never negative", v))
 			}
 		case string:
-			if t.name == "results" && col == "error_kind" && !slices.Contains(ErrorKinds, v) {
-				return bad(col, fmt.Sprintf("is %q, not one of %s", v, strings.Join(ErrorKinds, ", ")))
+			if t.name == "results" && col == "error_kind" && !slices.Contains(wfb.ErrorKinds, v) {
+				return bad(col, fmt.Sprintf("is %q, not one of %s", v, strings.Join(wfb.ErrorKinds, ", ")))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // TestAMeteredRowAndItsRequestsAreOneTransaction stops a result row from
@@ -18,7 +19,7 @@ func TestAMeteredRowAndItsRequestsAreOneTransaction(t *testing.T) {
 	row := okResult("att-1")
 	row.InputTokens, row.MeteredInputTokens = ptr(int64(2000)), ptr(int64(2000))
 	row.MeteredOutputTokens, row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = ptr(int64(0)), ptr(int64(0)), ptr(int64(1000))
-	row.UsageSource, row.UsageCheck, row.MeteredCostUSD, row.CostCheck = UsageMetered, "agree", ptr(0.25), "agree"
+	row.UsageSource, row.UsageCheck, row.MeteredCostUSD, row.CostCheck = wfb.UsageMetered, "agree", ptr(0.25), "agree"
 	row.Requests = reqs
 	if err := d.InsertResult(ctx, row); err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestAMeteredRowAndItsRequestsAreOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := back[0]
-	if *b.MeteredCacheCreationInputTokens != 1000 || b.UsageSource != UsageMetered || b.UsageCheck != "agree" || *b.MeteredCostUSD != 0.25 || b.CostCheck != "agree" {
+	if *b.MeteredCacheCreationInputTokens != 1000 || b.UsageSource != wfb.UsageMetered || b.UsageCheck != "agree" || *b.MeteredCostUSD != 0.25 || b.CostCheck != "agree" {
 		t.Errorf("read back %+v", b)
 	}
 
@@ -63,16 +64,16 @@ func TestArmSummaryUsesTheWireAndCountsDisagreements(t *testing.T) {
 	ctx := context.Background()
 	d, _ := newDB(t)
 	agree := okResult("att-1")
-	agree.InputTokens, agree.MeteredInputTokens, agree.UsageSource, agree.UsageCheck = ptr(int64(100)), ptr(int64(100)), UsageMetered, "agree"
+	agree.InputTokens, agree.MeteredInputTokens, agree.UsageSource, agree.UsageCheck = ptr(int64(100)), ptr(int64(100)), wfb.UsageMetered, "agree"
 	disagree := okResult("att-2")
-	disagree.InputTokens, disagree.MeteredInputTokens, disagree.UsageSource = ptr(int64(90)), ptr(int64(300)), UsageMetered
+	disagree.InputTokens, disagree.MeteredInputTokens, disagree.UsageSource = ptr(int64(90)), ptr(int64(300)), wfb.UsageMetered
 	disagree.UsageCheck = "disagree: input_tokens wire 300, agent 90"
 	outage := okResult("att-3") // a 529-only attempt: nothing billed
-	outage.OK, outage.ErrorKind = false, KindProviderError
+	outage.OK, outage.ErrorKind = false, wfb.KindProviderError
 	reported := okResult("att-4") // not metered
-	reported.InputTokens, reported.UsageSource = ptr(int64(50)), UsageReported
+	reported.InputTokens, reported.UsageSource = ptr(int64(50)), wfb.UsageReported
 	refused := okResult("att-5")
-	refused.OK, refused.ErrorKind, refused.UsageCheck = false, KindSessionError, "refused: cache_read_input_tokens: ... (wire -5, agent 0)"
+	refused.OK, refused.ErrorKind, refused.UsageCheck = false, wfb.KindSessionError, "refused: cache_read_input_tokens: ... (wire -5, agent 0)"
 	for _, r := range []*Result{agree, disagree, outage, reported, refused} {
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)

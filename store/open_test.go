@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb"
 )
 
 // TestAReaderNeverSeesAHalfCreatedSchema stops a report run while another
@@ -116,7 +118,7 @@ func readOnlyFixture(t *testing.T) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.CreateRun(context.Background(), Run{ID: "run-1", Kind: "run", StartedAt: t0, Status: RunComplete, Harness: "test"}); err != nil {
+	if err := d.CreateRun(context.Background(), Run{ID: "run-1", Kind: "run", StartedAt: t0, Status: wfb.RunComplete, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"att-1", "att-2"} {

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wfbench/wfb"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -71,7 +72,7 @@ func (d *DB) CreateRun(ctx context.Context, r Run) error {
 	}
 	status := r.Status
 	if status == "" {
-		status = RunRunning
+		status = wfb.RunRunning
 	}
 	var finished any
 	if r.FinishedAt != nil {
@@ -94,9 +95,9 @@ func (d *DB) CreateRun(ctx context.Context, r Run) error {
 // FinishRun sets a run's final status and finish time. A run finishes once.
 func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) error {
 	switch status {
-	case RunComplete, RunAborted, RunInterrupted:
+	case wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted:
 	default:
-		return fmt.Errorf("finish run %s: status %q is not one of %s, %s, %s", id, status, RunComplete, RunAborted, RunInterrupted)
+		return fmt.Errorf("finish run %s: status %q is not one of %s, %s, %s", id, status, wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted)
 	}
 	res, err := d.db.ExecContext(ctx,
 		`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
@@ -127,7 +128,7 @@ func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) err
 // sanctioned UPDATE of runs. A run still running (its process died) is left
 // as it is; an unknown id wraps ErrNotFound.
 func (d *DB) ReopenRun(ctx context.Context, id string) error {
-	return d.updateRun(ctx, "reopen run "+id, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, RunRunning, id)
+	return d.updateRun(ctx, "reopen run "+id, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, wfb.RunRunning, id)
 }
 
 // updateRun runs an UPDATE of one run, what naming it in errors; no row
@@ -296,8 +297,8 @@ func validateResult(r *Result) error {
 		return fmt.Errorf("%s: ok is true but error_kind is %q", where, r.ErrorKind)
 	case !r.OK && r.ErrorKind == "":
 		return fmt.Errorf("%s: ok is false but error_kind is empty (a failure must say why)", where)
-	case !r.OK && !slices.Contains(ErrorKinds, r.ErrorKind):
-		return fmt.Errorf("%s: error_kind %q is not one of %s", where, r.ErrorKind, strings.Join(ErrorKinds, ", "))
+	case !r.OK && !slices.Contains(wfb.ErrorKinds, r.ErrorKind):
+		return fmt.Errorf("%s: error_kind %q is not one of %s", where, r.ErrorKind, strings.Join(wfb.ErrorKinds, ", "))
 	}
 	return validateMeasures(where, r)
 }
@@ -331,9 +332,9 @@ func validateMeasures(where string, r *Result) error {
 		}
 	}
 	switch r.UsageSource {
-	case "", UsageMetered, UsageReported:
+	case "", wfb.UsageMetered, wfb.UsageReported:
 	default:
-		return fmt.Errorf("%s: usage_source %q is not one of %s, %s (or empty)", where, r.UsageSource, UsageMetered, UsageReported)
+		return fmt.Errorf("%s: usage_source %q is not one of %s, %s (or empty)", where, r.UsageSource, wfb.UsageMetered, wfb.UsageReported)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 var t0 = time.Date(2026, 11, 30, 2, 40, 31, 123_000_000, time.UTC)
@@ -32,7 +33,7 @@ func newDB(t testing.TB) (*DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	if err := d.CreateRun(context.Background(), Run{ID: "run-1", Label: "baseline", Kind: "run", StartedAt: t0, Status: RunRunning, Harness: "test"}); err != nil {
+	if err := d.CreateRun(context.Background(), Run{ID: "run-1", Label: "baseline", Kind: "run", StartedAt: t0, Status: wfb.RunRunning, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return d, path
@@ -47,7 +48,7 @@ func okResult(id string) *Result {
 	return &Result{
 		RunID: "run-1", AttemptID: id, Task: "t1", Arm: "a", Rep: int(h.Sum32() % 1_000_000), Attempt: 1,
 		Agent: "stand-in", Model: "m", Sandbox: "host-unsafe", StartedAt: t0,
-		OK: true, ProcessState: StateExited,
+		OK: true, ProcessState: wfb.StateExited,
 	}
 }
 
@@ -73,14 +74,14 @@ func TestNullStaysNullAndZeroStaysZero(t *testing.T) {
 
 	unmeasured := &Result{
 		RunID: "run-1", AttemptID: "att-nil", Task: "t1", Arm: "a", Rep: 0, Attempt: 1,
-		StartedAt: t0, OK: false, ErrorKind: KindSessionError, ErrorDetail: "usage field input_tokens missing",
-		ProcessState: StateExited,
+		StartedAt: t0, OK: false, ErrorKind: wfb.KindSessionError, ErrorDetail: "usage field input_tokens missing",
+		ProcessState: wfb.StateExited,
 	}
 	zero := &Result{
 		RunID: "run-1", AttemptID: "att-zero", Task: "t1", Arm: "a", Rep: 1, Attempt: 2, RetryOf: "att-nil",
 		Agent: "stand-in", AgentVersion: "1.0", Model: "m", Sandbox: "host-unsafe",
 		StartedAt: t0.Add(time.Second), DurationMS: ptr(int64(0)),
-		OK: true, ProcessState: StateExited, ExitCode: ptr(int64(0)),
+		OK: true, ProcessState: wfb.StateExited, ExitCode: ptr(int64(0)),
 		InputTokens: ptr(int64(0)), OutputTokens: ptr(int64(0)),
 		CacheReadInputTokens: ptr(int64(0)), CacheCreationInputTokens: ptr(int64(0)),
 		CostUSD: ptr(0.0), CostSource: "reported", NumTurns: ptr(int64(0)), SessionID: "s-1",
@@ -304,7 +305,7 @@ func TestOpenExistingWritesAndUpgradesAnExistingFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.CreateRun(ctx, Run{ID: "run-1", Kind: "run", StartedAt: t0, Status: RunRunning, Harness: "test"}); err != nil {
+	if err := d.CreateRun(ctx, Run{ID: "run-1", Kind: "run", StartedAt: t0, Status: wfb.RunRunning, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.InsertResult(ctx, okResult("att-1")); err != nil {
@@ -578,7 +579,7 @@ func TestADuplicateAttemptIsRefusedNotOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := okResult("att-1")
-	second.OK, second.ErrorKind, second.StdoutTail = false, KindTimeout, "second"
+	second.OK, second.ErrorKind, second.StdoutTail = false, wfb.KindTimeout, "second"
 	if err := d.InsertResult(ctx, second); !errors.Is(err, ErrDuplicateAttempt) {
 		t.Fatalf("second insert: error %v, want ErrDuplicateAttempt", err)
 	}
@@ -607,7 +608,7 @@ func TestInvalidResultsAreRefusedNamingTheField(t *testing.T) {
 		mutate func(*Result)
 		want   string
 	}{
-		{"ok with error kind", func(r *Result) { r.ErrorKind = KindTimeout }, "error_kind"},
+		{"ok with error kind", func(r *Result) { r.ErrorKind = wfb.KindTimeout }, "error_kind"},
 		{"failure without kind", func(r *Result) { r.OK = false }, "error_kind is empty"},
 		{"unknown kind", func(r *Result) { r.OK, r.ErrorKind = false, "oops" }, `"oops"`},
 		{"no task", func(r *Result) { r.Task = "" }, "task"},
@@ -801,7 +802,7 @@ func TestSecretsNeverReachTheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := okResult("att-1")
-	r.OK, r.ErrorKind = false, KindProviderError
+	r.OK, r.ErrorKind = false, wfb.KindProviderError
 	r.ErrorDetail = "upstream said 401 for key " + secrets[1]
 	r.ResultEvent = `{"type":"result","is_error":true,"headers":{"x-api-key":"` + secrets[4] + `","authorization":"Bearer ` + secrets[2] + `"}}`
 	r.StdoutTail = "calling with DB_PASSWORD=" + secrets[3] + "\n"
@@ -887,7 +888,7 @@ func TestArmSummaryIsHonestAboutUnmeasured(t *testing.T) {
 	measured := okResult("att-1")
 	measured.CostUSD, measured.InputTokens = ptr(0.5), ptr(int64(100))
 	failed := okResult("att-2")
-	failed.OK, failed.ErrorKind = false, KindSessionError
+	failed.OK, failed.ErrorKind = false, wfb.KindSessionError
 	blind := okResult("att-3")
 	blind.Arm = "b"
 	for _, r := range []*Result{measured, failed, blind} {
@@ -917,29 +918,29 @@ func TestArmSummaryIsHonestAboutUnmeasured(t *testing.T) {
 func TestRunsLifecycle(t *testing.T) {
 	ctx := context.Background()
 	d, _ := newDB(t)
-	later := Run{ID: "run-2", Kind: "session", StartedAt: t0.Add(time.Hour), Status: RunRunning, Harness: "test", Fingerprint: "fp"}
+	later := Run{ID: "run-2", Kind: "session", StartedAt: t0.Add(time.Hour), Status: wfb.RunRunning, Harness: "test", Fingerprint: "fp"}
 	if err := d.CreateRun(ctx, later); err != nil {
 		t.Fatal(err)
 	}
 	end := t0.Add(2 * time.Hour)
-	if err := d.FinishRun(ctx, "run-2", RunComplete, end); err != nil {
+	if err := d.FinishRun(ctx, "run-2", wfb.RunComplete, end); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.FinishRun(ctx, "run-2", RunAborted, end); err == nil || !strings.Contains(err.Error(), "already finished") {
+	if err := d.FinishRun(ctx, "run-2", wfb.RunAborted, end); err == nil || !strings.Contains(err.Error(), "already finished") {
 		t.Errorf("second finish: %v", err)
 	}
-	if err := d.FinishRun(ctx, "run-x", RunComplete, end); !errors.Is(err, ErrNotFound) {
+	if err := d.FinishRun(ctx, "run-x", wfb.RunComplete, end); !errors.Is(err, ErrNotFound) {
 		t.Errorf("finish unknown run: %v", err)
 	}
-	if err := d.FinishRun(ctx, "run-1", RunRunning, end); err == nil {
+	if err := d.FinishRun(ctx, "run-1", wfb.RunRunning, end); err == nil {
 		t.Error("finished a run as running")
 	}
 	runs, err := d.Runs(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	later.Status, later.FinishedAt = RunComplete, &end
-	want := []Run{later, {ID: "run-1", Label: "baseline", Kind: "run", StartedAt: t0, Status: RunRunning, Harness: "test"}}
+	later.Status, later.FinishedAt = wfb.RunComplete, &end
+	want := []Run{later, {ID: "run-1", Label: "baseline", Kind: "run", StartedAt: t0, Status: wfb.RunRunning, Harness: "test"}}
 	if diff := cmp.Diff(want, runs); diff != "" {
 		t.Errorf("Runs (-want +got):\n%s", diff)
 	}
@@ -961,10 +962,10 @@ func TestReopenRunLetsAResumedRunFinishAnew(t *testing.T) {
 		id         string
 		wantErr    error
 	}{
-		{name: "interrupted", finishedAs: RunInterrupted, id: "run-1"},
-		{name: "complete", finishedAs: RunComplete, id: "run-1"},
+		{name: "interrupted", finishedAs: wfb.RunInterrupted, id: "run-1"},
+		{name: "complete", finishedAs: wfb.RunComplete, id: "run-1"},
 		{name: "still running after a kill", id: "run-1"},
-		{name: "unknown run", finishedAs: RunComplete, id: "run-x", wantErr: ErrNotFound},
+		{name: "unknown run", finishedAs: wfb.RunComplete, id: "run-x", wantErr: ErrNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -988,22 +989,22 @@ func TestReopenRunLetsAResumedRunFinishAnew(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := queryOne(t, d, `SELECT status, finished_at, (SELECT count(*) FROM results WHERE run_id = r.run_id) FROM runs r WHERE run_id = 'run-1'`)
-			if diff := cmp.Diff([]any{RunRunning, nil, int64(1)}, got); diff != "" {
+			if diff := cmp.Diff([]any{wfb.RunRunning, nil, int64(1)}, got); diff != "" {
 				t.Errorf("reopened run: status, finished_at, attempts (-want +got):\n%s", diff)
 			}
 			later := end.Add(time.Hour)
-			if err := d.FinishRun(ctx, "run-1", RunComplete, later); err != nil {
+			if err := d.FinishRun(ctx, "run-1", wfb.RunComplete, later); err != nil {
 				t.Fatalf("finishing the reopened run: %v", err)
 			}
 			got = queryOne(t, d, `SELECT status, finished_at FROM runs WHERE run_id = 'run-1'`)
-			if diff := cmp.Diff([]any{RunComplete, formatTime(later)}, got); diff != "" {
+			if diff := cmp.Diff([]any{wfb.RunComplete, formatTime(later)}, got); diff != "" {
 				t.Errorf("run finished anew (-want +got):\n%s", diff)
 			}
 		})
 	}
 	t.Run("read-only", func(t *testing.T) {
 		d, path := newDB(t)
-		if err := d.FinishRun(ctx, "run-1", RunComplete, end); err != nil {
+		if err := d.FinishRun(ctx, "run-1", wfb.RunComplete, end); err != nil {
 			t.Fatal(err)
 		}
 		d.Close()
@@ -1016,7 +1017,7 @@ func TestReopenRunLetsAResumedRunFinishAnew(t *testing.T) {
 			t.Fatalf("ReopenRun on a read-only file = %v, want ErrReadOnly", err)
 		}
 		got := queryOne(t, ro, `SELECT status FROM runs`)
-		if diff := cmp.Diff([]any{RunComplete}, got); diff != "" {
+		if diff := cmp.Diff([]any{wfb.RunComplete}, got); diff != "" {
 			t.Errorf("run after a refused reopen (-want +got):\n%s", diff)
 		}
 	})

@@ -2,14 +2,6 @@ package store
 
 import "time"
 
-// Run statuses.
-const (
-	RunRunning     = "running"
-	RunComplete    = "complete"
-	RunAborted     = "aborted"
-	RunInterrupted = "interrupted"
-)
-
 // Run is one wfb invocation that records attempts: a `wfb run`, or a single
 // `wfb session` (which gets a run of its own).
 type Run struct {
@@ -100,8 +92,8 @@ type Result struct {
 	MeteredOutputTokens             *int64
 	MeteredCacheReadInputTokens     *int64
 	MeteredCacheCreationInputTokens *int64
-	// UsageSource says which witness reports use: UsageMetered,
-	// UsageReported, or "" when neither is a measurement.
+	// UsageSource says which witness reports use: wfb.UsageMetered,
+	// wfb.UsageReported, or "" when neither is a measurement.
 	UsageSource string
 	// UsageCheck is the cross-check's verdict: "" not checked, "agree", or
 	// the verdict with each field in question and both its values.
@@ -126,18 +118,6 @@ type Result struct {
 	Transcript *Transcript
 }
 
-// Usage sources recorded in results.usage_source.
-const (
-	UsageMetered  = "metered"
-	UsageReported = "reported"
-)
-
-// Usage semantics recorded in results.usage_semantics.
-const (
-	UsageAnthropic = "anthropic"
-	UsageOpenAI    = "openai"
-)
-
 // ModelUsage is one model's share of an attempt's usage, as the agent
 // reported it (Anthropic semantics: the cache fields add to input). Nil is
 // NULL: not reported.
@@ -149,37 +129,3 @@ type ModelUsage struct {
 	CacheCreationInputTokens *int64
 	CostUSD                  *float64
 }
-
-// Error kinds: the one documented vocabulary of why an attempt is not ok.
-const (
-	KindSessionError      = "session-error"
-	KindProviderError     = "provider-error"
-	KindTimeout           = "timeout"
-	KindCancelled         = "cancelled"
-	KindSpawnFailure      = "spawn-failure"
-	KindSandboxRefused    = "sandbox-refused"
-	KindWorkspaceModified = "workspace-modified"
-	KindArtifactMissing   = "artifact-missing"
-	KindArtifactInvalid   = "artifact-invalid"
-	KindVerifyFailed      = "verify-failed"
-	KindOracleFailed      = "oracle-failed"
-	KindInfraError        = "infra-error"
-)
-
-// ErrorKinds lists every error kind, in documentation order.
-var ErrorKinds = []string{
-	KindSessionError, KindProviderError, KindTimeout, KindCancelled,
-	KindSpawnFailure, KindSandboxRefused, KindWorkspaceModified,
-	KindArtifactMissing, KindArtifactInvalid, KindVerifyFailed,
-	KindOracleFailed, KindInfraError,
-}
-
-// Process states recorded in results.process_state.
-const (
-	StateExited       = "exited"
-	StateTimeout      = "timeout"
-	StateForcedKill   = "forced-kill"
-	StateSpawnFailure = "spawn-failure"
-	StateCancelled    = "cancelled"
-	StateNotStarted   = "not-started"
-)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -20,12 +21,12 @@ func TestPagesShowTheControlsInAgentText(t *testing.T) {
 	db := f.openWritable(t)
 	ctx := context.Background()
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Kind: "run", StartedAt: start, Status: store.RunComplete,
+	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Kind: "run", StartedAt: start, Status: wfb.RunComplete,
 		Fingerprint: "fp", Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	r := store.Result{RunID: "run-c", AttemptID: "att-ctl", Task: "t", Arm: "a", Attempt: 1, Agent: "claude",
-		Sandbox: "host-unsafe", StartedAt: start, ProcessState: store.StateExited, ErrorKind: store.KindSessionError,
+		Sandbox: "host-unsafe", StartedAt: start, ProcessState: wfb.StateExited, ErrorKind: wfb.KindSessionError,
 		ErrorDetail: "rtl \u202egnp.exe esc \x1b[31mred", Transcript: compressed(t, claudeTranscript("said \u202etxt.exe"))}
 	if err := db.InsertResult(ctx, &r); err != nil {
 		t.Fatal(err)

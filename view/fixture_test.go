@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -58,7 +59,7 @@ func newFixture(t testing.TB) *fixture {
 		start := day1.Add(time.Duration(i) * 24 * time.Hour)
 		end := start.Add(time.Hour)
 		if err := db.CreateRun(ctx, store.Run{ID: id, Label: "nightly", Kind: "run", StartedAt: start, FinishedAt: &end,
-			Status: store.RunComplete, Fingerprint: "sha256:fp", Harness: "test", Config: `{"command":"run"}`}); err != nil {
+			Status: wfb.RunComplete, Fingerprint: "sha256:fp", Harness: "test", Config: `{"command":"run"}`}); err != nil {
 			t.Fatal(err)
 		}
 		f.addCells(t, db, id, start, i)
@@ -74,11 +75,11 @@ func (f *fixture) addCells(t testing.TB, db *store.DB, runID string, start time.
 		for _, arm := range []string{"a", "b"} {
 			cost, in := 0.25+float64(n)*0.1, int64(100)
 			r := &store.Result{RunID: runID, Task: task, Arm: arm, Attempt: 1, StartedAt: start, OK: true,
-				ProcessState: store.StateExited, CostUSD: &cost, InputTokens: &in, Agent: "claude", AgentVersion: "2.0.1",
+				ProcessState: wfb.StateExited, CostUSD: &cost, InputTokens: &in, Agent: "claude", AgentVersion: "2.0.1",
 				Transcript: compressed(t, claudeTranscript("I will list the files. "+injection))}
 			fail := runID == f.runA && task == "t1" && arm == "b"
 			if fail {
-				r.OK, r.ErrorKind, r.ErrorDetail = false, store.KindProviderError, "the provider said "+injection
+				r.OK, r.ErrorKind, r.ErrorDetail = false, wfb.KindProviderError, "the provider said "+injection
 			}
 			if err := db.InsertResult(ctx, r); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
@@ -64,7 +65,7 @@ func addCompareArms(t *testing.T, f *fixture) {
 			cost := 0.25 + 0.1*float64(side)
 			for _, arm := range []string{"x", injection} {
 				r := &store.Result{RunID: run, Task: fmt.Sprintf("x%d", i), Arm: arm, Attempt: 1, StartedAt: start, OK: true,
-					ProcessState: store.StateExited, Agent: "claude", AgentVersion: "2.0.1"}
+					ProcessState: wfb.StateExited, Agent: "claude", AgentVersion: "2.0.1"}
 				if arm == "x" || side == 1 {
 					r.CostUSD = &cost
 				}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -17,7 +18,7 @@ func (f *fixture) addReview(t *testing.T, artifact string, sc store.Score) strin
 	db := f.openWritable(t)
 	defer db.Close()
 	r := &store.Result{RunID: f.runB, Task: "rv", Arm: "a", Attempt: 1, StartedAt: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC),
-		OK: true, ProcessState: store.StateExited, Agent: "claude", AgentVersion: "2.0.1"}
+		OK: true, ProcessState: wfb.StateExited, Agent: "claude", AgentVersion: "2.0.1"}
 	if err := db.InsertResult(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
 )
 
@@ -73,7 +74,7 @@ func (s *Server) runCounts(ctx context.Context, runs []runRow, narrow bool) erro
 	if len(runs) == 0 {
 		return nil
 	}
-	excluded := report.ErrorKindsExcluded()
+	excluded := wfb.ErroredKinds()
 	var kinds, ids []any
 	for _, k := range excluded {
 		kinds = append(kinds, k)

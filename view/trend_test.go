@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -68,7 +69,7 @@ func TestATrendBucketNamedWithMarkupIsEscaped(t *testing.T) {
 	ctx := context.Background()
 	db := f.openWritable(t)
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Label: injection, Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
+	if err := db.CreateRun(ctx, store.Run{ID: "run-c", Label: injection, Kind: "run", StartedAt: start, Status: wfb.RunComplete, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	f.addCells(t, db, "run-c", start, 2)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/store"
 )
@@ -45,7 +46,7 @@ arms: [{id: a, agent: stand-in}]
 		}
 	}
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunAborted {
+	if len(runs) != 1 || runs[0].Status != wfb.RunAborted {
 		t.Fatalf("runs %+v; want one, aborted", runs)
 	}
 	checkBudgetRows(t, rows, 2, 3, "not run: the run's budget of $0.03 was reached ($0.036 spent)")
@@ -56,7 +57,7 @@ arms: [{id: a, agent: stand-in}]
 		t.Fatalf("resume: exit %d, want 1\n%s", code, errOut)
 	}
 	runs, rows = resultsOf(t, db)
-	if runs[0].Status != store.RunAborted {
+	if runs[0].Status != wfb.RunAborted {
 		t.Errorf("resumed run %s, want aborted", runs[0].Status)
 	}
 	// 2 ok + 3 not-run from the first invocation; 2 ok (cells 3 and 4;
@@ -78,7 +79,7 @@ func checkBudgetRows(t *testing.T, rows []store.Result, wantOK, wantNotRun int, 
 			if r.CostUSD == nil || *r.CostUSD != budgetCell {
 				t.Errorf("ok row %s cost %v, want %v", r.AttemptID, r.CostUSD, budgetCell)
 			}
-		case r.ErrorKind == store.KindCancelled && r.ProcessState == store.StateNotStarted:
+		case r.ErrorKind == wfb.KindCancelled && r.ProcessState == wfb.StateNotStarted:
 			notRun++
 			last = r.ErrorDetail
 			if r.InputTokens != nil || r.OutputTokens != nil || r.CostUSD != nil || r.MeteredCostUSD != nil || r.NumTurns != nil || r.DurationMS != nil {
@@ -102,7 +103,7 @@ func TestABudgetReachedByTheLastCellCompletesTheRun(t *testing.T) {
 		t.Fatalf("exit %d, want 0\n%s", code, errOut)
 	}
 	runs, rows := resultsOf(t, db)
-	if runs[0].Status != store.RunComplete || len(rows) != 2 || strings.Contains(errOut.String(), "aborted") ||
+	if runs[0].Status != wfb.RunComplete || len(rows) != 2 || strings.Contains(errOut.String(), "aborted") ||
 		!strings.Contains(errOut.String(), "$0.036 of its $0.03 budget") {
 		t.Errorf("status %s, %d rows; want complete, 2 rows, no abort and the end note; stderr:\n%s", runs[0].Status, len(rows), errOut)
 	}
@@ -115,7 +116,7 @@ func TestUnmeasuredAttemptsAreCountedInTheBudgetNote(t *testing.T) {
 	s, _, errOut := testStreams("", nil)
 	run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.01"}, s)
 	runs, rows := resultsOf(t, db)
-	if runs[0].Status != store.RunComplete || len(rows) != 2 ||
+	if runs[0].Status != wfb.RunComplete || len(rows) != 2 ||
 		!strings.Contains(errOut.String(), "$0 of its $0.01 budget (metered where measured); 2 attempts had no measured cost and count $0") {
 		t.Errorf("status %s, %d rows; want complete, 2 rows and the note; stderr:\n%s", runs[0].Status, len(rows), errOut)
 	}

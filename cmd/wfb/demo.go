@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
@@ -58,9 +59,9 @@ Exit status 0 when every cell behaved as the demo expects.`,
 
 // demoExpect is the final outcome each (task, arm) of the demo must have.
 var demoExpect = map[[2]string]string{
-	{"fix-sum", "baseline"}: "", {"fix-sum", "thorough"}: "", {"fix-sum", "gateway"}: store.KindSessionError,
-	{"review-auth", "baseline"}: "", {"review-auth", "thorough"}: "", {"review-auth", "gateway"}: store.KindSessionError,
-	{"summarize", "baseline"}: "", {"summarize", "thorough"}: "", {"summarize", "gateway"}: store.KindSessionError,
+	{"fix-sum", "baseline"}: "", {"fix-sum", "thorough"}: "", {"fix-sum", "gateway"}: wfb.KindSessionError,
+	{"review-auth", "baseline"}: "", {"review-auth", "thorough"}: "", {"review-auth", "gateway"}: wfb.KindSessionError,
+	{"summarize", "baseline"}: "", {"summarize", "thorough"}: "", {"summarize", "gateway"}: wfb.KindSessionError,
 }
 
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
@@ -161,7 +162,7 @@ func demoSurprises(rows []store.Result, reps int) []string {
 			bad = append(bad, fmt.Sprintf("%s × %s #%d ended %q (%s), want %q", k.Task, k.Arm, k.Rep, r.ErrorKind, r.ErrorDetail, want))
 		case k.Task == "summarize" && want == "":
 			prev, linked := byID[r.RetryOf]
-			if r.Attempt != 2 || !linked || prev.ErrorKind != store.KindProviderError {
+			if r.Attempt != 2 || !linked || prev.ErrorKind != wfb.KindProviderError {
 				bad = append(bad, fmt.Sprintf("summarize × %s #%d: the 529 was not retried as attempt 2 linked to a provider-error", k.Arm, k.Rep))
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -19,13 +20,13 @@ func hostileFile(t *testing.T, detail string) string {
 	path, db := newResultsFile(t)
 	defer db.Close()
 	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	if err := db.CreateRun(ctx, store.Run{ID: "hostile", Kind: "run", StartedAt: start, Status: store.RunComplete,
+	if err := db.CreateRun(ctx, store.Run{ID: "hostile", Kind: "run", StartedAt: start, Status: wfb.RunComplete,
 		Fingerprint: "fp", Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	r := store.Result{RunID: "hostile", AttemptID: "att-h", Task: "t", Arm: "a", Attempt: 1, Agent: "stand-in",
-		Sandbox: "host-unsafe", StartedAt: start, ProcessState: store.StateExited,
-		ErrorKind: store.KindSessionError, ErrorDetail: detail}
+		Sandbox: "host-unsafe", StartedAt: start, ProcessState: wfb.StateExited,
+		ErrorKind: wfb.KindSessionError, ErrorDetail: detail}
 	if err := db.InsertResult(ctx, &r); err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -44,7 +45,7 @@ yes '{"type":"error","message":"quota exceeded, retrying"}' | head -n %d
 // bounded head — as Claude's and Codex's adapters do, and say how many
 // error messages it left out.
 func TestAGeminiFloodOfEventsIsBoundedInMemoryAndDetail(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	const maxRSSMiB, maxDetail = 100, 16 << 10
 	cases := []struct {
 		name            string
@@ -62,10 +63,10 @@ timeout: 120s
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: gemini, agent_bin: %s}]
 `, sandbox.HostUnsafe, geminiFloodAgent(t, c.results, c.errors)))
-			code, stderr, rss := execWFB(t, wfb, "run", bench, "--db", db)
+			code, stderr, rss := execWFB(t, wfbBin, "run", bench, "--db", db)
 			t.Logf("exit %d, peak RSS %d MiB\n%s", code, rss, stderr)
 			r := boundedFloodRow(t, db, code, stderr, rss, maxRSSMiB)
-			if r.OK || r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, c.wantIn) {
+			if r.OK || r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, c.wantIn) {
 				t.Errorf("row %s: %.300s; want a session-error naming %q", r.ErrorKind, r.ErrorDetail, c.wantIn)
 			}
 			if len(r.ErrorDetail) > maxDetail {
@@ -128,7 +129,7 @@ func zstdBomb(t *testing.T, n int64) []byte {
 // refused — mock record exits 2, the view page says why — and the file's
 // rows stay as they were.
 func TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	s, out, errOut := testStreams("", nil)
 	if code := run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p",
@@ -154,7 +155,7 @@ func TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize(t *testing.T) {
 	raw.Close()
 	const maxRSSMiB = 200
 
-	code, stderr, rss := execWFB(t, wfb, "mock", "record", attempt, "--db", db, "--out", filepath.Join(t.TempDir(), "s.yaml"))
+	code, stderr, rss := execWFB(t, wfbBin, "mock", "record", attempt, "--db", db, "--out", filepath.Join(t.TempDir(), "s.yaml"))
 	t.Logf("mock record: exit %d, peak RSS %d MiB: %s", code, rss, stderr)
 	if code != exitBadInput || !strings.Contains(stderr, "request 1: response body") || !strings.Contains(stderr, "decodes to more than the") {
 		t.Errorf("mock record: exit %d, stderr %q; want 2 naming the request, the body and what is wrong", code, stderr)
@@ -164,7 +165,7 @@ func TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize(t *testing.T) {
 	}
 
 	site := filepath.Join(t.TempDir(), "site")
-	code, stderr, rss = execWFB(t, wfb, "view", "--db", db, "--export", site)
+	code, stderr, rss = execWFB(t, wfbBin, "view", "--db", db, "--export", site)
 	t.Logf("view --export: exit %d, peak RSS %d MiB", code, rss)
 	if code != 0 {
 		t.Fatalf("view --export: exit %d: %s", code, stderr)
@@ -232,7 +233,7 @@ echo '"m0":{}}}'
 // sent, raw and parsed, for the cell's life, though nothing reads them
 // back: an agent sending 24 requests of 8 MiB held 384 MiB of wfb.
 func TestTheMockProviderOfASessionKeepsNoRequestBodies(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 i=0; while [ $i -lt 24 ]; do
@@ -244,7 +245,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 `)
 	for _, meter := range []string{"on", "off"} {
 		t.Run("meter "+meter, func(t *testing.T) {
-			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+			code, stderr, rss := execWFB(t, wfbBin, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 				"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "120s", "--meter", meter, "--mock-script", writeScript(t, runOKScript))
 			t.Logf("exit %d, peak RSS %d MiB", code, rss)
 			if code == exitBadInput {
@@ -268,7 +269,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // Past a bound on the bodies held at once a request now waits for room:
 // every request is still answered and recorded, in bounded memory.
 func TestManyHugeRequestsAtOnceWaitForRoomInsteadOfGrowingWfb(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	const n = 16
 	agent := fakeAgent(t, fmt.Sprintf(`[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
@@ -280,7 +281,7 @@ done
 wait
 echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
 `, n))
-	code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+	code, stderr, rss := execWFB(t, wfbBin, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 		"--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", "300s", "--mock-script", writeScript(t, runOKScript))
 	t.Logf("exit %d, peak RSS %d MiB", code, rss)
 	if code == exitBadInput {
@@ -320,7 +321,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // that much and more. Past 16 MiB the reply is refused, naming the limit,
 // streamed or not; a prompt on stdin past 64 MiB is refused (exit 2).
 func TestTheStandInAgentReadsABoundedReply(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	const size = 100 << 20
 	mib := strings.Repeat("a", 1<<20)
 	replies := map[string]func(w http.ResponseWriter){
@@ -348,7 +349,7 @@ func TestTheStandInAgentReadsABoundedReply(t *testing.T) {
 				reply(w)
 			}))
 			defer srv.Close()
-			cmd, peakRSS := measuredCommand(t, wfb, "mock", "agent", "-p", "--output-format", "json", "hello")
+			cmd, peakRSS := measuredCommand(t, wfbBin, "mock", "agent", "-p", "--output-format", "json", "hello")
 			cmd.Env = append(cmd.Env, "ANTHROPIC_BASE_URL="+srv.URL, "ANTHROPIC_API_KEY=offline")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -364,7 +365,7 @@ func TestTheStandInAgentReadsABoundedReply(t *testing.T) {
 		})
 	}
 	t.Run("prompt", func(t *testing.T) {
-		cmd := exec.Command(wfb, "mock", "agent", "-p")
+		cmd := exec.Command(wfbBin, "mock", "agent", "-p")
 		cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=offline")
 		cmd.Stdin = io.LimitReader(repeatA{}, 65<<20)
 		out, err := cmd.CombinedOutput()

@@ -135,7 +135,7 @@ func treeModes(t *testing.T, dir string) map[string]fs.FileMode {
 // session after it finds nothing left to restore.
 func TestAReviewKilledMidSessionHasItsModesRestoredByTheNextWfb(t *testing.T) {
 	home, cred := ordinaryUser(t)
-	wfb := copyTo(t, buildWFB(t), home)
+	wfbBin := copyTo(t, buildWFB(t), home)
 	script := copyTo(t, writeScript(t, runOKScript), home)
 	ws := modeWorkspace(t, home)
 	for _, d := range []string{"state", "tmp"} {
@@ -158,7 +158,7 @@ exec sh -c 'sleep 300' `+marker+"\n")
 exit 0
 `)
 	session := func(agent string) *exec.Cmd {
-		cmd := exec.Command(wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+		cmd := exec.Command(wfbBin, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 			"--sandbox", sandbox.HostUnsafe, "--review", "--db", filepath.Join(home, "wfb.db"), "--timeout", "120s",
 			"--mock-script", script)
 		cmd.Env = env
@@ -223,7 +223,7 @@ func scratchDirs(t *testing.T, dir string) []string {
 // still running leaves the live one's directories alone; a clean exit
 // leaves nothing.
 func TestTheNextWfbReapsWhatAKilledOneLeftButNothingInUse(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	tmp := sandboxtest.SharedDir(t, "wfb-reap-")
 	env := append(os.Environ(), "TMPDIR="+tmp)
 	marker := fmt.Sprintf("wfb-reaped-%d", time.Now().UnixNano())
@@ -238,7 +238,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 `, agent))
 	// start starts wfb; with hold, it waits until the agent is running.
 	start := func(hold bool, args ...string) (*exec.Cmd, *syncBuffer) {
-		cmd := exec.Command(wfb, args...)
+		cmd := exec.Command(wfbBin, args...)
 		cmd.Env = env
 		var stderr syncBuffer
 		cmd.Stderr = &stderr

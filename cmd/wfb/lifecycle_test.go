@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -161,9 +162,9 @@ done
 // one's memory until it execs (os/exec's vfork), and Linux counts this
 // process's own peak into the child's — 120 MiB after a test that
 // handled large bodies, whatever wfb took.
-func execWFB(t *testing.T, wfb string, args ...string) (int, string, int64) {
+func execWFB(t *testing.T, wfbBin string, args ...string) (int, string, int64) {
 	t.Helper()
-	cmd, peakRSS := measuredCommand(t, wfb, args...)
+	cmd, peakRSS := measuredCommand(t, wfbBin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -227,7 +228,7 @@ func runMeasuringPeakRSS(out string, argv []string) int {
 // (what the strict parse needs, not every event), and is a session-error
 // naming the count; one that never stops is killed at the timeout.
 func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	const maxRSSMiB = 100
 	cases := []struct {
 		name      string
@@ -237,14 +238,14 @@ func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
 		wantState []string
 		wantIn    string
 	}{
-		{"60 events of 4 MiB, then exit", 60, "120s", store.KindSessionError, []string{store.StateExited}, "60 result events"},
-		{"without end", 0, "5s", store.KindTimeout, []string{store.StateTimeout, store.StateForcedKill}, "timeout"},
+		{"60 events of 4 MiB, then exit", 60, "120s", wfb.KindSessionError, []string{wfb.StateExited}, "60 result events"},
+		{"without end", 0, "5s", wfb.KindTimeout, []string{wfb.StateTimeout, wfb.StateForcedKill}, "timeout"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws, db := sessionFixture(t)
 			start := time.Now()
-			code, stderr, rss := execWFB(t, wfb, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude",
+			code, stderr, rss := execWFB(t, wfbBin, "session", "--workspace", ws, "--prompt", "p", "--agent", "claude",
 				"--agent-bin", floodAgent(t, c.count), "--sandbox", sandbox.HostUnsafe, "--db", db, "--timeout", c.timeout,
 				"--mock-script", writeScript(t, runOKScript))
 			t.Logf("%s: exit %d after %s, peak RSS %d MiB", c.name, code, time.Since(start).Round(time.Millisecond), rss)
@@ -285,7 +286,7 @@ head -c 17000000 /dev/zero | tr '\0' a
 printf '"}\n'
 echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","session_id":"s","total_cost_usd":0.1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}'
 `)
-	if r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
+	if r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, "16 MiB line limit") {
 		t.Errorf("row %s: %s; want a session-error naming the 16 MiB line limit", r.ErrorKind, r.ErrorDetail)
 	}
 }
@@ -310,7 +311,7 @@ i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wa
 	if len(rows) != 1 {
 		t.Fatalf("%d rows, want 1\n%s", len(rows), out)
 	}
-	if r := rows[0]; r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
+	if r := rows[0]; r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
 		t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
 	}
 }
@@ -323,7 +324,7 @@ i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wa
 func ordinaryUserSession(t *testing.T, built, backend, agent, script string, flags ...string) (*exec.Cmd, string) {
 	t.Helper()
 	home, cred := ordinaryUser(t)
-	wfb := copyTo(t, built, home)
+	wfbBin := copyTo(t, built, home)
 	scriptFile := copyTo(t, writeScript(t, script), home)
 	ws, tmp := filepath.Join(home, "ws"), filepath.Join(home, "tmp")
 	for _, d := range []string{ws, tmp, filepath.Join(home, "state")} {
@@ -336,7 +337,7 @@ func ordinaryUserSession(t *testing.T, built, backend, agent, script string, fla
 	}
 	ownedBy(t, cred, home)
 	db := filepath.Join(home, "wfb.db")
-	cmd := exec.Command(wfb, append([]string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+	cmd := exec.Command(wfbBin, append([]string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
 		"--sandbox", backend, "--db", db, "--mock-script", scriptFile}, flags...)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "XDG_STATE_HOME="+filepath.Join(home, "state"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -371,7 +372,7 @@ func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
 					t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
 				}
 				r := rows[0]
-				if r.ErrorKind != store.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its "+c.want) {
+				if r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its "+c.want) {
 					t.Errorf("row %s / %s: %s; want a session-error naming the %s", r.ErrorKind, r.ProcessState, r.ErrorDetail, c.want)
 				}
 				noneLeft(t, marker)
@@ -418,7 +419,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 // setsid included), under host-unsafe and landlock, which have no PID
 // namespace to take them down.
 func TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
 		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGKILL} {
 			t.Run(backend+"/"+sig.String(), func(t *testing.T) {
@@ -435,7 +436,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 `, backend, agent))
 				// A wfb killed by SIGKILL leaves its temp dirs: keep them here.
 				scratch := sandboxtest.SharedDir(t, "wfb-killed-")
-				cmd := exec.Command(wfb, "run", bench, "--db", db)
+				cmd := exec.Command(wfbBin, "run", bench, "--db", db)
 				cmd.Env = append(os.Environ(), "TMPDIR="+scratch)
 				stderr := signalInFlight(t, cmd, sig, marker, db)
 				runs, rows := resultsOf(t, db)
@@ -445,7 +446,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 				if code := cmd.ProcessState.ExitCode(); code != 130 {
 					t.Errorf("exit %d after SIGHUP, want 130\n%s", code, stderr)
 				}
-				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
+				if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != wfb.KindCancelled {
 					t.Errorf("after SIGHUP: runs %+v rows %+v; want one interrupted run with the cell in flight recorded cancelled", runs, rows)
 				}
 			})

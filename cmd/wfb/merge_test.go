@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -27,14 +28,14 @@ func shardFile(t *testing.T, path string, k int, attempts ...string) {
 	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC).Add(time.Duration(k) * time.Minute)
 	fin := start.Add(time.Duration(5+k) * time.Minute)
 	if err := d.CreateRun(ctx, store.Run{ID: "run-m", Label: "nightly", Kind: "run", StartedAt: start, FinishedAt: &fin,
-		Status: store.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
+		Status: wfb.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range attempts {
 		cost := 0.5
 		// Shard k's cells are reps 10k, 10k+1, ...: shards never share a cell.
 		r := &store.Result{RunID: "run-m", AttemptID: id, Task: "t", Arm: "a", Rep: 10*k + i, Attempt: 1,
-			StartedAt: start, OK: true, ProcessState: store.StateExited, CostUSD: &cost}
+			StartedAt: start, OK: true, ProcessState: wfb.StateExited, CostUSD: &cost}
 		if id == "att-1" { // a transcript travels with its attempt
 			r.Transcript = &store.Transcript{Codec: "zstd", Data: []byte{1}, RawSize: 1, KeptSize: 1, SHA256: strings.Repeat("0", 64)}
 		}

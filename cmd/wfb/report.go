@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
 )
 
@@ -45,7 +46,7 @@ superseded by a retry (a footnote names the kinds they ended with).
   clean rate  = ok / (cells − errored)
 where errored cells ended with an error the workflow was never fairly
 measured on:
-  ` + strings.Join(report.ErrorKindsExcluded(), ", ") + `
+  ` + strings.Join(wfb.ErroredKinds(), ", ") + `
 Every other kind is a failure of the workflow and stays in both denominators.
 
 Medians and quartiles are per cell. A cell's tokens, cost, turns and wall time

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -35,7 +36,7 @@ func htmlFixture(t *testing.T) string {
 		start := time.Date(2026, 11, 29+n, 2, 0, 0, 0, time.UTC)
 		end := start.Add(time.Hour)
 		if err := db.CreateRun(ctx, store.Run{ID: id, Label: "nightly", Kind: "run", StartedAt: start, FinishedAt: &end,
-			Status: store.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
+			Status: wfb.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		i := 0
@@ -45,7 +46,7 @@ func htmlFixture(t *testing.T) string {
 					i++
 					r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%02d", id, i), Task: task, Arm: arm, Rep: rep, Attempt: 1,
 						Agent: "stand-in", AgentVersion: "1.0", Sandbox: "host-unsafe", StartedAt: start.Add(time.Duration(i) * time.Minute),
-						DurationMS: i64(int64(1000 + 100*rep)), OK: true, ProcessState: store.StateExited, ExitCode: i64(0),
+						DurationMS: i64(int64(1000 + 100*rep)), OK: true, ProcessState: wfb.StateExited, ExitCode: i64(0),
 						NumTurns: i64(int64(1 + rep%2))}
 					if arm != "nocost" {
 						base := 0.10
@@ -55,7 +56,7 @@ func htmlFixture(t *testing.T) string {
 						r.CostUSD, r.CostSource = f64(base+0.01*float64(rep)), "reported"
 					}
 					if id == "r2" && arm == "b" && task == "fix" && rep%2 == 1 {
-						r.OK, r.ErrorKind = false, store.KindVerifyFailed
+						r.OK, r.ErrorKind = false, wfb.KindVerifyFailed
 					}
 					if err := db.InsertResult(ctx, &r); err != nil {
 						t.Fatal(err)
@@ -364,12 +365,12 @@ func TestReportHTMLEscapesAgentText(t *testing.T) {
 	for n, run := range []string{"r1", "r2"} {
 		st := start.Add(time.Duration(n) * 24 * time.Hour)
 		if err := db.CreateRun(ctx, store.Run{ID: run, Label: `<b onmouseover="x()">l</b>`, Kind: "run", StartedAt: st,
-			Status: store.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
+			Status: wfb.RunComplete, Fingerprint: "fp", Harness: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, arm := range []string{`<script>alert(1)</script>`, `"><svg onload=alert(2)>`} {
 			r := store.Result{RunID: run, AttemptID: run + arm, Task: `<img src=x onerror=alert(3)>`, Arm: arm, Attempt: 1,
-				Agent: "stand-in", Sandbox: "host-unsafe", StartedAt: st, OK: true, ProcessState: store.StateExited, CostUSD: &cost, CostSource: "reported"}
+				Agent: "stand-in", Sandbox: "host-unsafe", StartedAt: st, OK: true, ProcessState: wfb.StateExited, CostUSD: &cost, CostSource: "reported"}
 			if err := db.InsertResult(ctx, &r); err != nil {
 				t.Fatal(err)
 			}
@@ -397,14 +398,14 @@ func TestReportHTMLShowsTheControlsInAName(t *testing.T) {
 	ctx := context.Background()
 	path, db := newResultsFile(t)
 	start := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC)
-	if err := db.CreateRun(ctx, store.Run{ID: "r1", Kind: "run", StartedAt: start, Status: store.RunComplete,
+	if err := db.CreateRun(ctx, store.Run{ID: "r1", Kind: "run", StartedAt: start, Status: wfb.RunComplete,
 		Fingerprint: "fp", Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	cost := 0.1
 	for _, arm := range []string{"rtl \u202egnp.exe", "esc \x1b[31mred"} {
 		r := store.Result{RunID: "r1", AttemptID: "a-" + arm, Task: "t \u202ek", Arm: arm, Attempt: 1, Agent: "stand-in",
-			Sandbox: "host-unsafe", StartedAt: start, OK: true, ProcessState: store.StateExited, CostUSD: &cost, CostSource: "reported"}
+			Sandbox: "host-unsafe", StartedAt: start, OK: true, ProcessState: wfb.StateExited, CostUSD: &cost, CostSource: "reported"}
 		if err := db.InsertResult(ctx, &r); err != nil {
 			t.Fatal(err)
 		}

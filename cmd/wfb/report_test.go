@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,7 +37,7 @@ func reportFixture(t *testing.T) string {
 		start := time.Date(2026, 11, 29+n, 2, 0, 0, 0, time.UTC)
 		end := start.Add(time.Hour)
 		if err := db.CreateRun(ctx, store.Run{ID: id, Label: label, Kind: "run", StartedAt: start, FinishedAt: &end,
-			Status: store.RunComplete, Fingerprint: "fp-" + label, Harness: "test"}); err != nil {
+			Status: wfb.RunComplete, Fingerprint: "fp-" + label, Harness: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		i := 0
@@ -51,14 +52,14 @@ func reportFixture(t *testing.T) string {
 					r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%02d", id, i), Task: task, Arm: arm, Rep: rep, Attempt: 1,
 						Agent: "stand-in", AgentVersion: fmt.Sprintf("2.0.%d", n), Sandbox: "host-unsafe",
 						StartedAt: start.Add(time.Duration(i) * time.Minute), DurationMS: i64(int64(10000 + 500*rep)),
-						OK: true, ProcessState: store.StateExited, ExitCode: i64(0),
+						OK: true, ProcessState: wfb.StateExited, ExitCode: i64(0),
 						InputTokens: i64(int64(1000 + 10*rep)), OutputTokens: i64(200), CacheReadInputTokens: i64(0),
 						CacheCreationInputTokens: i64(50), CostUSD: f64(cost), CostSource: "reported", NumTurns: i64(int64(2 + rep%3))}
 					switch {
 					case id == "r1" && task == "t1" && arm == "baseline" && rep == 1:
 						failed := r
 						failed.AttemptID += "-try1"
-						failed.OK, failed.ErrorKind, failed.ErrorDetail = false, store.KindProviderError, "529 overloaded"
+						failed.OK, failed.ErrorKind, failed.ErrorDetail = false, wfb.KindProviderError, "529 overloaded"
 						failed.InputTokens, failed.OutputTokens, failed.CacheReadInputTokens, failed.CacheCreationInputTokens = nil, nil, nil, nil
 						failed.CostUSD, failed.CostSource, failed.NumTurns, failed.ExitCode = nil, "", nil, i64(1)
 						if err := db.InsertResult(ctx, &failed); err != nil {
@@ -68,11 +69,11 @@ func reportFixture(t *testing.T) string {
 					case id == "r1" && task == "t2" && arm == "candidate" && rep == 4:
 						r = store.Result{RunID: id, AttemptID: r.AttemptID, Task: task, Arm: arm, Rep: rep, Attempt: 1,
 							Agent: "stand-in", AgentVersion: r.AgentVersion, Sandbox: "bwrap", StartedAt: r.StartedAt,
-							ErrorKind: store.KindSandboxRefused, ErrorDetail: "bwrap: no user namespaces", ProcessState: store.StateNotStarted}
+							ErrorKind: wfb.KindSandboxRefused, ErrorDetail: "bwrap: no user namespaces", ProcessState: wfb.StateNotStarted}
 					case id == "r1" && task == "t2" && arm == "baseline" && rep == 2:
 						r.CostUSD, r.CostSource = nil, ""
 					case id == "r2" && task == "t2" && arm == "baseline" && rep == 3:
-						r.OK, r.ErrorKind = false, store.KindVerifyFailed
+						r.OK, r.ErrorKind = false, wfb.KindVerifyFailed
 					}
 					if err := db.InsertResult(ctx, &r); err != nil {
 						t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -22,7 +23,7 @@ func meteredFixture(t *testing.T) string {
 	i64 := func(v int64) *int64 { return &v }
 	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	for n, id := range []string{"m1", "m2"} {
-		if err := db.CreateRun(ctx, store.Run{ID: id, Kind: "run", StartedAt: start.Add(time.Duration(n) * time.Hour), Status: store.RunComplete, Harness: "test"}); err != nil {
+		if err := db.CreateRun(ctx, store.Run{ID: id, Kind: "run", StartedAt: start.Add(time.Duration(n) * time.Hour), Status: wfb.RunComplete, Harness: "test"}); err != nil {
 			t.Fatal(err)
 		}
 		for rep, agent := range []int64{1000, 100} {
@@ -35,7 +36,7 @@ func meteredFixture(t *testing.T) string {
 			}
 			r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%d", id, rep), Task: "t", Arm: "a", Rep: rep, Attempt: 1,
 				StartedAt: start.Add(time.Duration(n)*time.Hour + time.Duration(rep)*time.Minute), OK: true,
-				InputTokens: i64(agent), MeteredInputTokens: i64(wire), UsageSource: store.UsageMetered, UsageCheck: check}
+				InputTokens: i64(agent), MeteredInputTokens: i64(wire), UsageSource: wfb.UsageMetered, UsageCheck: check}
 			if err := db.InsertResult(ctx, &r); err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -60,7 +61,7 @@ func rescoreFixture(t *testing.T) (bench, db string) {
 	}
 	defer d.Close()
 	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC)
-	if err := d.CreateRun(ctx, store.Run{ID: "run-r", Label: "nightly", Kind: "run", StartedAt: start, Status: store.RunComplete, Harness: "test"}); err != nil {
+	if err := d.CreateRun(ctx, store.Run{ID: "run-r", Label: "nightly", Kind: "run", StartedAt: start, Status: wfb.RunComplete, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	finding := `{"id":"f1","severity":"medium","path":"a.go","line":4,"category":"bug","evidence":"e","recommendation":"r","blocking":true}`
@@ -76,9 +77,9 @@ func rescoreFixture(t *testing.T) (bench, db string) {
 	}
 	for i, a := range attempts {
 		r := &store.Result{RunID: "run-r", AttemptID: a.id, Task: a.task, Arm: "baseline", Rep: i, Attempt: 1,
-			StartedAt: start.Add(time.Duration(i) * time.Second), OK: true, ProcessState: store.StateExited}
+			StartedAt: start.Add(time.Duration(i) * time.Second), OK: true, ProcessState: wfb.StateExited}
 		if a.artifact == "" {
-			r.OK, r.ErrorKind = false, store.KindArtifactMissing
+			r.OK, r.ErrorKind = false, wfb.KindArtifactMissing
 		}
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &store.Result{RunID: "run-r", AttemptID: "att-7-huge", Task: "rev", Arm: "baseline", Rep: 6, Attempt: 1,
-		StartedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC), OK: true, ProcessState: store.StateExited}
+		StartedAt: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC), OK: true, ProcessState: wfb.StateExited}
 	if err := d.InsertResult(ctx, r); err != nil {
 		t.Fatal(err)
 	}

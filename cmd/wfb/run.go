@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -347,10 +348,10 @@ func sweepOutcome(s *Streams, sum runner.Summary, path string) error {
 			runner.Dollars(sum.Spent), runner.Dollars(sum.Budget), sum.Unmeasured)
 	}
 	switch sum.Status {
-	case store.RunInterrupted:
+	case wfb.RunInterrupted:
 		fmt.Fprintf(s.ErrOut, "wfb run: interrupted; the cells in flight are recorded as cancelled. Continue with: wfb run BENCH --db %s --resume %s\n", path, sum.RunID)
 		return errInterrupted
-	case store.RunAborted:
+	case wfb.RunAborted:
 		if sum.BudgetReached != "" {
 			fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue with a higher budget: wfb run BENCH --db %s --resume %s --max-cost USD\n", sum.BudgetReached, path, sum.RunID)
 			return errNotOK

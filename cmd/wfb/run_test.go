@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/golden"
 
 	"github.com/google/go-cmp/cmp"
@@ -133,7 +134,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // kill are kept, the cells in flight (no row) run again, nothing is
 // duplicated. This is the crash the results file must survive.
 func TestSIGKILLMidSweepThenResumeLosesNoCellAndDuplicatesNone(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "done"
   delay_ms: 150
@@ -158,7 +159,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	}
 	env := append(os.Environ(), "TMPDIR="+scratch)
 	var stderr bytes.Buffer
-	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd := exec.Command(wfbBin, "run", bench, "--db", db)
 	cmd.Env = env
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -170,12 +171,12 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 	}
 	cmd.Wait()
 	runs, before := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunRunning || len(before) >= 16 {
+	if len(runs) != 1 || runs[0].Status != wfb.RunRunning || len(before) >= 16 {
 		t.Fatalf("after SIGKILL: runs %+v, %d rows; want one run still marked running, some cells left", runs, len(before))
 	}
 	integrityOK(t, db)
 
-	resume := exec.Command(wfb, "run", bench, "--db", db, "--resume", runs[0].ID)
+	resume := exec.Command(wfbBin, "run", bench, "--db", db, "--resume", runs[0].ID)
 	resume.Env = env
 	out, err := resume.CombinedOutput()
 	if err != nil {
@@ -207,7 +208,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 			t.Errorf("row %s committed before the kill is gone", r.AttemptID)
 		}
 	}
-	if len(runs) != 1 || runs[0].Status != store.RunComplete || runs[0].FinishedAt == nil {
+	if len(runs) != 1 || runs[0].Status != wfb.RunComplete || runs[0].FinishedAt == nil {
 		t.Errorf("runs after resume: %+v; want the one run, complete", runs)
 	}
 	integrityOK(t, db)
@@ -217,7 +218,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // 130, the sessions in flight killed and recorded as cancelled, and says
 // how to resume.
 func TestCtrlCInterruptsTheRunRecordsCancelledCellsAndExits130(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "slow"
   delay_ms: 30000
@@ -230,7 +231,7 @@ tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: stand-in}]
 `)
 	var stderr syncBuffer
-	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd := exec.Command(wfbBin, "run", bench, "--db", db)
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -245,7 +246,7 @@ arms: [{id: a, agent: stand-in}]
 		t.Fatalf("exit %d (%v), want 130\n%s", code, err, stderr.String())
 	}
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || runs[0].FinishedAt == nil {
+	if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || runs[0].FinishedAt == nil {
 		t.Errorf("runs %+v, want one interrupted run", runs)
 	}
 	var kinds []string
@@ -408,7 +409,7 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Label != "demo" || runs[0].Status != store.RunComplete {
+	if len(runs) != 1 || runs[0].Label != "demo" || runs[0].Status != wfb.RunComplete {
 		t.Errorf("runs %+v", runs)
 	}
 	kinds := map[string]int{}
@@ -417,7 +418,7 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	}
 	// 27 cells; the 6 summarize cells outside the gateway arm are retried
 	// once after their 529.
-	want := map[string]int{"": 18, store.KindSessionError: 9, store.KindProviderError: 6}
+	want := map[string]int{"": 18, wfb.KindSessionError: 9, wfb.KindProviderError: 6}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rows by kind (-want +got):\n%s", diff)
 	}
@@ -489,7 +490,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}, {id: c, agent: stand-
 	if diff := cmp.Diff(cellsOf(whole), cellsOf(rows)); diff != "" {
 		t.Errorf("merged shards vs one run (-want +got):\n%s", diff)
 	}
-	if len(runs) != 1 || runs[0].ID != "nightly-1" || runs[0].Status != store.RunComplete {
+	if len(runs) != 1 || runs[0].ID != "nightly-1" || runs[0].Status != wfb.RunComplete {
 		t.Errorf("merged runs: %+v; want the one run nightly-1, complete", runs)
 	}
 
@@ -533,8 +534,8 @@ arms: [{id: a, agent: stand-in}]
 	for _, r := range rows {
 		kinds = append(kinds, r.ErrorKind)
 	}
-	want := []string{store.KindProviderError, store.KindProviderError, store.KindInfraError, store.KindInfraError}
-	if diff := cmp.Diff(want, kinds); diff != "" || runs[0].Status != store.RunAborted {
+	want := []string{wfb.KindProviderError, wfb.KindProviderError, wfb.KindInfraError, wfb.KindInfraError}
+	if diff := cmp.Diff(want, kinds); diff != "" || runs[0].Status != wfb.RunAborted {
 		t.Errorf("status %s, kinds (-want +got):\n%s", runs[0].Status, diff)
 	}
 }

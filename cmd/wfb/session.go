@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -168,7 +169,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 		return err
 	}
 	switch {
-	case status == store.RunInterrupted:
+	case status == wfb.RunInterrupted:
 		return errInterrupted
 	case !row.OK:
 		return errNotOK

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -53,7 +54,7 @@ func storedRows(t *testing.T, db string) []store.Result {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs: %v (%d)", err, len(runs))
 	}
-	if runs[0].Status != store.RunComplete || runs[0].FinishedAt == nil {
+	if runs[0].Status != wfb.RunComplete || runs[0].FinishedAt == nil {
 		t.Errorf("run status %q finished %v, want complete with a finish time", runs[0].Status, runs[0].FinishedAt)
 	}
 	rows, err := d.Results(context.Background(), runs[0].ID)
@@ -81,7 +82,7 @@ func TestSessionCommandRecordsAndPrintsTheRow(t *testing.T) {
 			name:     "provider failure",
 			script:   "default: {status: 529}\n",
 			wantCode: 1,
-			wantKind: store.KindProviderError,
+			wantKind: wfb.KindProviderError,
 			wantOut:  map[string]any{"error_kind": "provider-error", "input_tokens": nil, "cost_usd": nil, "ok": 0.0},
 		},
 		{
@@ -89,7 +90,7 @@ func TestSessionCommandRecordsAndPrintsTheRow(t *testing.T) {
 			script:   "default: {text: looked, usage: {input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}}\n",
 			review:   true,
 			wantCode: 1,
-			wantKind: store.KindArtifactMissing,
+			wantKind: wfb.KindArtifactMissing,
 			wantOut:  map[string]any{"error_kind": "artifact-missing", "verdict": nil, "findings_count": nil, "input_tokens": 1.0},
 		},
 	}
@@ -264,8 +265,8 @@ func TestSessionCommandMetersByDefaultAndRecordsTheSetting(t *testing.T) {
 		requests        int
 		meteredInputNil bool
 	}{
-		{nil, `"meter":"on"`, "agree", store.UsageMetered, 1, false},
-		{[]string{"--meter=off"}, `"meter":"off"`, "", store.UsageReported, 0, true},
+		{nil, `"meter":"on"`, "agree", wfb.UsageMetered, 1, false},
+		{[]string{"--meter=off"}, `"meter":"off"`, "", wfb.UsageReported, 0, true},
 	} {
 		t.Run(c.config, func(t *testing.T) {
 			workspace, db := sessionFixture(t)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -52,7 +53,7 @@ func signalInFlight(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, marker, db 
 // no cgroup to kill: before, on host-unsafe and landlock the detached
 // process outlived wfb.
 func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	agents := map[string]string{
 		"agent exits on TERM": `exec sh -c 'sleep 300' MARKER`,
 		"agent ignores TERM":  `trap '' TERM INT HUP; sh -c 'while :; do sleep 1; done' MARKER`,
@@ -66,14 +67,14 @@ func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
 				marker := fmt.Sprintf("wfb-signalled-%d", time.Now().UnixNano())
 				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 `+detachedSleeper(marker)+strings.ReplaceAll(script, "MARKER", marker)+"\n")
-				cmd, db := ordinaryUserSession(t, wfb, backend, agent, runOKScript, "--timeout", "5m")
+				cmd, db := ordinaryUserSession(t, wfbBin, backend, agent, runOKScript, "--timeout", "5m")
 				stderr := signalInFlight(t, cmd, sig, marker, db)
 				if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 					t.Errorf("exit %d after %v, want %d\n%s", code, sig, exitInterrupted, stderr)
 				}
 				runs, rows := resultsOf(t, db)
-				if len(runs) != 1 || runs[0].Status != store.RunInterrupted || runs[0].FinishedAt == nil ||
-					len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled || rows[0].ProcessState != store.StateCancelled {
+				if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || runs[0].FinishedAt == nil ||
+					len(rows) != 1 || rows[0].ErrorKind != wfb.KindCancelled || rows[0].ProcessState != wfb.StateCancelled {
 					t.Errorf("runs %+v rows %+v; want one finished interrupted run, its cell cancelled", runs, rows)
 				}
 			})
@@ -88,7 +89,7 @@ func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
 // left. Before, the command's process group was all wfb killed, so the
 // detached process outlived wfb, as root too.
 func TestASignalDuringSetupOrVerifyLeavesNoProcess(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	for _, c := range []struct {
 		step string
 		sig  syscall.Signal
@@ -106,14 +107,14 @@ tasks:
       %s
 arms: [{id: a, agent: stand-in}]
 `, c.step, command))
-			cmd := exec.Command(wfb, "run", bench, "--db", db)
+			cmd := exec.Command(wfbBin, "run", bench, "--db", db)
 			stderr := signalInFlight(t, cmd, c.sig, marker, db)
 			if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
 				t.Errorf("exit %d after %v, want %d\n%s", code, c.sig, exitInterrupted, stderr)
 			}
 			runs, rows := resultsOf(t, db)
-			if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 ||
-				rows[0].ErrorKind != store.KindCancelled || !strings.Contains(rows[0].ErrorDetail, c.step) {
+			if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || len(rows) != 1 ||
+				rows[0].ErrorKind != wfb.KindCancelled || !strings.Contains(rows[0].ErrorDetail, c.step) {
 				t.Errorf("runs %+v rows %+v; want one interrupted run, its cell cancelled during %s", runs, rows, c.step)
 			}
 		})
@@ -127,9 +128,9 @@ arms: [{id: a, agent: stand-in}]
 // handler re-enabled SIGHUP (Go's Notify does) and the run ended
 // interrupted.
 func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	bench, db := oneSlowCell(t, 5000)
-	cmd := exec.Command("nohup", wfb, "run", bench, "--db", db)
+	cmd := exec.Command("nohup", wfbBin, "run", bench, "--db", db)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -142,7 +143,7 @@ func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
 		t.Errorf("exit %d after a SIGHUP under nohup, want 0\n%s", code, stderr.String())
 	}
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunComplete || len(rows) != 1 || !rows[0].OK {
+	if len(runs) != 1 || runs[0].Status != wfb.RunComplete || len(rows) != 1 || !rows[0].OK {
 		t.Errorf("%d runs, %d rows; want one complete run, its cell ok\n%s", len(runs), len(rows), stderr.String())
 	}
 }
@@ -173,7 +174,7 @@ func TestWfbUnderGoRunEndsWithTheGoCommand(t *testing.T) {
 	})
 	integrityOK(t, db)
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled {
+	if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != wfb.KindCancelled {
 		t.Errorf("%d runs, %d rows; want one interrupted run, its cell cancelled\n%s", len(runs), len(rows), stderr.String())
 	}
 }
@@ -197,7 +198,7 @@ arms: [{id: a, agent: stand-in}]
 // it, the exit status is 130 and wfb says it was interrupted — not Go's
 // "context canceled".
 func TestAnInterruptedQuerySaysSoAndExits130(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	db := filepath.Join(t.TempDir(), "wfb.db")
 	d, err := store.Open(t.Context(), db)
 	if err != nil {
@@ -206,7 +207,7 @@ func TestAnInterruptedQuerySaysSoAndExits130(t *testing.T) {
 	d.Close()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(wfb, "sql", "--db", db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c")
+			cmd := exec.Command(wfbBin, "sql", "--db", db, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c")
 			var stderr syncBuffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -242,7 +243,7 @@ func holdsOpen(pid int, path string) bool {
 // second interrupt, exit 130, nothing left. Before, every signal after the
 // first was swallowed.
 func TestASecondInterruptKillsTheSessionsAtOnce(t *testing.T) {
-	wfb := buildWFB(t)
+	wfbBin := buildWFB(t)
 	marker := fmt.Sprintf("wfb-second-%d", time.Now().UnixNano())
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 trap 'sh -c "sleep 300" `+marker+`-term &' TERM INT HUP
@@ -253,7 +254,7 @@ provider: {mock: replies.yaml}
 tasks: [{id: t1, workspace: ws, prompt: p}]
 arms: [{id: a, agent: claude, agent_bin: %s}]
 `, agent))
-	cmd := exec.Command(wfb, "run", bench, "--db", db)
+	cmd := exec.Command(wfbBin, "run", bench, "--db", db)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -270,7 +271,7 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 		t.Errorf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
 	}
 	runs, rows := resultsOf(t, db)
-	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != store.KindCancelled ||
+	if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted || len(rows) != 1 || rows[0].ErrorKind != wfb.KindCancelled ||
 		!strings.Contains(rows[0].ErrorDetail, "killed at once at a second interrupt") {
 		t.Errorf("%d runs, rows %+v; want one interrupted run, its cell cancelled and killed at the second interrupt\n%s", len(runs), rows, stderr.String())
 	}

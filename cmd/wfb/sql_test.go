@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/golden"
 	"github.com/wfbench/wfb/store"
 )
@@ -25,7 +26,7 @@ func sqlFixture(t *testing.T) string {
 	defer db.Close() // a reader then finds the file whole, its log checkpointed
 	start := time.Date(2026, 11, 30, 2, 40, 31, 0, time.UTC)
 	if err := db.CreateRun(ctx, store.Run{ID: "run-1", Label: "baseline", Kind: "run", StartedAt: start,
-		Status: store.RunRunning, Harness: "test"}); err != nil {
+		Status: wfb.RunRunning, Harness: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	i64 := func(v int64) *int64 { return &v }
@@ -33,10 +34,10 @@ func sqlFixture(t *testing.T) string {
 	for _, r := range []store.Result{
 		{AttemptID: "att-1", Arm: "a", OK: true, InputTokens: i64(2000), OutputTokens: i64(300), CostUSD: f64(0.42)},
 		{AttemptID: "att-2", Arm: "a", Rep: 1, OK: true, InputTokens: i64(0), OutputTokens: i64(0), CostUSD: f64(0)},
-		{AttemptID: "att-3", Arm: "b|c", OK: false, ErrorKind: store.KindSessionError,
+		{AttemptID: "att-3", Arm: "b|c", OK: false, ErrorKind: wfb.KindSessionError,
 			ErrorDetail: "usage field cache_read_input_tokens missing\nrefused"},
 	} {
-		r.RunID, r.Task, r.Attempt, r.StartedAt, r.ProcessState = "run-1", "t1", 1, start, store.StateExited
+		r.RunID, r.Task, r.Attempt, r.StartedAt, r.ProcessState = "run-1", "t1", 1, start, wfb.StateExited
 		if err := db.InsertResult(ctx, &r); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -81,7 +82,7 @@ func Generate(ctx context.Context, path string, rows int) error {
 		at := start.Add(time.Duration(i) * 24 * time.Hour)
 		end := at.Add(23 * time.Hour)
 		err := db.CreateRun(ctx, store.Run{ID: s.id, Label: s.label, Kind: "run", StartedAt: at, FinishedAt: &end,
-			Status: store.RunComplete, Fingerprint: s.fingerprint, Harness: "resultsgen"})
+			Status: wfb.RunComplete, Fingerprint: s.fingerprint, Harness: "resultsgen"})
 		if err != nil {
 			return err
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/strictyaml"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -268,11 +269,11 @@ func (p *benchParser) retries(n node, field string) {
 	for _, kv := range pairs {
 		f := field + "." + kv.Key
 		switch {
-		case kv.Key == store.KindCancelled:
+		case kv.Key == wfb.KindCancelled:
 			p.Addf(kv.KeyAt, f, "a cancelled attempt is never retried (it was stopped on purpose; --resume runs it again)")
 			continue
-		case !slices.Contains(store.ErrorKinds, kv.Key):
-			p.Addf(kv.KeyAt, f, "unknown error kind (one of: %s)", strings.Join(store.ErrorKinds, ", "))
+		case !slices.Contains(wfb.ErrorKinds, kv.Key):
+			p.Addf(kv.KeyAt, f, "unknown error kind (one of: %s)", strings.Join(wfb.ErrorKinds, ", "))
 			continue
 		}
 		if c, ok := p.IntRange(kv.Value, f, 0, 100); ok {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -100,7 +101,7 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Status != store.RunComplete || len(rows) != len(clis) {
+	if sum.Status != wfb.RunComplete || len(rows) != len(clis) {
 		t.Fatalf("run %s with %d rows, want complete with %d", sum.Status, len(rows), len(clis))
 	}
 	served := served(t, provider.Reply{Usage: provider.FullUsage(1200, 30, 4000, 500)})
@@ -117,7 +118,7 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 			if diff := cmp.Diff(wantTokens(c, served, 0), rowTokens(row)); diff != "" {
 				t.Errorf("tokens (-want +got):\n%s", diff)
 			}
-			if row.UsageSource != store.UsageMetered || row.UsageCheck != "agree" {
+			if row.UsageSource != wfb.UsageMetered || row.UsageCheck != "agree" {
 				t.Errorf("usage source %q check %q, want metered, agree", row.UsageSource, row.UsageCheck)
 			}
 			if row.CostUSD == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -43,7 +44,7 @@ func newRig(t *testing.T, script *provider.Script) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 	runID := store.NewID("run")
-	if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "run", StartedAt: time.Now().UTC(), Status: store.RunRunning, Harness: "conformance"}); err != nil {
+	if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "run", StartedAt: time.Now().UTC(), Status: wfb.RunRunning, Harness: "conformance"}); err != nil {
 		t.Fatal(err)
 	}
 	// t.TempDir's parents are 0700; the session runs as nobody when the
@@ -171,12 +172,12 @@ func wantTokens(c cli, u [4]int64, reasoning int64) tokens {
 	if c.agent == bench.AgentGemini {
 		// The mock served prompt = in + cr + cc with cr cached, candidates
 		// = out, thoughts = reasoning: Gemini's thoughts ADD to its output.
-		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out + reasoning), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
+		return tokens{wfb.SemanticsOpenAI, ptr(in + cc), ptr(out + reasoning), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
 	}
 	if c.agent == bench.AgentCodex {
-		return tokens{store.UsageOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
+		return tokens{wfb.SemanticsOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
 	}
-	return tokens{store.UsageAnthropic, ptr(in), ptr(out), ptr(cr), ptr(cc), ptr(in), nil, nil}
+	return tokens{wfb.SemanticsAnthropic, ptr(in), ptr(out), ptr(cr), ptr(cc), ptr(in), nil, nil}
 }
 
 // TestARealCLICompletesATextOnlySession stops wfb from mis-driving a real
@@ -368,13 +369,13 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 				c := require(t, c)
 				r := newRig(t, &provider.Script{Default: &provider.Reply{Status: status}})
 				row := r.run(t, r.cell(c))
-				if row.OK || row.ErrorKind != store.KindProviderError {
+				if row.OK || row.ErrorKind != wfb.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
 				}
 				if !strings.Contains(row.ErrorDetail, strconv.Itoa(status)) && !providerMessage.MatchString(row.ErrorDetail) {
 					t.Errorf("detail %q names neither the status nor the provider's message", row.ErrorDetail)
 				}
-				if row.ProcessState != store.StateExited || row.ExitCode == nil || *row.ExitCode == 0 {
+				if row.ProcessState != wfb.StateExited || row.ExitCode == nil || *row.ExitCode == 0 {
 					t.Errorf("process %s exit %v, want exited non-zero", row.ProcessState, row.ExitCode)
 				}
 				requests := len(modelTurns(r.p))
@@ -489,10 +490,10 @@ func TestAHungProviderIsBoundedAndLeavesNoProcess(t *testing.T) {
 				t.Errorf("%d marked processes were found while the provider hung, want the agent and its background job; the orphan check below proves too little", seen)
 			}
 			row := r.stored(t, d.row.AttemptID)
-			if row.OK || row.ErrorKind != store.KindTimeout {
+			if row.OK || row.ErrorKind != wfb.KindTimeout {
 				t.Errorf("ok %v kind %q (%s), want timeout", row.OK, row.ErrorKind, row.ErrorDetail)
 			}
-			if row.ProcessState != store.StateTimeout && row.ProcessState != store.StateForcedKill {
+			if row.ProcessState != wfb.StateTimeout && row.ProcessState != wfb.StateForcedKill {
 				t.Errorf("process state %q, want timeout or forced-kill", row.ProcessState)
 			}
 			if left := marked(t, mark); len(left) > 0 {
@@ -527,10 +528,10 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 			if row.OK {
 				t.Fatalf("a session against a hung provider passed")
 			}
-			if row.ErrorKind == store.KindTimeout {
+			if row.ErrorKind == wfb.KindTimeout {
 				t.Fatalf("the agent ignored its request timeout; wfb's timeout ended it (%s)", row.ErrorDetail)
 			}
-			if row.ErrorKind != store.KindProviderError {
+			if row.ErrorKind != wfb.KindProviderError {
 				t.Errorf("kind %q (%s), want provider-error", row.ErrorKind, row.ErrorDetail)
 			}
 			t.Logf("%s: %s after %dms: %s", c.name, row.ErrorKind, *row.DurationMS, row.ErrorDetail)
@@ -658,7 +659,7 @@ func TestABrokenGeminiStreamIsAProviderError(t *testing.T) {
 				c := require(t, c)
 				r := newRig(t, &provider.Script{Default: &provider.Reply{Text: "a broken answer", Usage: provider.FullUsage(10, 5, 0, 0), CutAfterEvents: 1, CutCleanly: clean}})
 				row := r.run(t, r.cell(c))
-				if row.OK || row.ErrorKind != store.KindProviderError {
+				if row.OK || row.ErrorKind != wfb.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
 				}
 				if n := len(modelTurns(r.p)); n != 1 {

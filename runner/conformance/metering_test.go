@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -96,7 +97,7 @@ func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
 			if want := wantMetered(c, served(t, reply)); !sameCounts(want, meteredCols(row)) {
 				t.Errorf("metered %s, want %s", show(meteredCols(row)), show(want))
 			}
-			if row.UsageSource != store.UsageMetered || row.UsageCheck != "agree" {
+			if row.UsageSource != wfb.UsageMetered || row.UsageCheck != "agree" {
 				t.Errorf("usage source %q check %q, want metered, agree", row.UsageSource, row.UsageCheck)
 			}
 			if m := modelRequests(r.requests(t, row.AttemptID)); len(m) != 1 || !m[0].Billed {
@@ -146,7 +147,7 @@ func TestTheWireRefusesWhatARealCLIZeroFills(t *testing.T) {
 				u["cache_read_input_tokens"] = v.value
 				r := newRig(t, &provider.Script{Replies: []provider.Reply{{Text: "hello", Usage: u}}})
 				row := r.run(t, r.cell(c, metered(t, r)))
-				if row.OK || row.ErrorKind != store.KindSessionError {
+				if row.OK || row.ErrorKind != wfb.KindSessionError {
 					t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 				}
 				if !strings.Contains(row.ErrorDetail, "usage refused by the wire") || !strings.Contains(row.UsageCheck, v.wire+", agent ") {
@@ -197,7 +198,7 @@ func TestOnly529sLeaveTheTokensNull(t *testing.T) {
 			c := require(t, c)
 			r := newRig(t, &provider.Script{Default: &provider.Reply{Status: 529}})
 			row := r.run(t, r.cell(c, metered(t, r)))
-			if row.OK || row.ErrorKind != store.KindProviderError {
+			if row.OK || row.ErrorKind != wfb.KindProviderError {
 				t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 			}
 			if row.InputTokens != nil || row.OutputTokens != nil || row.CostUSD != nil || row.MeteredInputTokens != nil || row.UsageSource != "" {
@@ -262,7 +263,7 @@ func TestAnUnreachableUpstreamIsAProviderErrorWithAReason(t *testing.T) {
 			dead := "http://" + ln.Addr().String()
 			ln.Close()
 			row := r.run(t, r.cell(c, metered(t, r), func(cell *runner.Cell) { cell.BaseURL = dead }))
-			if row.OK || row.ErrorKind != store.KindProviderError || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
+			if row.OK || row.ErrorKind != wfb.KindProviderError || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
 				t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 			}
 		})
@@ -289,7 +290,7 @@ func TestANonStreamingFallbackIsMarkedAndBilledOnce(t *testing.T) {
 		m[1].Streamed || !m[1].Billed || m[1].FallbackOf == nil || *m[1].FallbackOf != 1 {
 		t.Fatalf("model requests %+v, want a broken stream then its billed non-streaming fallback", m)
 	}
-	if want := wantMetered(c, served(t, ok)); !sameCounts(want, meteredCols(row)) || row.UsageSource != store.UsageMetered {
+	if want := wantMetered(c, served(t, ok)); !sameCounts(want, meteredCols(row)) || row.UsageSource != wfb.UsageMetered {
 		t.Errorf("metered %s source %q, want %s metered", show(meteredCols(row)), row.UsageSource, show(want))
 	}
 	if row.UsageCheck != "agree" && !strings.Contains(row.UsageCheck, "wire 900") {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -47,7 +48,7 @@ func BenchmarkStandInReviewSession(b *testing.B) {
 			}
 			defer db.Close()
 			runID := store.NewID("run")
-			if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "session", StartedAt: time.Now().UTC(), Status: store.RunRunning}); err != nil {
+			if err := db.CreateRun(ctx, store.Run{ID: runID, Kind: "session", StartedAt: time.Now().UTC(), Status: wfb.RunRunning}); err != nil {
 				b.Fatal(err)
 			}
 			self, err := os.Executable()

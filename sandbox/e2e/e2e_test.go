@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/gate"
 	"github.com/wfbench/wfb/internal/sandboxtest"
 	"github.com/wfbench/wfb/internal/standin"
@@ -68,7 +69,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	run := store.Run{ID: store.NewID("run"), Kind: "session", StartedAt: time.Now().UTC(), Status: store.RunRunning}
+	run := store.Run{ID: store.NewID("run"), Kind: "session", StartedAt: time.Now().UTC(), Status: wfb.RunRunning}
 	if err := db.CreateRun(ctx, run); err != nil {
 		t.Fatal(err)
 	}
@@ -330,11 +331,11 @@ func TestAFailedPIDNamespaceProofIsARecordedRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.checkStored(t, row)
-	if row.OK || row.ErrorKind != store.KindSandboxRefused || !strings.Contains(row.ErrorDetail, "runs in wfb's own PID namespace") {
+	if row.OK || row.ErrorKind != wfb.KindSandboxRefused || !strings.Contains(row.ErrorDetail, "runs in wfb's own PID namespace") {
 		t.Errorf("row ok=%v %s: %q; want sandbox-refused naming the shared PID namespace", row.OK, row.ErrorKind, row.ErrorDetail)
 	}
-	if row.ProcessState != store.StateNotStarted {
-		t.Errorf("process state %q, want %q", row.ProcessState, store.StateNotStarted)
+	if row.ProcessState != wfb.StateNotStarted {
+		t.Errorf("process state %q, want %q", row.ProcessState, wfb.StateNotStarted)
 	}
 	if n := len(p.MessageRequests()); n != 0 {
 		t.Errorf("the agent reached the model %d times", n)
@@ -431,7 +432,7 @@ func TestNothingOfABwrapSessionOutlivesItsTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.checkStored(t, row)
-	if row.ErrorKind != store.KindTimeout {
+	if row.ErrorKind != wfb.KindTimeout {
 		t.Errorf("row %s: %s; want a timeout", row.ErrorKind, row.ErrorDetail)
 	}
 	if n := len(p.MessageRequests()); n < 2 {

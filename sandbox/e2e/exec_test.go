@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
-	"github.com/wfbench/wfb/store"
 )
 
 // TestAnAgentTheSandboxCannotExecuteIsASpawnFailure stops an exec failure
@@ -49,7 +49,7 @@ func TestAnAgentTheSandboxCannotExecuteIsASpawnFailure(t *testing.T) {
 					t.Fatal(err)
 				}
 				r.checkStored(t, row)
-				if row.ErrorKind != store.KindSpawnFailure || row.ProcessState != store.StateSpawnFailure {
+				if row.ErrorKind != wfb.KindSpawnFailure || row.ProcessState != wfb.StateSpawnFailure {
 					t.Errorf("%s: row %s (state %s): %s; want spawn-failure", agent, row.ErrorKind, row.ProcessState, row.ErrorDetail)
 				}
 				if !strings.Contains(row.ErrorDetail, agent) && !strings.Contains(row.ErrorDetail, "no such file") {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/sandboxtest"
 
 	"github.com/wfbench/wfb/mock/provider"
@@ -241,7 +242,7 @@ func TestABugFixCellEditsItsWorkspaceWhileAReviewInTheSameRunCannot(t *testing.T
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if sum.Status != store.RunComplete {
+			if sum.Status != wfb.RunComplete {
 				t.Errorf("run %s, want complete", sum.Status)
 			}
 			rows := rowsByTask(t, r.db, sum.RunID)
@@ -376,7 +377,7 @@ func TestAResumedAutoRunKeepsTheBackendItStartedWith(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if sum.Status != store.RunInterrupted {
+	if sum.Status != wfb.RunInterrupted {
 		t.Fatalf("first run %s, want interrupted", sum.Status)
 	}
 
@@ -428,7 +429,7 @@ func TestARefusedAutoCellNamesABackendNotAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.checkStored(t, row)
-	if row.ErrorKind != store.KindSandboxRefused || !strings.Contains(row.ErrorDetail, "is a symlink") {
+	if row.ErrorKind != wfb.KindSandboxRefused || !strings.Contains(row.ErrorDetail, "is a symlink") {
 		t.Errorf("row %s: %q; want sandbox-refused naming the symlink", row.ErrorKind, row.ErrorDetail)
 	}
 	if row.Sandbox != sandbox.Strength[0] {
