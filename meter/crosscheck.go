@@ -3,6 +3,8 @@ package meter
 import (
 	"fmt"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // Reported is the usage the agent itself reported for the attempt, in
@@ -12,34 +14,24 @@ type Reported struct {
 	Input, Output, CacheRead, CacheCreation *int64
 }
 
-// Check outcomes, overall and per field.
-const (
-	// Agree: the wire and the agent report the same figures.
-	Agree = "agree"
-	// Disagree: both were measured and differ (or only the wire was): the
-	// wire's figures are the measurement.
-	Disagree = "disagree"
-	// Refused: the wire lacked a figure or carried nonsense: nothing is
-	// measured, whatever the agent printed.
-	Refused = "refused"
-	// NotCompared: the protocol does not report the figure.
-	NotCompared = "not-compared"
-)
+// NotCompared is a field's outcome when the protocol does not report the
+// figure; the other outcomes are the vocabulary's verdicts.
+const NotCompared wfb.Verdict = "not-compared"
 
 // Check is the cross-check of an attempt's two witnesses of usage.
 type Check struct {
-	Outcome string // Agree, Disagree or Refused
+	Outcome wfb.Verdict // wfb.VerdictAgree, wfb.VerdictDisagree or wfb.VerdictRefused
 	Fields  []FieldCheck
 }
 
 // FieldCheck is one figure of a Check.
 type FieldCheck struct {
-	Field   string // a wfb column name, e.g. cache_read_input_tokens
-	Outcome string // Agree, Disagree, Refused or NotCompared
-	Wire    *int64 // the metered sum; nil when not measured
-	WireRaw string // the nonsense the wire carried, when Refused for it
-	Agent   *int64 // what the agent reported; nil when it reported none
-	Why     string // for Refused and NotCompared
+	Field   string      // a wfb column name, e.g. cache_read_input_tokens
+	Outcome wfb.Verdict // wfb.VerdictAgree, wfb.VerdictDisagree, wfb.VerdictRefused or NotCompared
+	Wire    *int64      // the metered sum; nil when not measured
+	WireRaw string      // the nonsense the wire carried, when wfb.VerdictRefused for it
+	Agent   *int64      // what the agent reported; nil when it reported none
+	Why     string      // for wfb.VerdictRefused and NotCompared
 }
 
 // CrossCheck compares what the agent reported with what the wire carried
@@ -59,17 +51,17 @@ func CrossCheck(agent Reported, wire Summary) Check {
 		{FieldCacheRead, wire.CacheRead, agent.CacheRead},
 		{FieldCacheCreation, wire.CacheCreation, agent.CacheCreation},
 	}
-	c := Check{Outcome: Agree}
+	c := Check{Outcome: wfb.VerdictAgree}
 	compared := 0
 	for _, p := range pairs {
 		fc := checkField(p.name, p.sum, p.agent)
 		c.Fields = append(c.Fields, fc)
 		switch fc.Outcome {
-		case Refused:
-			c.Outcome = Refused
-		case Disagree:
-			if c.Outcome != Refused {
-				c.Outcome = Disagree
+		case wfb.VerdictRefused:
+			c.Outcome = wfb.VerdictRefused
+		case wfb.VerdictDisagree:
+			if c.Outcome != wfb.VerdictRefused {
+				c.Outcome = wfb.VerdictDisagree
 			}
 		}
 		if fc.Outcome != NotCompared {
@@ -77,7 +69,7 @@ func CrossCheck(agent Reported, wire Summary) Check {
 		}
 	}
 	if compared == 0 {
-		c.Outcome = Refused
+		c.Outcome = wfb.VerdictRefused
 	}
 	return c
 }
@@ -88,11 +80,11 @@ func checkField(name string, s Sum, agent *int64) FieldCheck {
 	case s.NotReported:
 		fc.Outcome, fc.Why = NotCompared, s.Why
 	case s.Value == nil:
-		fc.Outcome, fc.WireRaw, fc.Why = Refused, s.Raw, s.Why
+		fc.Outcome, fc.WireRaw, fc.Why = wfb.VerdictRefused, s.Raw, s.Why
 	case agent == nil || *agent != *s.Value:
-		fc.Outcome = Disagree
+		fc.Outcome = wfb.VerdictDisagree
 	default:
-		fc.Outcome = Agree
+		fc.Outcome = wfb.VerdictAgree
 	}
 	return fc
 }
@@ -104,16 +96,16 @@ func (c Check) String() string {
 	var parts []string
 	for _, f := range c.Fields {
 		switch f.Outcome {
-		case Disagree:
+		case wfb.VerdictDisagree:
 			parts = append(parts, fmt.Sprintf("%s wire %s, agent %s", f.Field, showCount(f.Wire, ""), showCount(f.Agent, "")))
-		case Refused:
+		case wfb.VerdictRefused:
 			parts = append(parts, fmt.Sprintf("%s: %s (wire %s, agent %s)", f.Field, f.Why, showCount(f.Wire, f.WireRaw), showCount(f.Agent, "")))
 		}
 	}
 	if len(parts) == 0 {
-		return c.Outcome
+		return string(c.Outcome)
 	}
-	return c.Outcome + ": " + strings.Join(parts, "; ")
+	return string(c.Outcome) + ": " + strings.Join(parts, "; ")
 }
 
 func showCount(v *int64, raw string) string {

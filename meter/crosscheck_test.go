@@ -44,34 +44,34 @@ func TestCrossCheckRefusesWhatTheWireLacked(t *testing.T) {
 		name    string
 		recs    []Record
 		agent   Reported
-		outcome string
-		fields  map[string]string // field -> outcome, for those not agreeing
+		outcome wfb.Verdict
+		fields  map[string]wfb.Verdict // field -> outcome, for those not agreeing
 		says    []string          // in Check.String()
 	}{
-		{"agree", []Record{anth(1, n(2000), n(300), n(7000), n(1000))}, full, Agree, nil, nil},
-		{"agree over two turns", []Record{anth(1, n(1000), n(100), n(3000), n(1000)), anth(2, n(1000), n(200), n(4000), n(0))}, full, Agree, nil, nil},
-		{"a 529 then a success counts once", []Record{failedRec(1, 529), anth(2, n(2000), n(300), n(7000), n(1000))}, full, Agree, nil, nil},
+		{"agree", []Record{anth(1, n(2000), n(300), n(7000), n(1000))}, full, wfb.VerdictAgree, nil, nil},
+		{"agree over two turns", []Record{anth(1, n(1000), n(100), n(3000), n(1000)), anth(2, n(1000), n(200), n(4000), n(0))}, full, wfb.VerdictAgree, nil, nil},
+		{"a 529 then a success counts once", []Record{failedRec(1, 529), anth(2, n(2000), n(300), n(7000), n(1000))}, full, wfb.VerdictAgree, nil, nil},
 		{"missing cache field, agent zero-filled",
-			[]Record{anth(1, n(2000), n(300), nil, n(1000))}, Reported{n(2000), n(300), n(0), n(1000)}, Refused,
-			map[string]string{FieldCacheRead: Refused}, []string{"cache_read_input_tokens", "is missing", "wire absent, agent 0"}},
+			[]Record{anth(1, n(2000), n(300), nil, n(1000))}, Reported{n(2000), n(300), n(0), n(1000)}, wfb.VerdictRefused,
+			map[string]wfb.Verdict{FieldCacheRead: wfb.VerdictRefused}, []string{"cache_read_input_tokens", "is missing", "wire absent, agent 0"}},
 		{"negative on the wire, agent printed 0",
-			[]Record{withNonsense(anth(1, n(2000), n(300), n(1), n(1000)), "-5")}, Reported{n(2000), n(300), n(0), n(1000)}, Refused,
-			map[string]string{FieldCacheRead: Refused}, []string{"wire -5, agent 0", "request 1"}},
+			[]Record{withNonsense(anth(1, n(2000), n(300), n(1), n(1000)), "-5")}, Reported{n(2000), n(300), n(0), n(1000)}, wfb.VerdictRefused,
+			map[string]wfb.Verdict{FieldCacheRead: wfb.VerdictRefused}, []string{"wire -5, agent 0", "request 1"}},
 		{"true on the wire, agent printed 1",
-			[]Record{withNonsense(anth(1, n(2000), n(300), n(1), n(1000)), "true")}, Reported{n(2000), n(300), n(1), n(1000)}, Refused,
-			map[string]string{FieldCacheRead: Refused}, []string{"wire true, agent 1"}},
+			[]Record{withNonsense(anth(1, n(2000), n(300), n(1), n(1000)), "true")}, Reported{n(2000), n(300), n(1), n(1000)}, wfb.VerdictRefused,
+			map[string]wfb.Verdict{FieldCacheRead: wfb.VerdictRefused}, []string{"wire true, agent 1"}},
 		{"disagree names both values",
-			[]Record{anth(1, n(2000), n(300), n(1200), n(1000))}, Reported{n(2000), n(300), n(0), n(1000)}, Disagree,
-			map[string]string{FieldCacheRead: Disagree}, []string{"cache_read_input_tokens wire 1200, agent 0"}},
+			[]Record{anth(1, n(2000), n(300), n(1200), n(1000))}, Reported{n(2000), n(300), n(0), n(1000)}, wfb.VerdictDisagree,
+			map[string]wfb.Verdict{FieldCacheRead: wfb.VerdictDisagree}, []string{"cache_read_input_tokens wire 1200, agent 0"}},
 		{"agent refused its own usage",
-			[]Record{anth(1, n(2000), n(300), n(1200), n(1000))}, Reported{}, Disagree,
-			map[string]string{FieldInput: Disagree, FieldOutput: Disagree, FieldCacheRead: Disagree, FieldCacheCreation: Disagree}, []string{"agent absent"}},
+			[]Record{anth(1, n(2000), n(300), n(1200), n(1000))}, Reported{}, wfb.VerdictDisagree,
+			map[string]wfb.Verdict{FieldInput: wfb.VerdictDisagree, FieldOutput: wfb.VerdictDisagree, FieldCacheRead: wfb.VerdictDisagree, FieldCacheCreation: wfb.VerdictDisagree}, []string{"agent absent"}},
 		{"only failures: agent's zeros are not measured",
-			[]Record{failedRec(1, 529), failedRec(2, 529)}, Reported{n(0), n(0), n(0), n(0)}, Refused,
-			map[string]string{FieldInput: Refused, FieldOutput: Refused, FieldCacheRead: Refused, FieldCacheCreation: Refused},
+			[]Record{failedRec(1, 529), failedRec(2, 529)}, Reported{n(0), n(0), n(0), n(0)}, wfb.VerdictRefused,
+			map[string]wfb.Verdict{FieldInput: wfb.VerdictRefused, FieldOutput: wfb.VerdictRefused, FieldCacheRead: wfb.VerdictRefused, FieldCacheCreation: wfb.VerdictRefused},
 			[]string{"no model request of the attempt was answered with usage (2 failed: requests 1, 2)"}},
-		{"no request at all", nil, full, Refused,
-			map[string]string{FieldInput: Refused, FieldOutput: Refused, FieldCacheRead: Refused, FieldCacheCreation: Refused},
+		{"no request at all", nil, full, wfb.VerdictRefused,
+			map[string]wfb.Verdict{FieldInput: wfb.VerdictRefused, FieldOutput: wfb.VerdictRefused, FieldCacheRead: wfb.VerdictRefused, FieldCacheCreation: wfb.VerdictRefused},
 			[]string{"made no request"}},
 	}
 	for _, tc := range cases {
@@ -80,15 +80,15 @@ func TestCrossCheckRefusesWhatTheWireLacked(t *testing.T) {
 			if c.Outcome != tc.outcome {
 				t.Errorf("outcome %s, want %s (%s)", c.Outcome, tc.outcome, c)
 			}
-			got := map[string]string{}
+			got := map[string]wfb.Verdict{}
 			for _, f := range c.Fields {
-				if f.Outcome != Agree {
+				if f.Outcome != wfb.VerdictAgree {
 					got[f.Field] = f.Outcome
 				}
 			}
 			want := tc.fields
 			if want == nil {
-				want = map[string]string{}
+				want = map[string]wfb.Verdict{}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("fields (-want +got):\n%s", diff)
@@ -119,7 +119,7 @@ func TestSummaryProvenance(t *testing.T) {
 		t.Errorf("reasoning %+v, want not reported", s.Reasoning)
 	}
 	c := CrossCheck(Reported{n(30), n(3), n(5), n(0)}, s)
-	if c.Outcome != Agree {
+	if c.Outcome != wfb.VerdictAgree {
 		t.Errorf("cross-check %s", c)
 	}
 	huge := Summarize([]Record{anth(1, n(1<<62), n(1), n(0), n(0)), anth(2, n(1<<62), n(1), n(0), n(0))})
@@ -131,7 +131,7 @@ func TestSummaryProvenance(t *testing.T) {
 		Input: Count{State: Present, Value: 1000}, Output: Count{State: Present, Value: 300}, CacheRead: Count{State: Present, Value: 200},
 		CacheCreation: notReported("OpenAI Responses"), Reasoning: Count{State: Present, Value: 80}}}
 	c = CrossCheck(Reported{Input: n(1000), Output: n(300), CacheRead: n(200)}, Summarize([]Record{oa}))
-	if c.Outcome != Agree || c.Fields[3].Outcome != NotCompared {
+	if c.Outcome != wfb.VerdictAgree || c.Fields[3].Outcome != NotCompared {
 		t.Errorf("openai cross-check %s %+v", c, c.Fields[3])
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // TestOverloadedThenSuccessCountsTheSuccessOnce stops an outage from making
@@ -58,7 +59,7 @@ func TestOverloadedThenSuccessCountsTheSuccessOnce(t *testing.T) {
 			t.Errorf("%s: %v from %v, want %d from [2] (%s)", f.Name, f.Sum.Value, f.Sum.From, w, f.Sum.Why)
 		}
 	}
-	if c := CrossCheck(Reported{ptr(int64(2000)), ptr(int64(300)), ptr(int64(7000)), ptr(int64(1000))}, s); c.Outcome != Agree {
+	if c := CrossCheck(Reported{ptr(int64(2000)), ptr(int64(300)), ptr(int64(7000)), ptr(int64(1000))}, s); c.Outcome != wfb.VerdictAgree {
 		t.Errorf("cross-check %s, want agree", c)
 	}
 }

@@ -153,10 +153,10 @@ func crossCheck(row *store.Result, s meter.Summary) {
 		return
 	}
 	c := meter.CrossCheck(reported(row), s)
-	row.UsageCheck = c.String()
-	if c.Outcome == meter.Refused {
+	row.UsageVerdict, row.UsageCheck = c.Outcome, c.String()
+	if c.Outcome == wfb.VerdictRefused {
 		why := refusal(row, c)
-		row.UsageCheck = meter.Refused + ": " + why
+		row.UsageCheck = string(wfb.VerdictRefused) + ": " + why
 		addFailure(row, wfb.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
 		dropReported(row)
 		return
@@ -171,7 +171,7 @@ func crossCheck(row *store.Result, s meter.Summary) {
 func refusal(row *store.Result, c meter.Check) string {
 	var parts []string
 	for _, f := range c.Fields {
-		if f.Outcome != meter.Refused {
+		if f.Outcome != wfb.VerdictRefused {
 			continue
 		}
 		wire := f.WireRaw

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/store"
 )
@@ -34,7 +35,7 @@ func priceWire(row *store.Result, recs []meter.Record) {
 	}
 	row.MeteredCostUSD = cost
 	if row.CostUSD != nil && row.CostSource == "reported" {
-		row.CostCheck = costCheck(*cost, *row.CostUSD)
+		row.CostVerdict, row.CostCheck = costCheck(*cost, *row.CostUSD)
 	}
 }
 
@@ -92,14 +93,14 @@ func requestCost(r meter.Record) (*big.Int, string) {
 	return p.pico(n[0], n[1], n[2], n[3]), ""
 }
 
-// costCheck compares the wire's cost with the agent's: "agree", or
-// "disagree: wire $X, agent $Y".
-func costCheck(wire, agent float64) string {
+// costCheck compares the wire's cost with the agent's: the verdict, and
+// its text ("agree", or "disagree: wire $X, agent $Y").
+func costCheck(wire, agent float64) (wfb.Verdict, string) {
 	diff := math.Abs(wire - agent)
 	if diff <= costFloorUSD || diff <= costTolerance*math.Max(math.Abs(wire), math.Abs(agent)) {
-		return meter.Agree
+		return wfb.VerdictAgree, string(wfb.VerdictAgree)
 	}
-	return fmt.Sprintf("%s: wire $%s, agent $%s", meter.Disagree, dollars(wire), dollars(agent))
+	return wfb.VerdictDisagree, fmt.Sprintf("%s: wire $%s, agent $%s", wfb.VerdictDisagree, dollars(wire), dollars(agent))
 }
 
 func dollars(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

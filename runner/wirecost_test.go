@@ -122,8 +122,9 @@ func TestTheCostCheckToleratesRoundingOnly(t *testing.T) {
 		{0.0011, 0.001, "disagree: wire $0.0011, agent $0.001"},
 		{0, 0.5, "disagree: wire $0, agent $0.5"},
 	} {
-		if got := costCheck(c.wire, c.agent); got != c.want {
-			t.Errorf("costCheck(%v, %v) = %q, want %q", c.wire, c.agent, got, c.want)
+		verdict, got := costCheck(c.wire, c.agent)
+		if got != c.want || !strings.HasPrefix(got, string(verdict)) {
+			t.Errorf("costCheck(%v, %v) = %s %q, want %q", c.wire, c.agent, verdict, got, c.want)
 		}
 	}
 }

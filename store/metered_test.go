@@ -20,6 +20,7 @@ func TestAMeteredRowAndItsRequestsAreOneTransaction(t *testing.T) {
 	row.InputTokens, row.MeteredInputTokens = ptr(int64(2000)), ptr(int64(2000))
 	row.MeteredOutputTokens, row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = ptr(int64(0)), ptr(int64(0)), ptr(int64(1000))
 	row.UsageSource, row.UsageCheck, row.MeteredCostUSD, row.CostCheck = wfb.UsageMetered, "agree", ptr(0.25), "agree"
+	row.UsageVerdict, row.CostVerdict = wfb.VerdictAgree, wfb.VerdictAgree
 	row.Requests = reqs
 	if err := d.InsertResult(ctx, row); err != nil {
 		t.Fatal(err)
@@ -29,8 +30,8 @@ func TestAMeteredRowAndItsRequestsAreOneTransaction(t *testing.T) {
 		t.Fatalf("requests of att-1: %d, %v; want 2", len(got), err)
 	}
 	v := queryOne(t, d, `SELECT r.metered_input_tokens, r.metered_cache_creation_input_tokens, r.usage_source, r.usage_check,
-		r.metered_cost_usd, r.cost_check, COUNT(q.request_id) FROM results_v r JOIN requests q ON q.attempt_id = r.attempt_id`)
-	if diff := cmp.Diff([]any{int64(2000), int64(1000), "metered", "agree", 0.25, "agree", int64(2)}, v); diff != "" {
+		r.metered_cost_usd, r.cost_check, r.usage_verdict, r.cost_verdict, COUNT(q.request_id) FROM results_v r JOIN requests q ON q.attempt_id = r.attempt_id`)
+	if diff := cmp.Diff([]any{int64(2000), int64(1000), "metered", "agree", 0.25, "agree", "agree", "agree", int64(2)}, v); diff != "" {
 		t.Errorf("results_v joined to requests (-want +got):\n%s", diff)
 	}
 	back, err := d.Results(ctx, "run-1")
@@ -38,7 +39,7 @@ func TestAMeteredRowAndItsRequestsAreOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := back[0]
-	if *b.MeteredCacheCreationInputTokens != 1000 || b.UsageSource != wfb.UsageMetered || b.UsageCheck != "agree" || *b.MeteredCostUSD != 0.25 || b.CostCheck != "agree" {
+	if *b.MeteredCacheCreationInputTokens != 1000 || b.UsageSource != wfb.UsageMetered || b.UsageCheck != "agree" || *b.MeteredCostUSD != 0.25 || b.CostCheck != "agree" || b.UsageVerdict != wfb.VerdictAgree || b.CostVerdict != wfb.VerdictAgree {
 		t.Errorf("read back %+v", b)
 	}
 
@@ -65,21 +66,23 @@ func TestArmSummaryUsesTheWireAndCountsDisagreements(t *testing.T) {
 	d, _ := newDB(t)
 	agree := okResult("att-1")
 	agree.InputTokens, agree.MeteredInputTokens, agree.UsageSource, agree.UsageCheck = ptr(int64(100)), ptr(int64(100)), wfb.UsageMetered, "agree"
+	agree.UsageVerdict = wfb.VerdictAgree
 	disagree := okResult("att-2")
 	disagree.InputTokens, disagree.MeteredInputTokens, disagree.UsageSource = ptr(int64(90)), ptr(int64(300)), wfb.UsageMetered
-	disagree.UsageCheck = "disagree: input_tokens wire 300, agent 90"
+	disagree.UsageVerdict, disagree.UsageCheck = wfb.VerdictDisagree, "disagree: input_tokens wire 300, agent 90"
 	outage := okResult("att-3") // a 529-only attempt: nothing billed
 	outage.OK, outage.ErrorKind = false, wfb.KindProviderError
 	reported := okResult("att-4") // not metered
 	reported.InputTokens, reported.UsageSource = ptr(int64(50)), wfb.UsageReported
 	refused := okResult("att-5")
 	refused.OK, refused.ErrorKind, refused.UsageCheck = false, wfb.KindSessionError, "refused: cache_read_input_tokens: ... (wire -5, agent 0)"
+	refused.UsageVerdict = wfb.VerdictRefused
 	for _, r := range []*Result{agree, disagree, outage, reported, refused} {
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	v := queryOne(t, d, `SELECT attempted, input_tokens_n, input_tokens_sum, usage_metered, usage_disagreements, usage_refusals FROM arm_summary_v`)
+	v := queryOne(t, d, `SELECT attempts, input_tokens_n, input_tokens_sum, usage_metered, usage_disagreements, usage_refusals FROM arm_summary_v`)
 	if diff := cmp.Diff([]any{int64(5), int64(3), int64(450), int64(2), int64(1), int64(1)}, v); diff != "" {
 		t.Errorf("arm_summary_v (-want +got):\n%s", diff)
 	}

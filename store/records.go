@@ -336,6 +336,34 @@ func validateMeasures(where string, r *Result) error {
 	default:
 		return fmt.Errorf("%s: usage_source %q is not one of %s, %s (or empty)", where, r.UsageSource, wfb.UsageMetered, wfb.UsageReported)
 	}
+	for _, c := range []struct {
+		col     string
+		verdict wfb.Verdict
+		text    string
+		allowed []wfb.Verdict
+	}{
+		{"usage_verdict", r.UsageVerdict, r.UsageCheck, wfb.Verdicts},
+		{"cost_verdict", r.CostVerdict, r.CostCheck, []wfb.Verdict{wfb.VerdictAgree, wfb.VerdictDisagree}},
+	} {
+		if err := checkVerdict(c.verdict, c.text, c.allowed); err != nil {
+			return fmt.Errorf("%s: %s: %w", where, c.col, err)
+		}
+	}
+	return nil
+}
+
+// checkVerdict holds a check's typed verdict and its text together: the
+// verdict is one of allowed, set exactly when the text is, and the text
+// says it first.
+func checkVerdict(v wfb.Verdict, text string, allowed []wfb.Verdict) error {
+	switch {
+	case v == "" && text == "":
+		return nil
+	case !slices.Contains(allowed, v):
+		return fmt.Errorf("verdict %q is not one of %v (with its text %q)", v, allowed, text)
+	case text != string(v) && !strings.HasPrefix(text, string(v)+": "):
+		return fmt.Errorf("the text %q does not say the verdict %q", text, v)
+	}
 	return nil
 }
 
@@ -348,6 +376,7 @@ const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, 
 	r.reasoning_output_tokens, r.api_retries, r.permission_denials,
 	r.metered_input_tokens, r.metered_output_tokens, r.metered_cache_read_input_tokens, r.metered_cache_creation_input_tokens,
 	r.usage_source, r.usage_check, r.metered_cost_usd, r.cost_check, r.agent_duration_ms,
+	r.usage_verdict, r.cost_verdict,
 	e.result_event, e.stdout_tail, e.stderr_tail`
 
 // Results returns the attempts of a run, with their evidence, ordered by
@@ -398,7 +427,7 @@ func scanResult(s Scanner) (Result, error) {
 		&in, &outTok, &cacheRead, &cacheCreate,
 		&cost, &costSource, &turns, &sessionID, &verdict, &finding,
 		&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
-		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck, &agentDuration,
+		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck, &agentDuration, &m.verdict, &m.costVerdict,
 		&event, &stdout, &stderr); err != nil {
 		return r, err
 	}
@@ -429,6 +458,7 @@ func scanResult(s Scanner) (Result, error) {
 type meteredColumns struct {
 	in, out, cacheRead, cacheCreate sql.NullInt64
 	source, check, costCheck        sql.NullString
+	verdict, costVerdict            sql.NullString
 	cost                            sql.NullFloat64
 }
 
@@ -437,6 +467,7 @@ func (m *meteredColumns) into(r *Result) {
 	r.MeteredCacheReadInputTokens, r.MeteredCacheCreationInputTokens = intPtr(m.cacheRead), intPtr(m.cacheCreate)
 	r.UsageSource, r.UsageCheck, r.CostCheck = m.source.String, m.check.String, m.costCheck.String
 	r.MeteredCostUSD = floatPtr(m.cost)
+	r.UsageVerdict, r.CostVerdict = wfb.Verdict(m.verdict.String), wfb.Verdict(m.costVerdict.String)
 }
 
 func intPtr(n sql.NullInt64) *int64 {
@@ -499,5 +530,5 @@ func resultArgs(r *Result) []any {
 		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
 		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
 		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck),
-		nullInt(r.AgentDurationMS)}
+		nullInt(r.AgentDurationMS), nullString(string(r.UsageVerdict)), nullString(string(r.CostVerdict))}
 }

@@ -20,8 +20,9 @@ const (
 		usage_semantics, reported_input_tokens, reported_cached_input_tokens,
 		reasoning_output_tokens, api_retries, permission_denials,
 		metered_input_tokens, metered_output_tokens, metered_cache_read_input_tokens, metered_cache_creation_input_tokens,
-		usage_source, usage_check, metered_cost_usd, cost_check, agent_duration_ms
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		usage_source, usage_check, metered_cost_usd, cost_check, agent_duration_ms,
+		usage_verdict, cost_verdict
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertEvidenceSQL   = `INSERT INTO evidence (attempt_id, result_event, stdout_tail, stderr_tail) VALUES (?, ?, ?, ?)`
 	insertModelUsageSQL = `INSERT INTO model_usage
 		(attempt_id, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, cost_usd)

@@ -896,14 +896,14 @@ func TestArmSummaryIsHonestAboutUnmeasured(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, rows, err := d.Query(ctx, `SELECT arm, attempted, ok, failed, cost_usd_n, cost_usd_sum, cost_usd_avg,
+	_, rows, err := d.Query(ctx, `SELECT arm, cells, ok, failed, errored, attempts, cost_usd_n, cost_usd_sum, cost_usd_avg,
 		input_tokens_n, input_tokens_avg FROM arm_summary_v ORDER BY arm`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]any{
-		{"a", int64(2), int64(1), int64(1), int64(1), 0.5, 0.5, int64(1), 100.0},
-		{"b", int64(1), int64(1), int64(0), int64(0), nil, nil, int64(0), nil},
+		{"a", int64(2), int64(1), int64(1), int64(0), int64(2), int64(1), 0.5, 0.5, int64(1), 100.0},
+		{"b", int64(1), int64(1), int64(0), int64(0), int64(1), int64(0), nil, nil, int64(0), nil},
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("arm_summary_v (-want +got):\n%s", diff)

@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/wfbench/wfb"
+)
 
 // Run is one wfb invocation that records attempts: a `wfb run`, or a single
 // `wfb session` (which gets a run of its own).
@@ -98,11 +102,17 @@ type Result struct {
 	// UsageCheck is the cross-check's verdict: "" not checked, "agree", or
 	// the verdict with each field in question and both its values.
 	UsageCheck string
+	// UsageVerdict is the check's typed outcome (results.usage_verdict),
+	// set exactly when UsageCheck is; reports count by it.
+	UsageVerdict wfb.Verdict
 	// MeteredCostUSD is the wire's usage priced with wfb's price table; nil
 	// when not measured or the model is not priced. CostCheck compares it
 	// with CostUSD: "" not checked, "agree", or both values.
 	MeteredCostUSD *float64
 	CostCheck      string
+	// CostVerdict is the cost check's typed outcome (results.cost_verdict),
+	// set exactly when CostCheck is.
+	CostVerdict wfb.Verdict
 	// Requests are the attempt's metered requests, written in the same
 	// transaction as the row (their AttemptID is the row's). Results does
 	// not read them back: see DB.Requests.
