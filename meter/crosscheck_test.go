@@ -46,7 +46,7 @@ func TestCrossCheckRefusesWhatTheWireLacked(t *testing.T) {
 		agent   Reported
 		outcome wfb.Verdict
 		fields  map[string]wfb.Verdict // field -> outcome, for those not agreeing
-		says    []string          // in Check.String()
+		says    []string               // in Check.String()
 	}{
 		{"agree", []Record{anth(1, n(2000), n(300), n(7000), n(1000))}, full, wfb.VerdictAgree, nil, nil},
 		{"agree over two turns", []Record{anth(1, n(1000), n(100), n(3000), n(1000)), anth(2, n(1000), n(200), n(4000), n(0))}, full, wfb.VerdictAgree, nil, nil},

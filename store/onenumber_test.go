@@ -204,7 +204,9 @@ func TestAVerdictAndItsTextGoTogether(t *testing.T) {
 	}{
 		{"text alone", func(r *Result) { r.UsageCheck = "agree" }},
 		{"verdict alone", func(r *Result) { r.CostVerdict = wfb.VerdictAgree }},
-		{"another verdict", func(r *Result) { r.UsageVerdict, r.UsageCheck = wfb.VerdictAgree, "disagree: input_tokens wire 3, agent 2" }},
+		{"another verdict", func(r *Result) {
+			r.UsageVerdict, r.UsageCheck = wfb.VerdictAgree, "disagree: input_tokens wire 3, agent 2"
+		}},
 		{"refused cost", func(r *Result) { r.CostVerdict, r.CostCheck = wfb.VerdictRefused, "refused: x" }},
 	} {
 		r := okResult("att-" + c.name)
