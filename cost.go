@@ -1,5 +1,12 @@
 package wfb
 
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
 // CostSource says which witness an attempt's cost comes from.
 type CostSource string
 
@@ -67,3 +74,36 @@ func (s CostSum) Measured() bool { return s.N > 0 }
 // Complete reports whether every attempt's cost was measured: otherwise the
 // sum is a lower bound.
 func (s CostSum) Complete() bool { return s.N == s.Of }
+
+// Dollars spells an amount of US dollars to the micro-dollar, without
+// trailing zeros: 0.036, not 0.036000000000000004. Every surface that
+// prints a cost in a sentence spells it so.
+func Dollars(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+}
+
+// Phrase spells the total for a sentence (a run's closing line, a budget
+// message): "$0.2385 over 18 of 33 attempts", "$1.5 over all 12 attempts",
+// "not measured (0 of 3 attempts)", and the agents' own figure after it
+// where it differs: "; agent-reported $6.792".
+func (s CostSum) Phrase() string {
+	var b strings.Builder
+	switch {
+	case !s.Measured():
+		fmt.Fprintf(&b, "not measured (0 of %d attempts)", s.Of)
+	case s.Complete():
+		fmt.Fprintf(&b, "$%s over all %d attempts", Dollars(s.USD), s.Of)
+	default:
+		fmt.Fprintf(&b, "$%s over %d of %d attempts (a lower bound)", Dollars(s.USD), s.N, s.Of)
+	}
+	if s.AgentDiffers() {
+		fmt.Fprintf(&b, "; agent-reported $%s over %d", Dollars(s.AgentUSD), s.AgentN)
+	}
+	return b.String()
+}
+
+// AgentDiffers reports whether the agents' own figures say something other
+// than the total: another sum (to the micro-dollar), or another coverage.
+func (s CostSum) AgentDiffers() bool {
+	return s.AgentN > 0 && (s.AgentN != s.N || math.Abs(s.AgentUSD-s.USD) >= 0.5e-6)
+}

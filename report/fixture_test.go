@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/golden"
 )
 
@@ -72,10 +73,10 @@ var fixture = []fx{
 
 var fixtureRuns = []RunInfo{
 	{ID: "r1", Label: "base", StartedAt: "2026-11-29T10:00:00.000Z", FinishedAt: "2026-11-29T10:20:00.000Z",
-		Status: "complete", Fingerprint: "fp-1", Cells: 12, Attempts: 13, OK: 9, CostN: 10, CostSum: 1.311},
+		Status: "complete", Fingerprint: "fp-1", Tally: wfb.Tally{Cells: 12, Attempts: 13, OK: 9, Failed: 2, Errored: 1}, Cost: wfb.CostSum{N: 10, USD: 1.311, Of: 13, AgentN: 10, AgentUSD: 1.311}},
 	{ID: "r2", Label: "cand", StartedAt: "2026-11-30T10:00:00.000Z", FinishedAt: "2026-11-30T10:18:00.000Z",
-		Status: "complete", Fingerprint: "fp-2", Cells: 12, Attempts: 12, OK: 11, CostN: 12, CostSum: 1.549, Budget: 2.5},
-	{ID: "r3", StartedAt: "2026-11-30T12:00:00.000Z", Status: "interrupted", Cells: 1, Attempts: 1, OK: 0, CostN: 0},
+		Status: "complete", Fingerprint: "fp-2", Tally: wfb.Tally{Cells: 12, Attempts: 12, OK: 11, Failed: 1}, Cost: wfb.CostSum{N: 12, USD: 1.549, Of: 12, AgentN: 12, AgentUSD: 1.549}, Budget: 2.5},
+	{ID: "r3", StartedAt: "2026-11-30T12:00:00.000Z", Status: "interrupted", Tally: wfb.Tally{Cells: 1, Attempts: 1, Errored: 1}, Cost: wfb.CostSum{Of: 1}},
 }
 
 func fixtureRowsWhere(keep func(fx) bool) []Row {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -77,7 +78,7 @@ func (c Columns) metricExpr(m Metric) string {
 	case c.Reported || !c.Has("usage_source"):
 		return col
 	case m == CostUSD && c.Has("metered_cost_usd"):
-		return `CASE WHEN r.usage_source = 'metered' AND r.metered_cost_usd IS NOT NULL THEN r.metered_cost_usd ELSE ` + col + ` END`
+		return store.UsageCostSQL("r")
 	case !m.Token():
 		return col
 	}
@@ -168,11 +169,12 @@ type RunInfo struct {
 	FinishedAt  string // empty while running or when the process died
 	Status      string
 	Fingerprint string
-	Cells       int // distinct (task, arm, rep)
-	Attempts    int
-	OK          int
-	CostN       int     // attempts whose cost was measured
-	CostSum     float64 // sum of the measured costs
+	// Tally counts the run's cells by outcome, each by its final attempt
+	// (wfb.Cell), and its attempts apart.
+	wfb.Tally
+	// Cost is the run's cost by the one rule (wfb.Cost), with how many
+	// attempts it covers and the agents' own figures beside it.
+	Cost wfb.CostSum
 	// Budget is the cost cap in US dollars the run last ran under, from
 	// runs.config (wfb run --max-cost or the bench's budget); 0 for none.
 	Budget float64
@@ -200,19 +202,35 @@ func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	return out, nil
 }
 
-// LoadRunStats returns every run in start order with its counts, which
-// SQLite aggregates over the run's attempts: what `wfb runs` shows.
+// LoadRunStats returns every run in start order with its counts: what
+// `wfb runs` shows.
 func LoadRunStats(ctx context.Context, src Source) ([]RunInfo, error) {
 	runs, err := LoadRuns(ctx, src)
 	if err != nil {
 		return nil, err
 	}
-	_, rows, err := src.Query(ctx, `
-		SELECT run_id, count(*), total(ok), count(cost_usd), total(cost_usd),
-		       (SELECT count(*) FROM (SELECT DISTINCT task, arm, rep FROM results c WHERE c.run_id = r.run_id))
-		FROM results r GROUP BY run_id`)
+	return runs, FillRunStats(ctx, src, runs, true)
+}
+
+// FillRunStats fills in the counts of runs from run_summary_v — cells by
+// outcome, attempts, the one cost — which SQLite aggregates over their
+// attempts: every run's when all is set, else only those named.
+func FillRunStats(ctx context.Context, src Source, runs []RunInfo, all bool) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	q := `SELECT run_id, cells, ok, failed, errored, attempts, cost_usd_n, cost_usd_sum, cost_usd_metered_n,
+		agent_cost_usd_n, agent_cost_usd_sum FROM run_summary_v`
+	var args []any
+	if !all {
+		q += " WHERE run_id IN (?" + strings.Repeat(", ?", len(runs)-1) + ")"
+		for _, r := range runs {
+			args = append(args, r.ID)
+		}
+	}
+	_, rows, err := src.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("count attempts per run: %w", err)
+		return fmt.Errorf("count the runs' cells and attempts: %w", err)
 	}
 	byID := map[string]int{}
 	for i, r := range runs {
@@ -223,11 +241,11 @@ func LoadRunStats(ctx context.Context, src Source) ([]RunInfo, error) {
 		if !ok {
 			continue
 		}
-		runs[i].Attempts, runs[i].OK = int(asFloat(r[1])), int(asFloat(r[2]))
-		runs[i].CostN, runs[i].CostSum = int(asFloat(r[3])), asFloat(r[4])
-		runs[i].Cells = int(asFloat(r[5]))
+		n := func(j int) int { return int(asFloat(r[j])) }
+		runs[i].Tally = wfb.Tally{Cells: n(1), OK: n(2), Failed: n(3), Errored: n(4), Attempts: n(5)}
+		runs[i].Cost = wfb.CostSum{N: n(6), USD: asFloat(r[7]), Metered: n(8), AgentN: n(9), AgentUSD: asFloat(r[10]), Of: n(5)}
 	}
-	return runs, nil
+	return nil
 }
 
 // Selection picks attempts out of the file: whole runs, or a filter over
@@ -523,8 +541,8 @@ func (l *loader) query(withRun, scored bool) (string, []any) {
 		col("r.agent_version", textDest{&l.row.AgentVersion, l.intern})
 	}
 	col("r.ok", intDest{&l.ok, "ok"})
-	if l.cols.Has("usage_check") {
-		col("COALESCE(r.usage_check LIKE 'disagree%', 0)", intDest{&l.disagrees, "usage_check"})
+	if l.cols.Has("usage_verdict") {
+		col("COALESCE(r.usage_verdict = '"+string(wfb.VerdictDisagree)+"', 0)", intDest{&l.disagrees, "usage_verdict"})
 	}
 	col("r.error_kind", textDest{&l.row.ErrorKind, l.intern})
 	for _, m := range l.cols.Metrics() {

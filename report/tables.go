@@ -165,7 +165,9 @@ func retriedKey(kind string) string {
 	return "retried_" + strings.ReplaceAll(kind, "-", "_")
 }
 
-// RunsTable builds the `wfb runs` table.
+// RunsTable builds the `wfb runs` table: each run's cells by outcome (by
+// their final attempts, as wfb report counts them), its attempts under
+// their own name, and its cost by the one rule (wfb.Cost).
 func RunsTable(runs []RunInfo, f Format) *Table {
 	d := dual{title: "wfb runs"}
 	d.col("run", "run_id")
@@ -173,45 +175,91 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 	d.col("started", "started_at")
 	d.col("status", "status")
 	d.col("cells", "cells")
-	d.col("attempts", "attempts")
 	d.col("ok", "ok")
 	d.col("failed", "failed")
+	d.col("errored", "errored")
+	d.col("attempts", "attempts")
 	d.col("cost (USD)", "cost_usd_total")
 	d.col("cost n", "cost_usd_n")
 	d.col("budget (USD)", "budget_usd")
 	if !Human(f) {
 		d.col("", "cost_usd_measured_sum")
+		d.col("", "cost_usd_metered_n")
+		d.col("", "agent_cost_usd_sum")
+		d.col("", "agent_cost_usd_n")
 		d.col("", "finished_at")
 		d.col("", "fingerprint")
 	}
-	var notes []string
+	notes := []string{runsNote()}
 	for _, r := range runs {
 		d.same(r.ID)
 		d.same(nullIfEmpty(r.Label))
 		d.same(r.StartedAt)
 		d.same(r.Status)
 		d.same(r.Cells)
-		d.same(r.Attempts)
 		d.same(r.OK)
-		d.same(r.Attempts - r.OK)
-		d.cell(humanCost(r.CostSum, r.CostN, r.Attempts), machineCost(r.CostSum, r.CostN, r.Attempts))
-		d.same(r.CostN)
+		d.same(r.Failed)
+		d.same(r.Errored)
+		d.same(r.Attempts)
+		d.cell(humanCost(r.Cost.USD, r.Cost.N, r.Attempts), machineCost(r.Cost.USD, r.Cost.N, r.Attempts))
+		d.same(r.Cost.N)
 		d.cell(humanBudget(r.Budget), machineBudget(r.Budget))
 		if !Human(f) {
-			d.same(measuredSum(r.CostSum, r.CostN))
+			d.same(measuredSum(r.Cost.USD, r.Cost.N))
+			d.same(r.Cost.Metered)
+			d.same(measuredSum(r.Cost.AgentUSD, r.Cost.AgentN))
+			d.same(r.Cost.AgentN)
 			d.same(nullIfEmpty(r.FinishedAt))
 			d.same(nullIfEmpty(r.Fingerprint))
 		}
 		d.endRow()
-		switch {
-		case r.CostN == 0 && r.Attempts > 0:
-			notes = append(notes, fmt.Sprintf("run %s: cost unmeasured for all %d attempts: NULL, not 0.", r.ID, r.Attempts))
-		case r.CostN < r.Attempts:
-			notes = append(notes, fmt.Sprintf("run %s: cost unmeasured for %d of %d attempts: the cost shown (marked *) sums the %d measured, a lower bound.",
-				r.ID, r.Attempts-r.CostN, r.Attempts, r.CostN))
-		}
+		notes = append(notes, CostNotes("run "+r.ID, r.Cost)...)
 	}
 	return d.table(Human(f), notes)
+}
+
+// runsNote says once what the counts of `wfb runs` are.
+func runsNote() string {
+	return "cells counts each run × task × arm × rep once; ok, failed and errored count cells by their final attempt, as wfb report does (errored: " +
+		strings.Join(wfb.ErroredKinds(), ", ") + "). attempts counts every attempt, retries included. cost is the wire's priced figure where the wire measured the attempt, else the agent's; cost n is how many attempts it covers."
+}
+
+// CostText is a cost total for people, as every table and page shows it:
+// "" when nothing was measured, four significant digits, and * when some
+// attempts' cost was not measured (a lower bound).
+func CostText(c wfb.CostSum) string {
+	s, _ := humanCost(c.USD, c.N, c.Of).(string)
+	return s
+}
+
+// CostNotes say what a cost total does not cover, and what the agents
+// themselves reported where that differs from the figure shown: the one
+// wording of every table and page that shows a cost total. who starts each
+// note ("run X: "); empty, the notes start with their subject.
+func CostNotes(who string, c wfb.CostSum) []string {
+	if who != "" {
+		who += ": "
+	}
+	var notes []string
+	switch {
+	case c.N == 0 && c.Of > 0:
+		notes = append(notes, fmt.Sprintf("%scost unmeasured for all %d attempts: NULL, not 0.", who, c.Of))
+	case c.N < c.Of:
+		notes = append(notes, fmt.Sprintf("%scost unmeasured for %d of %d attempts: the cost shown (marked *) sums the %d measured, a lower bound.",
+			who, c.Of-c.N, c.Of, c.N))
+	}
+	if c.AgentDiffers() {
+		shown := fmt.Sprintf("the wire's for the %d attempts it priced, the agent's for %d", c.Metered, c.N-c.Metered)
+		switch c.Metered {
+		case c.N:
+			shown = fmt.Sprintf("the wire's priced figure for all %d", c.N)
+		case 0:
+			shown = fmt.Sprintf("the agents' own for all %d", c.N)
+		}
+		notes = append(notes, fmt.Sprintf("%sagent-reported cost $%s over %d attempts; the cost shown is %s.",
+			who, wfb.Dollars(c.AgentUSD), c.AgentN, shown))
+	}
+	return notes
 }
 
 // humanBudget spells a run's cost cap: "none" when it had none.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/store"
 )
@@ -22,8 +23,9 @@ type Progress interface {
 	// CellDone reports a cell that will get no further attempt now, with
 	// its last row.
 	CellDone(last store.Result)
-	// Finish is called once, after the last attempt.
-	Finish()
+	// Finish is called once, after the last attempt, with how the run
+	// ended: its whole tally and cost, as wfb runs will show them.
+	Finish(sum Summary)
 }
 
 // ProgressLine shows a sweep's progress on w: on a terminal, one line
@@ -38,9 +40,9 @@ type ProgressLine struct {
 
 	mu                   sync.Mutex
 	cells, done, skipped int
-	ok, failed, attempts int
-	cost                 float64
-	costN                int
+	ok, failed, errored  int
+	attempts             int
+	cost                 wfb.CostSum // this invocation's attempts
 	started              time.Time
 	lastDraw             time.Time
 	width                int
@@ -75,10 +77,7 @@ func (p *ProgressLine) Attempt(row store.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.attempts++
-	if row.CostUSD != nil {
-		p.cost += *row.CostUSD
-		p.costN++
-	}
+	p.cost.Add(row.UsageSource, row.MeteredCostUSD, row.CostUSD)
 	if p.terminal {
 		p.draw(false)
 		return
@@ -91,9 +90,14 @@ func (p *ProgressLine) Attempt(row store.Result) {
 	// CI log or a terminal behind tee shows their controls, never obeys
 	// them.
 	outcome = termtext.Show(outcome, "")
-	cost := "cost NULL"
-	if row.CostUSD != nil {
-		cost = fmt.Sprintf("cost $%.4f", *row.CostUSD)
+	var one wfb.CostSum
+	one.Add(row.UsageSource, row.MeteredCostUSD, row.CostUSD)
+	cost := "cost not measured"
+	if one.Measured() {
+		cost = "cost $" + wfb.Dollars(one.USD)
+	}
+	if one.AgentDiffers() {
+		cost += "; agent-reported $" + wfb.Dollars(one.AgentUSD)
 	}
 	fmt.Fprintf(p.w, "%s × %s #%d attempt %d: %s (%s)\n", termtext.Show(row.Task, ""), termtext.Show(row.Arm, ""), row.Rep, row.Attempt, outcome, cost)
 }
@@ -103,9 +107,12 @@ func (p *ProgressLine) CellDone(last store.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.done++
-	if last.OK {
+	switch wfb.OutcomeOf(last.OK, last.ErrorKind) {
+	case wfb.OutcomeOK:
 		p.ok++
-	} else {
+	case wfb.OutcomeErrored:
+		p.errored++
+	default:
 		p.failed++
 	}
 	if p.terminal {
@@ -113,26 +120,30 @@ func (p *ProgressLine) CellDone(last store.Result) {
 	}
 }
 
-// Finish implements Progress.
-func (p *ProgressLine) Finish() {
+// Finish implements Progress: the closing line is the whole run's (earlier
+// invocations of a resumed run included), counted by the rules wfb runs
+// and wfb report count by — cells by their final attempts, attempts
+// apart, the one cost.
+func (p *ProgressLine) Finish(sum Summary) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.terminal {
 		p.draw(true)
 		fmt.Fprintln(p.w)
-		return
 	}
-	fmt.Fprintln(p.w, "wfb run: "+p.status())
+	t := sum.Run
+	fmt.Fprintf(p.w, "wfb run: %d of %d cells: %d ok, %d failed, %d errored (each by its final attempt); %d attempts; cost %s; %s\n",
+		t.Cells, p.cells, t.OK, t.Failed, t.Errored, t.Attempts, sum.Cost.Phrase(), p.now().Sub(p.started).Round(100*time.Millisecond))
 }
 
-// status is the one-line summary: counts, cost, ETA.
+// status is the live line: this invocation's counts, cost, ETA.
 func (p *ProgressLine) status() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d/%d cells, %d ok, %d failed, %d attempts", p.done, p.cells, p.ok, p.failed, p.attempts)
-	if p.costN > 0 {
-		fmt.Fprintf(&b, ", cost $%.4f", p.cost)
-		if p.costN < p.attempts {
-			fmt.Fprintf(&b, " (%d of %d measured)", p.costN, p.attempts)
+	fmt.Fprintf(&b, "%d/%d cells, %d ok, %d failed, %d errored, %d attempts", p.done, p.cells, p.ok, p.failed, p.errored, p.attempts)
+	if p.cost.Measured() {
+		fmt.Fprintf(&b, ", cost $%s", wfb.Dollars(p.cost.USD))
+		if !p.cost.Complete() {
+			fmt.Fprintf(&b, " (%d of %d measured)", p.cost.N, p.cost.Of)
 		}
 	}
 	elapsed := p.now().Sub(p.started)

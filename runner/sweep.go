@@ -82,13 +82,16 @@ type Summary struct {
 	OK, Failed int
 	// Breaker says why the outage breaker opened; "" when it did not.
 	Breaker string
-	// Budget is the run's cost cap in US dollars (0: none); Spent is the
-	// cost recorded in the run so far (earlier invocations included), and
-	// Unmeasured counts its attempts that ran with no cost measured (they
-	// count $0). BudgetReached says why the budget stopped the run; "" when
+	// Run counts the whole run's cells (earlier invocations included) by
+	// their final attempts, and its attempts, by the cell rule (wfb.Cell);
+	// Cost is the whole run's cost by the one rule (wfb.Cost) — the
+	// figures wfb runs shows for the run.
+	Run  wfb.Tally
+	Cost wfb.CostSum
+	// Budget is the run's cost cap in US dollars (0: none), checked against
+	// Cost.USD. BudgetReached says why the budget stopped the run; "" when
 	// it did not.
-	Budget, Spent float64
-	Unmeasured    int
+	Budget        float64
 	BudgetReached string
 }
 
@@ -166,9 +169,9 @@ type Sweep struct {
 	breakerWhy  string
 	fatal       error
 
-	budget        float64 // the run's cost cap in dollars; 0: none
-	spent         float64 // cost recorded in the run so far (charge)
-	unmeasured    int     // attempts that ran with no cost measured
+	budget        float64        // the run's cost cap in dollars; 0: none
+	cost          wfb.CostSum    // the run's cost so far, earlier invocations included (charge)
+	unplanned     []store.Result // rows of the run's cells this invocation does not plan
 	budgetReached bool
 	summary       Summary
 }
@@ -422,16 +425,49 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 		status = wfb.RunAborted
 		s.recordNotRuns(ctx, pending)
 	}
-	if s.opts.Progress != nil {
-		s.opts.Progress.Finish()
-	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
-	s.summary.Budget, s.summary.Spent, s.summary.Unmeasured = s.budget, s.spent, s.unmeasured
+	s.summary.Budget, s.summary.Cost, s.summary.Run = s.budget, s.cost, s.tally()
 	if status == wfb.RunAborted && s.budgetReached && s.breakerWhy == "" {
 		s.summary.BudgetReached = s.budgetWhy()
 	}
+	if s.opts.Progress != nil {
+		s.opts.Progress.Finish(s.summary)
+	}
 	ferr := s.opts.DB.FinishRun(context.WithoutCancel(ctx), s.run.ID, status, time.Now().UTC())
 	return s.summary, errors.Join(s.fatal, ferr)
+}
+
+// tally counts the whole run's cells by the cell rule: the planned cells'
+// attempts, and the rows of cells this invocation does not plan.
+func (s *Sweep) tally() wfb.Tally {
+	var t wfb.Tally
+	for _, c := range s.cells {
+		if len(c.attempts) > 0 {
+			t.AddCell(cellOf(c.attempts))
+		}
+	}
+	others := map[bench.Cell][]store.Result{}
+	var order []bench.Cell
+	for _, r := range s.unplanned {
+		k := bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}
+		if others[k] == nil {
+			order = append(order, k)
+		}
+		others[k] = append(others[k], r)
+	}
+	for _, k := range order {
+		t.AddCell(cellOf(others[k]))
+	}
+	return t
+}
+
+// cellOf is one cell's outcome from its attempts.
+func cellOf(attempts []store.Result) wfb.Cell {
+	var c wfb.Cell
+	for _, a := range attempts {
+		c.Add(a.Attempt, a.OK, a.ErrorKind)
+	}
+	return c
 }
 
 // stopping says whether no further attempt may start.
@@ -537,6 +573,7 @@ func (s *Sweep) recordNotRun(ctx context.Context, c *cellState, kind, detail str
 	s.mu.Lock()
 	s.summary.Attempts++
 	s.summary.Failed++
+	s.charge(row)
 	s.mu.Unlock()
 	if s.opts.Progress != nil {
 		s.opts.Progress.Attempt(row)

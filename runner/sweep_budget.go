@@ -3,9 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
@@ -13,37 +11,16 @@ import (
 
 // The run's cost budget (`wfb run --max-cost`, the bench's budget): no new
 // cell starts once the cost recorded in the run so far reaches it. The cost
-// so far is the sum over the run's rows — those of earlier invocations of a
-// resumed run included — of each row's metered cost where the proxy
-// measured one, else its reported or derived cost. A row with neither
-// counts $0 and is counted as unmeasured, so the end note can say how much
-// of the run the sum does not see.
+// so far is the run's cost by the one rule (wfb.Cost) over the run's rows —
+// those of earlier invocations of a resumed run included — the figure wfb
+// runs shows; an attempt whose cost was not measured adds nothing, and the
+// sum says how many attempts it covers.
 
-// rowCost is what a row counts toward the budget: its metered cost where
-// present, else its cost_usd; ok is false when neither was measured.
-func rowCost(r store.Result) (cost float64, ok bool) {
-	switch {
-	case r.MeteredCostUSD != nil:
-		return *r.MeteredCostUSD, true
-	case r.CostUSD != nil:
-		return *r.CostUSD, true
-	}
-	return 0, false
-}
-
-// charge adds a row's cost to the run's spending and notes when the budget
-// is reached. A row of a cell that never started spent nothing and is not
-// an unmeasured one. The caller holds s.mu (or no worker runs yet).
+// charge adds a row's cost to the run's and notes when the budget is
+// reached. The caller holds s.mu (or no worker runs yet).
 func (s *Sweep) charge(r store.Result) {
-	if r.ProcessState == wfb.StateNotStarted {
-		return
-	}
-	if c, ok := rowCost(r); ok {
-		s.spent += c
-	} else {
-		s.unmeasured++
-	}
-	if s.budget > 0 && s.spent >= s.budget {
+	s.cost.Add(r.UsageSource, r.MeteredCostUSD, r.CostUSD)
+	if s.budget > 0 && s.cost.USD >= s.budget {
 		s.budgetReached = true
 	}
 }
@@ -61,13 +38,7 @@ func (s *Sweep) budgetCut(pending []*cellState) bool {
 // budgetWhy says why the budget stopped the run, with what was spent so
 // far; the caller holds s.mu.
 func (s *Sweep) budgetWhy() string {
-	return fmt.Sprintf("the run's budget of $%s was reached ($%s spent)", Dollars(s.budget), Dollars(s.spent))
-}
-
-// Dollars formats an amount of US dollars to the micro-dollar, without
-// trailing zeros: 0.036, not 0.036000000000000004.
-func Dollars(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
+	return fmt.Sprintf("the run's budget of $%s was reached (cost %s)", wfb.Dollars(s.budget), s.cost.Phrase())
 }
 
 // recordNotRuns gives each pending cell that did not start a not-run row:

@@ -393,6 +393,7 @@ func (s *Sweep) loadAttempts(ctx context.Context) error {
 		s.charge(r) // the budget is the whole run's
 		c, ok := byKey[bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
 		if !ok {
+			s.unplanned = append(s.unplanned, r)
 			continue
 		}
 		c.attempts = append(c.attempts, r)

@@ -70,7 +70,8 @@ func TestTheViewsSpellTheVocabularysRules(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cells_v against wfb.Cell (-want +got):\n%s", diff)
 	}
-	_, rows, err = d.Query(ctx, `SELECT attempt_id, usage_cost_usd, usage_cost_source FROM measured_results_v WHERE task = 'cells'`)
+	_, rows, err = d.Query(ctx, `SELECT m.attempt_id, m.usage_cost_usd, m.usage_cost_source, `+UsageCostSQL("x")+`, `+UsageCostSourceSQL("x")+`
+		FROM measured_results_v m JOIN results x ON x.attempt_id = m.attempt_id WHERE m.task = 'cells'`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +80,9 @@ func TestTheViewsSpellTheVocabularysRules(t *testing.T) {
 		switch {
 		case w == nil && r[1] != nil, w != nil && r[1] == nil, w != nil && r[1].(float64) != *w:
 			t.Errorf("%s: usage_cost_usd %v, want %v", r[0], r[1], show(w))
+		}
+		if r[1] != r[3] || r[2] != r[4] {
+			t.Errorf("%s: the view says %v (%v), UsageCostSQL %v (%v)", r[0], r[1], r[2], r[3], r[4])
 		}
 	}
 }

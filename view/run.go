@@ -31,6 +31,9 @@ type runData struct {
 	Tables      []*report.Table
 	Grid        grid
 	FirstFailed string
+	// CostText and CostNotes are the run's cost total as wfb runs shows it.
+	CostText  string
+	CostNotes []string
 }
 
 // grid is the task × arm grid of a run's cells.
@@ -82,7 +85,11 @@ func (s *Server) runData(ctx context.Context, l links, id string, byTask bool) (
 	if len(rs) != 1 {
 		return nil, fmt.Errorf("run %q: %w", id, errNotFound)
 	}
-	d := &runData{L: l, Run: rs[0], ByTask: byTask, Title: "Run " + id}
+	if err := report.FillRunStats(ctx, s.db, rs, false); err != nil {
+		return nil, err
+	}
+	d := &runData{L: l, Run: rs[0], ByTask: byTask, Title: "Run " + id,
+		CostText: report.CostText(rs[0].Cost), CostNotes: report.CostNotes("", rs[0].Cost)}
 	_, meta, err := s.db.Query(ctx, `SELECT kind, harness, config FROM runs WHERE run_id = ?`, id)
 	if err != nil || len(meta) != 1 {
 		return nil, fmt.Errorf("run %s: %v", id, err)
@@ -148,8 +155,8 @@ func (s *Server) agents(ctx context.Context, id string, acc *gridAcc) (*report.T
 	return t, nil
 }
 
-// gridAcc counts each task × arm's attempts, and the agent versions of
-// each arm, as the rows stream by.
+// gridAcc holds each task × arm's cell counts (cellCounts), and the agent
+// versions of each arm, counted as the rows stream by.
 type gridAcc struct {
 	counts   map[taskArm]*gridCell
 	arms     []string
@@ -163,16 +170,6 @@ func newGridAcc() *gridAcc {
 }
 
 func (g *gridAcc) add(r *report.Row) {
-	k := taskArm{r.Task, r.Arm}
-	c := g.counts[k]
-	if c == nil {
-		c = &gridCell{}
-		g.counts[k] = c
-	}
-	c.Cells++
-	if r.OK {
-		c.OK++
-	}
 	v := g.versions[r.Arm]
 	if v == nil {
 		v = map[string]int{}
@@ -182,24 +179,15 @@ func (g *gridAcc) add(r *report.Row) {
 	v[r.AgentVersion]++
 }
 
-// superseded takes away the attempts a later attempt of the same cell
-// superseded, so that each cell counts once, by its final attempt: they
-// are found from the run's attempts numbered above 1 (a walk of the cell
-// index), where a pass over every row would have to remember every cell.
-func (s *Server) superseded(ctx context.Context, id string, acc *gridAcc) error {
-	_, rows, err := s.db.Query(ctx, `WITH multi AS (SELECT task, arm, rep, max(attempt) AS m
-			FROM results WHERE run_id = ?1 AND attempt > 1 GROUP BY task, arm, rep)
-		SELECT r.task, r.arm, count(*), total(r.ok) FROM multi CROSS JOIN results r
-			ON r.run_id = ?1 AND r.task = multi.task AND r.arm = multi.arm AND r.rep = multi.rep AND r.attempt < multi.m
-		GROUP BY r.task, r.arm`, id)
+// cellCounts counts each task × arm's cells, each once by its final
+// attempt, from cells_v: the cell rule as the file spells it.
+func (s *Server) cellCounts(ctx context.Context, id string, acc *gridAcc) error {
+	_, rows, err := s.db.Query(ctx, `SELECT task, arm, count(*), total(outcome = 'ok') FROM cells_v WHERE run_id = ? GROUP BY task, arm`, id)
 	if err != nil {
-		return fmt.Errorf("retried cells of run %s: %w", id, err)
+		return fmt.Errorf("cells of run %s: %w", id, err)
 	}
 	for _, v := range rows {
-		if c := acc.counts[taskArm{str(v[0]), str(v[1])}]; c != nil {
-			c.Cells -= int(num(v[2]))
-			c.OK -= int(num(v[3]))
-		}
+		acc.counts[taskArm{str(v[0]), str(v[1])}] = &gridCell{Cells: int(num(v[2])), OK: int(num(v[3]))}
 	}
 	return nil
 }
@@ -217,7 +205,7 @@ func (s *Server) table(ctx context.Context, title, q string, args ...any) (*repo
 // and links the first maxGridReps of them.
 func (s *Server) grid(ctx context.Context, id string, acc *gridAcc) (grid, error) {
 	g := grid{Arms: slices.Sorted(slices.Values(acc.arms))}
-	if err := s.superseded(ctx, id, acc); err != nil {
+	if err := s.cellCounts(ctx, id, acc); err != nil {
 		return g, err
 	}
 	tasks := map[string]bool{}

@@ -7,16 +7,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
 )
 
 // runRow is one line of the runs page.
 type runRow struct {
 	report.RunInfo
-	Errored       int    // final attempts that ended with an excluded kind
 	Strict, Clean string // rates, "" when there is no cell (or no clean cell)
-	Cost          string // total, with * when some attempt's cost was not measured
+	CostText      string // total, with * when some attempt's cost was not measured
+	CostNotes     []string
 	Prev          string // the run before it with the same label, for Compare
 }
 
@@ -64,60 +63,23 @@ func (s *Server) runsData(ctx context.Context, l links, label, day string) (*run
 	return d, nil
 }
 
-// runCounts fills in each run's cells, attempts, rates and cost. A cell's
-// outcome is its final attempt's, as in `wfb report`: the counts over every
-// attempt (one scan in rowid order) less those over the attempts a later
-// attempt of the same cell superseded (found from the attempts numbered
-// above 1, through the cell index). Only the runs named are read when
-// narrow is set.
+// runCounts fills in each run's cells, attempts, rates and cost, as `wfb
+// runs` counts them (report.FillRunStats): cells by their final attempts,
+// the one cost. Only the runs named are read when narrow is set.
 func (s *Server) runCounts(ctx context.Context, runs []runRow, narrow bool) error {
-	if len(runs) == 0 {
-		return nil
-	}
-	excluded := wfb.ErroredKinds()
-	var kinds, ids []any
-	for _, k := range excluded {
-		kinds = append(kinds, k)
-	}
-	where := "1"
-	if narrow {
-		where = "run_id IN (" + marks(len(runs)) + ")"
-		for _, r := range runs {
-			ids = append(ids, r.ID)
-		}
-	}
-	errored := `total(r.error_kind IN (` + marks(len(excluded)) + `))`
-	_, all, err := s.db.Query(ctx, `SELECT r.run_id, count(*), total(r.ok), `+errored+`, count(r.cost_usd), total(r.cost_usd)
-		FROM results r NOT INDEXED WHERE `+where+` GROUP BY r.run_id`, append(kinds, ids...)...)
-	if err != nil {
-		return fmt.Errorf("count the runs' attempts: %w", err)
-	}
-	_, superseded, err := s.db.Query(ctx, `WITH multi AS (SELECT run_id, task, arm, rep, max(attempt) AS m
-			FROM results NOT INDEXED WHERE attempt > 1 AND `+where+` GROUP BY run_id, task, arm, rep)
-		SELECT r.run_id, count(*), total(r.ok), `+errored+` FROM multi CROSS JOIN results r
-			ON r.run_id = multi.run_id AND r.task = multi.task AND r.arm = multi.arm AND r.rep = multi.rep AND r.attempt < multi.m
-		GROUP BY r.run_id`, append(ids, kinds...)...)
-	if err != nil {
-		return fmt.Errorf("count the runs' retried attempts: %w", err)
-	}
-	byID := map[string]*runRow{}
+	infos := make([]report.RunInfo, len(runs))
 	for i := range runs {
-		byID[runs[i].ID] = &runs[i]
+		infos[i] = runs[i].RunInfo
 	}
-	for _, v := range all {
-		if r := byID[str(v[0])]; r != nil {
-			r.Attempts, r.Cells, r.OK, r.Errored = int(num(v[1])), int(num(v[1])), int(num(v[2])), int(num(v[3]))
-			r.CostN, r.CostSum = int(num(v[4])), num(v[5])
-		}
+	if err := report.FillRunStats(ctx, s.db, infos, !narrow); err != nil {
+		return err
 	}
-	for _, v := range superseded {
-		if r := byID[str(v[0])]; r != nil {
-			r.Cells, r.OK, r.Errored = r.Cells-int(num(v[1])), r.OK-int(num(v[2])), r.Errored-int(num(v[3]))
-		}
-	}
-	for _, r := range byID {
+	for i := range runs {
+		r := &runs[i]
+		r.RunInfo = infos[i]
 		r.Strict, r.Clean = rate(r.OK, r.Cells), rate(r.OK, r.Cells-r.Errored)
-		r.Cost = cost(r.CostSum, r.CostN, r.Attempts)
+		r.CostText = report.CostText(r.Cost)
+		r.CostNotes = report.CostNotes("", r.Cost)
 	}
 	return nil
 }
@@ -130,18 +92,6 @@ func rate(ok, n int) string {
 		return ""
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(ok)/float64(n))
-}
-
-// cost is a total cost: "" when nothing was measured, with * when some
-// attempts' cost was not.
-func cost(sum float64, measured, attempts int) string {
-	switch {
-	case measured == 0:
-		return ""
-	case measured < attempts:
-		return fmt.Sprintf("$%.4f*", sum)
-	}
-	return fmt.Sprintf("$%.4f", sum)
 }
 
 func str(v any) string {

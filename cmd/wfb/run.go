@@ -344,8 +344,7 @@ func sandboxLine(backend string, passedOver []sandbox.Status) string {
 // sweepOutcome says how the run ended and maps it to the exit status.
 func sweepOutcome(s *Streams, sum runner.Summary, path string) error {
 	if sum.Budget > 0 {
-		fmt.Fprintf(s.ErrOut, "wfb run: cost recorded in the run: $%s of its $%s budget (metered where measured); %d attempts had no measured cost and count $0\n",
-			runner.Dollars(sum.Spent), runner.Dollars(sum.Budget), sum.Unmeasured)
+		fmt.Fprintf(s.ErrOut, "wfb run: the run's budget is $%s; its cost so far: %s\n", wfb.Dollars(sum.Budget), sum.Cost.Phrase())
 	}
 	switch sum.Status {
 	case wfb.RunInterrupted:

@@ -141,7 +141,15 @@ WITH c AS (
            COUNT(*) FILTER (WHERE cost_verdict = 'disagree')     AS cost_disagreements
     FROM measured_results_v GROUP BY run_id, arm
 )
-SELECT c.run_id, c.arm, c.cells, c.ok, c.failed, c.errored, a.*
+SELECT c.run_id, c.arm, c.cells, c.ok, c.failed, c.errored, a.attempts,
+       a.input_tokens_n, a.input_tokens_sum, a.input_tokens_avg,
+       a.output_tokens_n, a.output_tokens_sum, a.output_tokens_avg,
+       a.cache_read_input_tokens_n, a.cache_read_input_tokens_sum, a.cache_read_input_tokens_avg,
+       a.cache_creation_input_tokens_n, a.cache_creation_input_tokens_sum, a.cache_creation_input_tokens_avg,
+       a.cost_usd_n, a.cost_usd_sum, a.cost_usd_avg, a.cost_usd_metered_n,
+       a.agent_cost_usd_n, a.agent_cost_usd_sum,
+       a.duration_ms_n, a.duration_ms_sum, a.duration_ms_avg,
+       a.usage_metered, a.usage_disagreements, a.usage_refusals, a.cost_disagreements
 FROM c JOIN a ON a.run_id = c.run_id AND a.arm = c.arm;
 
 -- run_summary_v: one row per run, every run (a run with no attempt has
