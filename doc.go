@@ -16,7 +16,8 @@
 //   - the cell rule (cell.go): a cell counts once, by its final attempt, as
 //     ok, failed or errored;
 //   - the cost rule (cost.go): an attempt's cost is the wire's where the
-//     wire priced it, else the agent's, else not measured.
+//     wire priced it, else the agent's, else not measured;
+//   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and
 // cost rules again in SQL, for ad hoc queries; store's tests hold the two

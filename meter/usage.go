@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // CountState says what the wire carried for one usage figure.
@@ -170,8 +172,8 @@ func readCount(obj map[string]json.RawMessage, prefix, name string) Count {
 		}
 		bad = "is out of range"
 	}
-	c.State, c.Raw = Nonsense, clip(s, 200)
-	c.Why = fmt.Sprintf("%s %s (%s)", native, bad, clip(s, 40))
+	c.State, c.Raw = Nonsense, wfb.Clip(s, 200)
+	c.Why = fmt.Sprintf("%s %s (%s)", native, bad, wfb.Clip(s, 40))
 	return c
 }
 
@@ -193,7 +195,7 @@ func readObject(obj map[string]json.RawMessage, prefix, name string) (inner map[
 		return nil, Count{Native: native, Why: native + " is null"}, false
 	}
 	if err := json.Unmarshal(raw, &inner); err != nil || inner == nil {
-		return nil, Count{State: Nonsense, Native: native, Raw: clip(s, 200), Why: fmt.Sprintf("%s is not an object (%s)", native, clip(s, 40))}, false
+		return nil, Count{State: Nonsense, Native: native, Raw: wfb.Clip(s, 200), Why: fmt.Sprintf("%s is not an object (%s)", native, wfb.Clip(s, 40))}, false
 	}
 	return inner, Count{}, true
 }
@@ -218,11 +220,4 @@ func subtract(total, subset Count, field string) Count {
 		c.State, c.Value = Present, total.Value-subset.Value
 	}
 	return c
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -216,10 +216,5 @@ func parseCount(raw json.RawMessage) (int64, error) {
 	return n, nil
 }
 
-// clip cuts s to n bytes for a message, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+// clip is wfb.Clip.
+func clip(s string, n int) string { return wfb.Clip(s, n) }
