@@ -17,6 +17,8 @@
 //     ok, failed or errored;
 //   - the cost rule (cost.go): an attempt's cost is the wire's where the
 //     wire priced it, else the agent's, else not measured;
+//   - strict counts (count.go): a usage figure is a non-negative integer
+//     written as one, or it is refused, never coerced;
 //   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and

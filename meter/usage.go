@@ -2,9 +2,8 @@ package meter
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/wfbench/wfb"
@@ -134,8 +133,6 @@ func (u *Usage) RawValues() map[string]string {
 	return out
 }
 
-var wholeNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
-
 // readCount reads the native field name of obj as a count: a non-negative
 // integer written as one. Missing and null are Absent; anything else that
 // is not such an integer is Nonsense, kept as the wire wrote it.
@@ -147,33 +144,16 @@ func readCount(obj map[string]json.RawMessage, prefix, name string) Count {
 		c.Why = native + " is missing"
 		return c
 	}
-	s := strings.TrimSpace(string(raw))
-	bad := ""
+	n, err := wfb.ParseCount(raw)
 	switch {
-	case s == "null":
-		c.Why = native + " is null"
-		return c
-	case s == "true" || s == "false":
-		bad = "is a boolean"
-	case strings.HasPrefix(s, `"`):
-		bad = "is a string"
-	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
-		bad = "is not a number"
-	case strings.HasPrefix(s, "-"):
-		bad = "is negative"
-	case !wholeNumber.MatchString(s):
-		bad = "is not a whole number"
+	case err == nil:
+		c.State, c.Value = Present, n
+	case errors.Is(err, wfb.ErrNullCount):
+		c.Why = native + " " + err.Error()
+	default:
+		c.State, c.Raw = Nonsense, wfb.Clip(strings.TrimSpace(string(raw)), 200)
+		c.Why = native + " " + err.Error()
 	}
-	if bad == "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err == nil {
-			c.State, c.Value = Present, n
-			return c
-		}
-		bad = "is out of range"
-	}
-	c.State, c.Raw = Nonsense, wfb.Clip(s, 200)
-	c.Why = fmt.Sprintf("%s %s (%s)", native, bad, wfb.Clip(s, 40))
 	return c
 }
 
