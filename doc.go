@@ -19,6 +19,7 @@
 //     wire priced it, else the agent's, else not measured;
 //   - strict counts (count.go): a usage figure is a non-negative integer
 //     written as one, or it is refused, never coerced;
+//   - the codec of every kept body (codec.go);
 //   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and
