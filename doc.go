@@ -17,6 +17,8 @@
 //     ok, failed or errored;
 //   - the cost rule (cost.go): an attempt's cost is the wire's where the
 //     wire priced it, else the agent's, else not measured;
+//   - the secret rule (secret.go): which names (of environment variables,
+//     headers, query parameters) say their value is a credential;
 //   - prices (price.go): a Price per million tokens by bucket, and the one
 //     exact arithmetic that turns a usage into dollars;
 //   - strict counts (count.go): a usage figure is a non-negative integer
