@@ -16,7 +16,15 @@
 //   - the cell rule (cell.go): a cell counts once, by its final attempt, as
 //     ok, failed or errored;
 //   - the cost rule (cost.go): an attempt's cost is the wire's where the
-//     wire priced it, else the agent's, else not measured.
+//     wire priced it, else the agent's, else not measured;
+//   - the secret rule (secret.go): which names (of environment variables,
+//     headers, query parameters) say their value is a credential;
+//   - prices (price.go): a Price per million tokens by bucket, and the one
+//     exact arithmetic that turns a usage into dollars;
+//   - strict counts (count.go): a usage figure is a non-negative integer
+//     written as one, or it is refused, never coerced;
+//   - the codec of every kept body (codec.go);
+//   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and
 // cost rules again in SQL, for ad hoc queries; store's tests hold the two

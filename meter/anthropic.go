@@ -111,7 +111,7 @@ func (d *anthropicDecoder) event(name string, data []byte) {
 func (d *anthropicDecoder) setError(e *anthropicError) {
 	d.errType = "error"
 	if e != nil {
-		d.errType, d.detail = e.Type, clip(e.Message, 300)
+		d.errType, d.detail = e.Type, wfb.Clip(e.Message, 300)
 	}
 }
 

@@ -11,10 +11,8 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/wfbench/wfb"
 )
-
-// CodecZstd names the compression of Body.Data: Zstandard, one frame.
-const CodecZstd = "zstd"
 
 // DefaultMaxExchangeBytes bounds the bodies kept per attempt, uncompressed.
 const DefaultMaxExchangeBytes = 64 << 20
@@ -34,7 +32,7 @@ type Exchange struct {
 
 // Body is one body, scrubbed of the attempt's secrets, then compressed.
 type Body struct {
-	Codec string // CodecZstd; "" when nothing was kept
+	Codec string // wfb.CodecZstd; "" when nothing was kept
 	Data  []byte // compressed
 	// Size is the length of the kept bytes, uncompressed; SHA256 (hex) is
 	// their digest: decompress Data, hash it, and it matches.
@@ -51,8 +49,8 @@ func (b Body) Decode() ([]byte, error) {
 	if b.Codec == "" {
 		return nil, nil
 	}
-	if b.Codec != CodecZstd {
-		return nil, fmt.Errorf("body codec %q: only %s is known", b.Codec, CodecZstd)
+	if b.Codec != wfb.CodecZstd {
+		return nil, fmt.Errorf("body codec %q: only %s is known", b.Codec, wfb.CodecZstd)
 	}
 	out, err := DecodeBody(b.Codec, b.Data, b.Size)
 	if err != nil {
@@ -103,8 +101,8 @@ const MaxDecodedBytes = 256 << 20
 // zstd can stand for GiBs, so it is decoded as a stream that stops one
 // byte past size, and a size over MaxDecodedBytes is refused undecoded.
 func DecodeBody(codec string, data []byte, size int64) ([]byte, error) {
-	if codec != CodecZstd {
-		return nil, fmt.Errorf("body codec %q: only %s is known", codec, CodecZstd)
+	if codec != wfb.CodecZstd {
+		return nil, fmt.Errorf("body codec %q: only %s is known", codec, wfb.CodecZstd)
 	}
 	if size < 0 || size > MaxDecodedBytes {
 		return nil, fmt.Errorf("the body is recorded as %d bytes; wfb decodes at most %d (%d MiB)", size, MaxDecodedBytes, MaxDecodedBytes>>20)
@@ -136,7 +134,7 @@ func keep(raw []byte, truncated bool, s *scrubber) Body {
 	clean := s.bytes(raw)
 	sum := sha256.Sum256(clean)
 	return Body{
-		Codec:     CodecZstd,
+		Codec:     wfb.CodecZstd,
 		Data:      zstdEncoder().EncodeAll(clean, make([]byte, 0, len(clean)/4+64)),
 		Size:      int64(len(clean)),
 		SHA256:    hex.EncodeToString(sum[:]),

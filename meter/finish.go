@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/wfbench/wfb"
 )
 
 // finish hands the flight to a goroutine that reads its usage, keeps its
@@ -39,7 +41,7 @@ func (f *flight) settle() {
 		}
 	}
 	rec.Path = a.scrub.keptPath(f.rest, f.rawQuery)
-	rec.ErrorDetail = clip(a.scrub.text(rec.ErrorDetail), 1000)
+	rec.ErrorDetail = wfb.Clip(a.scrub.text(rec.ErrorDetail), 1000)
 	got := a.budget.take(len(f.body))
 	rec.Exchange = Exchange{
 		RequestHeader:  a.scrub.keptHeader(f.reqHeader),

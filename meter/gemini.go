@@ -98,7 +98,7 @@ func (d *geminiDecoder) chunk(data []byte) {
 		return
 	}
 	if c.Error != nil {
-		d.errType, d.detail = c.Error.Status, clip(c.Error.Message, 300)
+		d.errType, d.detail = c.Error.Status, wfb.Clip(c.Error.Message, 300)
 		if d.errType == "" {
 			d.errType = "error"
 		}

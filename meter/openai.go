@@ -132,7 +132,7 @@ func (d *openAIDecoder) setError(e *openAIError) {
 		d.errType = "error"
 		return
 	}
-	d.errType, d.detail = e.Type, clip(e.Message, 300)
+	d.errType, d.detail = e.Type, wfb.Clip(e.Message, 300)
 	if d.errType == "" {
 		d.errType = e.Code
 	}

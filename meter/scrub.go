@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // Redacted replaces a secret in whatever the meter keeps.
@@ -94,24 +96,13 @@ func (s *scrubber) bytes(b []byte) []byte {
 
 func (s *scrubber) text(v string) string { return string(s.bytes([]byte(v))) }
 
-// credentialHeader says whether a header carries a credential by its name:
-// such a header is forwarded, never kept.
-func credentialHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"authorization", "cookie", "key", "token", "secret", "password", "credential"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // keptHeader is the header as the meter keeps it: credential headers
 // dropped, the rest scrubbed.
 func (s *scrubber) keptHeader(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
-		if credentialHeader(k) {
+		// A credential header is forwarded, never kept.
+		if wfb.IsSecretName(k) {
 			continue
 		}
 		for _, v := range vs {
@@ -131,7 +122,7 @@ func (s *scrubber) keptPath(path, rawQuery string) string {
 	parts := strings.Split(rawQuery, "&")
 	for i, p := range parts {
 		name, _, hasValue := strings.Cut(p, "=")
-		if n, err := url.QueryUnescape(name); err == nil && hasValue && credentialHeader(n) {
+		if n, err := url.QueryUnescape(name); err == nil && hasValue && wfb.IsSecretName(n) {
 			parts[i] = name + "=" + Redacted
 		}
 	}

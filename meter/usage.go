@@ -2,10 +2,11 @@ package meter
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // CountState says what the wire carried for one usage figure.
@@ -132,8 +133,6 @@ func (u *Usage) RawValues() map[string]string {
 	return out
 }
 
-var wholeNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
-
 // readCount reads the native field name of obj as a count: a non-negative
 // integer written as one. Missing and null are Absent; anything else that
 // is not such an integer is Nonsense, kept as the wire wrote it.
@@ -145,33 +144,16 @@ func readCount(obj map[string]json.RawMessage, prefix, name string) Count {
 		c.Why = native + " is missing"
 		return c
 	}
-	s := strings.TrimSpace(string(raw))
-	bad := ""
+	n, err := wfb.ParseCount(raw)
 	switch {
-	case s == "null":
-		c.Why = native + " is null"
-		return c
-	case s == "true" || s == "false":
-		bad = "is a boolean"
-	case strings.HasPrefix(s, `"`):
-		bad = "is a string"
-	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
-		bad = "is not a number"
-	case strings.HasPrefix(s, "-"):
-		bad = "is negative"
-	case !wholeNumber.MatchString(s):
-		bad = "is not a whole number"
+	case err == nil:
+		c.State, c.Value = Present, n
+	case errors.Is(err, wfb.ErrNullCount):
+		c.Why = native + " " + err.Error()
+	default:
+		c.State, c.Raw = Nonsense, wfb.Clip(strings.TrimSpace(string(raw)), 200)
+		c.Why = native + " " + err.Error()
 	}
-	if bad == "" {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err == nil {
-			c.State, c.Value = Present, n
-			return c
-		}
-		bad = "is out of range"
-	}
-	c.State, c.Raw = Nonsense, clip(s, 200)
-	c.Why = fmt.Sprintf("%s %s (%s)", native, bad, clip(s, 40))
 	return c
 }
 
@@ -193,7 +175,7 @@ func readObject(obj map[string]json.RawMessage, prefix, name string) (inner map[
 		return nil, Count{Native: native, Why: native + " is null"}, false
 	}
 	if err := json.Unmarshal(raw, &inner); err != nil || inner == nil {
-		return nil, Count{State: Nonsense, Native: native, Raw: clip(s, 200), Why: fmt.Sprintf("%s is not an object (%s)", native, clip(s, 40))}, false
+		return nil, Count{State: Nonsense, Native: native, Raw: wfb.Clip(s, 200), Why: fmt.Sprintf("%s is not an object (%s)", native, wfb.Clip(s, 40))}, false
 	}
 	return inner, Count{}, true
 }
@@ -218,11 +200,4 @@ func subtract(total, subset Count, field string) Count {
 		c.State, c.Value = Present, total.Value-subset.Value
 	}
 	return c
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -179,7 +178,7 @@ func parseCounts(usage map[string]json.RawMessage, prefix string, fields []strin
 			problems = append(problems, prefix+f+" is missing")
 			continue
 		}
-		n, err := parseCount(raw)
+		n, err := wfb.ParseCount(raw)
 		if err != nil {
 			problems = append(problems, prefix+f+" "+err.Error())
 			continue
@@ -189,37 +188,5 @@ func parseCounts(usage map[string]json.RawMessage, prefix string, fields []strin
 	return vals, problems
 }
 
-var wholeNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
-
-// parseCount accepts a JSON value that is a non-negative integer written as
-// one: not a float (1.5, 2e3, 2000.0), not a string, not a bool, not null.
-func parseCount(raw json.RawMessage) (int64, error) {
-	s := strings.TrimSpace(string(raw))
-	switch {
-	case s == "" || s == "null":
-		return 0, fmt.Errorf("is null")
-	case s == "true" || s == "false":
-		return 0, fmt.Errorf("is a boolean (%s)", s)
-	case strings.HasPrefix(s, `"`):
-		return 0, fmt.Errorf("is a string (%s)", clip(s, 40))
-	case strings.HasPrefix(s, "{") || strings.HasPrefix(s, "["):
-		return 0, fmt.Errorf("is not a number (%s)", clip(s, 40))
-	case strings.HasPrefix(s, "-"):
-		return 0, fmt.Errorf("is negative (%s)", clip(s, 40))
-	case !wholeNumber.MatchString(s):
-		return 0, fmt.Errorf("is not a whole number (%s)", clip(s, 40))
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("is out of range (%s)", clip(s, 40))
-	}
-	return n, nil
-}
-
-// clip cuts s to n bytes for a message, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
+// clip is wfb.Clip.
+func clip(s string, n int) string { return wfb.Clip(s, n) }

@@ -327,12 +327,12 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	out.parsed = res
 	row.SessionID = res.SessionID
 	if len(res.NumTurns) > 0 {
-		if n, err := parseCount(res.NumTurns); err == nil {
+		if n, err := wfb.ParseCount(res.NumTurns); err == nil {
 			row.NumTurns = &n
 		}
 	}
 	// The agent's own clock, beside wfb's; nonsense is not measured.
-	if d, err := parseCount(res.DurationMS); err == nil {
+	if d, err := wfb.ParseCount(res.DurationMS); err == nil {
 		row.AgentDurationMS = &d
 	}
 

@@ -350,7 +350,7 @@ func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessag
 	row.ReportedInputTokens, row.ReportedCachedInputTokens = &input, &cached
 	row.ReasoningOutputTokens = &reasoning
 	if p, ok := PriceFor(o.model); ok {
-		cost := p.Cost(uncached, cached, 0, output)
+		cost := p.Cost(uncached, output, cached, 0)
 		row.CostUSD, row.CostSource = &cost, "derived"
 	} else {
 		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("cost not recorded: no price for model %q in wfb's price table", o.model))

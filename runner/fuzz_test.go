@@ -122,7 +122,7 @@ func FuzzParseUsage(f *testing.F) {
 		vals, problems := parseUsage(usage)
 		for i, field := range UsageFields {
 			raw, ok := usage[field]
-			n, err := parseCount(raw)
+			n, err := wfb.ParseCount(raw)
 			if ok && err == nil && strconv.FormatInt(n, 10) != strings.TrimSpace(string(raw)) {
 				t.Fatalf("%s: %s accepted as %d", field, raw, n)
 			}

@@ -433,7 +433,7 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 		input, output := u.prompt-u.cached, u.candidates+u.thoughts
 		row := store.ModelUsage{Model: m, InputTokens: &input, OutputTokens: &output, CacheReadInputTokens: &u.cached}
 		if p, ok := PriceFor(m); ok {
-			c := p.Cost(input, u.cached, 0, output)
+			c := p.Cost(input, output, u.cached, 0)
 			row.CostUSD = &c
 			cost.usd += c
 		} else {

@@ -235,9 +235,9 @@ func reported(row *store.Result) meter.Reported {
 func secretValues(env map[string]string) []string {
 	var secrets []string
 	for k, v := range env {
-		// Names as the bench file judges them. Short values would scrub
-		// ordinary words; the mock's "offline" is not a secret.
-		if bench.IsSecretName(k) && len(v) >= 8 {
+		// Short values would scrub ordinary words; the mock's "offline"
+		// is not a secret.
+		if wfb.IsSecretName(k) && len(v) >= store.MinSecretBytes {
 			secrets = append(secrets, v)
 		}
 	}

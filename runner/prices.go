@@ -1,9 +1,6 @@
 package runner
 
-import (
-	"math"
-	"math/big"
-)
+import "github.com/wfbench/wfb"
 
 // PriceTableVersion names the contents of Prices. Change it with any row
 // (a new model, a new price, a new date read): a stored cost is as good as
@@ -18,74 +15,29 @@ const (
 	GooglePricingURL    = "https://ai.google.dev/gemini-api/docs/pricing"
 )
 
-// Price is a model's list price in US dollars per million tokens, by token
-// bucket, standard tier, text tokens. CachedInput is what a cache hit
-// costs; CacheWrite is what writing the cache costs (Anthropic bills it at
-// its 5-minute rate, OpenAI not at all: its cache writes are input).
-type Price struct {
-	Input, CachedInput, CacheWrite, Output float64
-	// LongPromptOver: a request whose prompt (input, cache reads and cache
-	// writes) is longer than this is billed at a long-context rate this
-	// table does not hold, so it is not priced. 0: the model has none.
-	LongPromptOver int64
-	// Source is the vendor's pricing page the price was read from; Read is
-	// the date it was read there.
-	Source, Read string
-}
-
-// Cost prices a usage in the results columns' semantics: uncached input,
-// cache reads, cache writes and output are disjoint buckets, so nothing is
-// counted twice. Reasoning tokens are part of output and billed as output.
-//
-// Dollars per million tokens, to the micro-dollar as the vendors publish
-// them, times tokens is a whole number of 10⁻¹² dollars: the sum is taken
-// in integers and divided once, so a cost is the float64 nearest to the
-// exact figure (0.007125, not 0.0071250000000000003 from adding rounded
-// floats) and two sums of the same usage are equal.
-func (p Price) Cost(uncachedInput, cacheRead, cacheWrite, output int64) float64 {
-	return dollarsOf(p.pico(uncachedInput, cacheRead, cacheWrite, output))
-}
-
-// pico is the cost in 10⁻¹² dollars.
-func (p Price) pico(uncachedInput, cacheRead, cacheWrite, output int64) *big.Int {
-	total := new(big.Int)
-	for _, term := range []struct {
-		tokens int64
-		price  float64
-	}{{uncachedInput, p.Input}, {cacheRead, p.CachedInput}, {cacheWrite, p.CacheWrite}, {output, p.Output}} {
-		micro := big.NewInt(int64(math.Round(term.price * 1e6)))
-		total.Add(total, micro.Mul(micro, big.NewInt(term.tokens)))
-	}
-	return total
-}
-
-// dollarsOf is the float64 nearest to pico 10⁻¹² dollars.
-func dollarsOf(pico *big.Int) float64 {
-	f, _ := new(big.Rat).SetFrac(pico, big.NewInt(1e12)).Float64()
-	return f
-}
-
 // anthropic and openai are rows of the two vendors, read on the dates
 // given.
-func anthropic(input, cacheWrite, cacheRead, output float64, longPromptOver int64) Price {
-	return Price{Input: input, CachedInput: cacheRead, CacheWrite: cacheWrite, Output: output,
+func anthropic(input, cacheWrite, cacheRead, output float64, longPromptOver int64) wfb.Price {
+	return wfb.Price{Input: input, CacheRead: cacheRead, CacheWrite: cacheWrite, Output: output,
 		LongPromptOver: longPromptOver, Source: AnthropicPricingURL, Read: "2026-12-01"}
 }
 
-func openai(input, cachedInput, output float64) Price {
-	return Price{Input: input, CachedInput: cachedInput, Output: output, Source: OpenAIPricingURL, Read: "2025-11"}
+func openai(input, cachedInput, output float64) wfb.Price {
+	return wfb.Price{Input: input, CacheRead: cachedInput, Output: output, Source: OpenAIPricingURL, Read: "2025-11"}
 }
 
 // google is a row of Google's Gemini API, paid tier, text tokens: cached
 // input is a context-cache hit (its storage is not counted), thoughts bill
 // as output.
-func google(input, cachedInput, output float64, longPromptOver int64) Price {
-	return Price{Input: input, CachedInput: cachedInput, Output: output,
+func google(input, cachedInput, output float64, longPromptOver int64) wfb.Price {
+	return wfb.Price{Input: input, CacheRead: cachedInput, Output: output,
 		LongPromptOver: longPromptOver, Source: GooglePricingURL, Read: "2025-11"}
 }
 
 // Prices maps exact model names — the names the provider's responses carry,
-// dated snapshots and the aliases agents request — to list prices. It
+// dated snapshots and the aliases agents request — to list prices
+// (standard tier, text tokens; Anthropic's cache writes at its 5-minute
+// rate). It
 // prices the wire's usage of every metered attempt (metered_cost_usd), and
 // derives a cost for agents that report none (Codex, Gemini CLI). A name not listed
 // gets no price — never a guess from a similar name — and its cost is NULL.
@@ -95,7 +47,7 @@ func google(input, cachedInput, output float64, longPromptOver int64) Price {
 // Anthropic: base input, 5-minute cache writes, cache hits, output, from
 // the model pricing table. OpenAI: input, cached input, output (the rows
 // as first copied; re-read them before trusting a new model).
-var Prices = map[string]Price{
+var Prices = map[string]wfb.Price{
 	// Claude Sonnet 5 / 4.6 / 4.5 / 4: 1M-token context.
 	"claude-sonnet-5":            anthropic(2, 2.50, 0.20, 10, 200_000),
 	"claude-sonnet-4-6":          anthropic(3, 3.75, 0.30, 15, 200_000),
@@ -134,7 +86,7 @@ var Prices = map[string]Price{
 }
 
 // PriceFor returns the list price of an exactly named model.
-func PriceFor(model string) (Price, bool) {
+func PriceFor(model string) (wfb.Price, bool) {
 	p, ok := Prices[model]
 	return p, ok
 }

@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"regexp"
 	"testing"
+
+	"github.com/wfbench/wfb"
 )
 
 // TestEveryPriceSaysWhereAndWhenItWasRead stops a price from entering the
@@ -19,7 +21,7 @@ func TestEveryPriceSaysWhereAndWhenItWasRead(t *testing.T) {
 		if !date.MatchString(p.Read) {
 			t.Errorf("%s: read %q is not a date", model, p.Read)
 		}
-		if p.Input <= 0 || p.Output <= 0 || p.CachedInput <= 0 {
+		if p.Input <= 0 || p.Output <= 0 || p.CacheRead <= 0 {
 			t.Errorf("%s: %+v has a bucket without a price", model, p)
 		}
 		if (p.Source == AnthropicPricingURL) != (p.CacheWrite > 0) {
@@ -37,7 +39,7 @@ func TestEveryPriceSaysWhereAndWhenItWasRead(t *testing.T) {
 func TestACostIsTheNearestFloatToTheExactSum(t *testing.T) {
 	sonnet, _ := PriceFor("claude-sonnet-4-5")
 	for _, c := range []struct {
-		p                  Price
+		p                  wfb.Price
 		in, read, write, o int64
 		want               float64
 	}{
@@ -49,7 +51,7 @@ func TestACostIsTheNearestFloatToTheExactSum(t *testing.T) {
 		// Added as floats: 0.00046889999999999996.
 		{sonnet, 1, 53, 0, 30, 0.0004689},
 	} {
-		if got := c.p.Cost(c.in, c.read, c.write, c.o); got != c.want {
+		if got := c.p.Cost(c.in, c.o, c.read, c.write); got != c.want {
 			t.Errorf("cost of %d/%d/%d/%d at %+v = %v, want %v", c.in, c.read, c.write, c.o, c.p, got, c.want)
 		}
 	}

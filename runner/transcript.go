@@ -9,16 +9,13 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
 
 // DefaultMaxTranscriptBytes bounds the agent output kept per attempt,
 // uncompressed, as the meter bounds its exchange bodies.
 const DefaultMaxTranscriptBytes = 64 << 20
-
-// TranscriptCodec names the compression of a kept transcript: Zstandard,
-// one frame (the codec of the meter's exchange bodies).
-const TranscriptCodec = "zstd"
 
 // transcriptCut is how long a line may grow before it is kept in pieces:
 // a piece ends at a comma, so a secret (which holds none) is never split
@@ -124,7 +121,7 @@ func (c *transcriptCapture) finish(prompt string) *store.Transcript {
 	prompt = c.secrets.Text(prompt)
 	return &store.Transcript{
 		Prompt:    prompt, // the store redacts it as it writes it (store.DB.clean)
-		Codec:     TranscriptCodec,
+		Codec:     wfb.CodecZstd,
 		Data:      bytes.Clone(c.out.Bytes()),
 		RawSize:   c.raw,
 		KeptSize:  c.kept,

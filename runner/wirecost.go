@@ -59,7 +59,7 @@ func wireCost(recs []meter.Record) (*float64, string) {
 	if billed == 0 {
 		return nil, "no request was billed"
 	}
-	cost := dollarsOf(total)
+	cost := wfb.Dollars(total)
 	return &cost, ""
 }
 
@@ -76,21 +76,24 @@ func requestCost(r meter.Record) (*big.Int, string) {
 	if len(r.Surcharges) > 0 {
 		return nil, "the response names charges beyond its tokens at standard rates, which wfb's price table does not price: " + strings.Join(r.Surcharges, ", ")
 	}
-	var n [4]int64
-	for i, c := range []meter.Count{r.Usage.Input, r.Usage.CacheRead, r.Usage.CacheCreation, r.Usage.Output} {
+	var input, output, cacheRead, cacheWrite int64
+	for _, f := range []struct {
+		c meter.Count
+		n *int64
+	}{{r.Usage.Input, &input}, {r.Usage.CacheRead, &cacheRead}, {r.Usage.CacheCreation, &cacheWrite}, {r.Usage.Output, &output}} {
 		switch {
-		case c.State == meter.Present:
-			n[i] = c.Value
-		case c.State == meter.NotReported && i == 2 && p.CacheWrite == 0:
+		case f.c.State == meter.Present:
+			*f.n = f.c.Value
+		case f.c.State == meter.NotReported && f.n == &cacheWrite && p.CacheWrite == 0:
 			// OpenAI bills no cache writes: they are input.
 		default:
-			return nil, fmt.Sprintf("%s is %s", c.Native, c.State)
+			return nil, fmt.Sprintf("%s is %s", f.c.Native, f.c.State)
 		}
 	}
-	if prompt := n[0] + n[1] + n[2]; p.LongPromptOver > 0 && prompt > p.LongPromptOver {
+	if prompt := input + cacheRead + cacheWrite; p.LongPromptOver > 0 && prompt > p.LongPromptOver {
 		return nil, fmt.Sprintf("its prompt of %d tokens is billed at %s's long-context rate, which wfb's price table does not hold", prompt, model)
 	}
-	return p.pico(n[0], n[1], n[2], n[3]), ""
+	return p.Pico(big.NewInt(input), big.NewInt(output), big.NewInt(cacheRead), big.NewInt(cacheWrite)), ""
 }
 
 // costCheck compares the wire's cost with the agent's: the verdict, and

@@ -43,7 +43,7 @@ func TestTheWiresCostIsPricedExactlyAndAWrongReportedCostIsFlagged(t *testing.T)
 	row := sonnetSession(t, r)
 	// 1200×$3 + 4000×$0.30 + 500×$3.75 + 30×$15 per million tokens.
 	const wire = 0.007125
-	agentCost := agent.StandInPrice.CostUSD(1200, 30, 4000, 500)
+	agentCost := agent.StandInPrice.Cost(1200, 30, 4000, 500)
 	if row.MeteredCostUSD == nil || *row.MeteredCostUSD != wire {
 		t.Fatalf("metered cost %v, want exactly %v", row.MeteredCostUSD, wire)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wfbench/wfb"
 )
 
 // liveProbeScript runs inside the sandbox, started exactly the way the
@@ -122,7 +124,7 @@ func liveProbe(ctx context.Context, s *Sandbox, checkCaps bool) (string, error) 
 	if ctx.Err() != nil {
 		why = fmt.Sprintf("no answer within %s", liveProbeTimeout)
 	}
-	return fmt.Sprintf("a probe could not run inside the %s sandbox (%v): %s", name, err, clip(why, 600)), nil
+	return fmt.Sprintf("a probe could not run inside the %s sandbox (%v): %s", name, err, wfb.Clip(why, 600)), nil
 }
 
 // runInside runs argv in the sandbox the way the runner does: Launch's
@@ -153,13 +155,6 @@ func (s *Sandbox) runInside(ctx context.Context, argv ...string) (stdout, stderr
 	}
 	err = cmd.Wait()
 	return out.String(), errb.String(), started, err
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // probeToken names one live probe's files.

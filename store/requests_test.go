@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // meteredRequests is an attempt's wire: a 529, then a streamed answer
@@ -30,7 +31,7 @@ func meteredRequests() []MeteredRequest {
 			Exchange: &Exchange{
 				RequestHeaders:  map[string][]string{"Anthropic-Version": {"2023-06-01"}},
 				ResponseHeaders: map[string][]string{"Content-Type": {"text/event-stream"}},
-				Codec:           "zstd", RequestBody: []byte{0x28, 0xb5, 1}, RequestSize: 300, RequestSHA256: "aa",
+				Codec:           wfb.CodecZstd, RequestBody: []byte{0x28, 0xb5, 1}, RequestSize: 300, RequestSHA256: "aa",
 				ResponseBody: []byte{0x28, 0xb5, 2}, ResponseSize: 2000, ResponseSHA256: "bb", ResponseTruncated: true,
 			},
 		},

@@ -11,7 +11,7 @@ import (
 // (migration 0007): redacted and scrubbed of the session's secrets by the
 // runner BEFORE it was compressed, so store keeps the bytes as they are.
 type Transcript struct {
-	Codec     string // "zstd"
+	Codec     string // wfb.CodecZstd
 	Data      []byte // compressed
 	RawSize   int64  // bytes the agent printed
 	KeptSize  int64  // bytes kept, uncompressed

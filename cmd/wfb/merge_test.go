@@ -37,7 +37,7 @@ func shardFile(t *testing.T, path string, k int, attempts ...string) {
 		r := &store.Result{RunID: "run-m", AttemptID: id, Task: "t", Arm: "a", Rep: 10*k + i, Attempt: 1,
 			StartedAt: start, OK: true, ProcessState: wfb.StateExited, CostUSD: &cost}
 		if id == "att-1" { // a transcript travels with its attempt
-			r.Transcript = &store.Transcript{Codec: "zstd", Data: []byte{1}, RawSize: 1, KeptSize: 1, SHA256: strings.Repeat("0", 64)}
+			r.Transcript = &store.Transcript{Codec: wfb.CodecZstd, Data: []byte{1}, RawSize: 1, KeptSize: 1, SHA256: strings.Repeat("0", 64)}
 		}
 		if err := d.InsertResult(ctx, r); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/store"
@@ -119,23 +120,16 @@ func sumLine(sum meter.Summary) string {
 	return strings.Join(parts, ", ")
 }
 
-// envSecrets are the values of the environment's credential variables
-// (names saying KEY, TOKEN, SECRET or PASSWORD): scrubbed from whatever
-// the proxy keeps, should an agent sharing this environment send one in a
-// body or a path.
+// envSecrets are the values of the environment's secret-named variables
+// (wfb.IsSecretName, the rule a session's are picked by): scrubbed from
+// whatever the proxy keeps, should an agent sharing this environment send
+// one in a body or a path.
 func envSecrets(s *Streams) []string {
 	var out []string
 	for _, kv := range s.Environ() {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || value == "" {
-			continue
-		}
-		n := strings.ToUpper(name)
-		for _, w := range []string{"KEY", "TOKEN", "SECRET", "PASSWORD"} {
-			if strings.Contains(n, w) {
-				out = append(out, value)
-				break
-			}
+		if ok && value != "" && wfb.IsSecretName(name) {
+			out = append(out, value)
 		}
 	}
 	return out

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
 )
@@ -205,6 +207,66 @@ func requireNoSecretInFiles(t *testing.T, dir, secret string) {
 		if err == nil && bytes.Contains(b, []byte(secret)) {
 			t.Errorf("%s holds the key", e.Name())
 		}
+	}
+}
+
+// TestProxyScrubsWhatASessionScrubs stops wfb proxy from keeping a value
+// a session would scrub: the proxy picked its secrets by a rule of its own
+// (names saying KEY, TOKEN, SECRET or PASSWORD), so the value of DB_PASSWD,
+// CLOUD_CREDENTIALS or GH_AUTH — secret to a session, which follows
+// wfb.IsSecretName — went into the results file when an agent sent it.
+func TestProxyScrubsWhatASessionScrubs(t *testing.T) {
+	secrets := map[string]string{
+		"DB_PASSWD":         "correct-horse-battery-staple",
+		"CLOUD_CREDENTIALS": "f00dfeedcafe4b1d9e8a7c6b5a4f3e2d",
+		"GH_AUTH":           "plain-words-but-secret-all-the-same",
+	}
+	up, err := provider.Start(&provider.Script{Replies: []provider.Reply{{Text: "ok", Usage: provider.FullUsage(10, 2, 0, 0)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	dbPath := filepath.Join(t.TempDir(), "wfb.db")
+	env := []string{"ANTHROPIC_API_KEY=" + proxySecret}
+	var said []string
+	for name, value := range secrets {
+		if !wfb.IsSecretName(name) {
+			t.Fatalf("%s is not secret to a session: the test shows nothing", name)
+		}
+		env = append(env, name+"="+value)
+		said = append(said, value)
+	}
+	p := startWfb(t, env, "proxy", "--upstream", up.URL(), "--db", dbPath, "--attempts", "1")
+	base, id, _ := strings.Cut(p.line(t), "\t")
+	if st, _ := postMessages(t, base, `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"`+strings.Join(said, " ")+`"}]}`); st != 200 {
+		t.Fatalf("status %d through the proxy", st)
+	}
+	if code := p.stop(t, syscall.SIGINT); code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, p.stderr)
+	}
+	ctx := context.Background()
+	db, err := store.OpenReadOnly(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	reqs, err := db.Requests(ctx, id)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("attempt %s: requests %+v, %v; want one", id, reqs, err)
+	}
+	x, err := db.Exchange(ctx, reqs[0].RequestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := meterstore.Body(x.Codec, x.RequestBody, x.RequestSize, x.RequestSHA256)
+	if err != nil || !strings.Contains(string(body), "claude-sonnet-4-5") {
+		t.Fatalf("request body %q, %v: not kept", body, err)
+	}
+	for name, value := range secrets {
+		if strings.Contains(string(body), value) {
+			t.Errorf("the value of %s is in the kept request body: %s", name, body)
+		}
+		requireNoSecretInFiles(t, filepath.Dir(dbPath), value)
 	}
 }
 

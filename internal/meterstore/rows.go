@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/store"
 )
@@ -67,7 +68,7 @@ func exchange(x meter.Exchange) *store.Exchange {
 		ResponseSize: x.Response.Size, ResponseSHA256: x.Response.SHA256, ResponseTruncated: x.Response.Truncated,
 	}
 	if x.Request.Codec != "" || x.Response.Codec != "" {
-		out.Codec = meter.CodecZstd
+		out.Codec = wfb.CodecZstd
 		out.RequestBody, out.ResponseBody = x.Request.Data, x.Response.Data
 	}
 	return out

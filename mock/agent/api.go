@@ -11,6 +11,8 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // anthropicVersion is the API version header Claude Code sends.
@@ -195,10 +197,7 @@ func compact(raw []byte) string {
 	if json.Compact(&b, raw) == nil {
 		s = b.String()
 	}
-	if len(s) > 2000 {
-		s = s[:2000] + "..."
-	}
-	return s
+	return wfb.Clip(s, 2000)
 }
 
 // wireMessage is a Message object as the API serves it.

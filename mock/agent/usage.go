@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"slices"
 	"sort"
+
+	"github.com/wfbench/wfb"
 )
 
 // usageFields are the four usage fields of the Messages API, in their
@@ -52,7 +54,7 @@ func (u *usageSum) add(turn map[string]json.RawMessage) {
 			f = &usageField{sum: new(big.Int)}
 			u.fields[key] = f
 		}
-		if n, ok := parseCount(raw); ok {
+		if n, err := wfb.ParseBigCount(raw); err == nil {
 			f.sum.Add(f.sum, n)
 			continue
 		}
@@ -64,18 +66,6 @@ func (u *usageSum) add(turn map[string]json.RawMessage) {
 		}
 		f.nonsense = c.Bytes()
 	}
-}
-
-// parseCount parses raw as a JSON integer literal that is >= 0. "2e3",
-// "1.5", "-5", true and "\"1200\"" are all refused.
-func parseCount(raw []byte) (*big.Int, bool) {
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return nil, false
-		}
-	}
-	n, ok := new(big.Int).SetString(string(raw), 10)
-	return n, ok
 }
 
 // keys lists the fields present: the four standard usage fields first, in

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/strictyaml"
 )
 
@@ -121,9 +122,4 @@ func shortDigest(d string) string {
 
 // abbreviate keeps a digest's first 12 characters: enough to tell two
 // apart in a message.
-func abbreviate(s string) string {
-	if len(s) <= 12 {
-		return s
-	}
-	return s[:12] + "..."
-}
+func abbreviate(s string) string { return wfb.Clip(s, 12) }

@@ -91,20 +91,12 @@ type benchParser struct {
 var (
 	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	// secretName matches variable names whose value must come from the
-	// environment, never from the file.
-	secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)`)
 )
 
 // ValidID says whether s has the shape of a task, arm or label id (letters,
 // digits, '.', '_' and '-', starting with a letter or digit); a run id
 // given on the command line must have it too.
 func ValidID(s string) bool { return idPattern.MatchString(s) }
-
-// IsSecretName says whether an environment variable's name marks its value
-// as a secret: one the bench file may not hold, and one a session's row
-// must never carry.
-func IsSecretName(name string) bool { return secretName.MatchString(name) }
 
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
@@ -709,7 +701,7 @@ func (p *benchParser) env(n node, field string) []EnvVar {
 				}
 			case "value":
 				if s, ok := p.Str(x.Value, xf); ok {
-					if secretName.MatchString(kv.Key) {
+					if wfb.IsSecretName(kv.Key) {
 						p.Addf(x.Value, xf, "%s looks like a secret; secrets come from the environment (from_env), never the bench file", kv.Key)
 					}
 					v.Value, v.Literal = s, true
