@@ -34,7 +34,7 @@ type Price struct {
 // the exact figure (0.42, not 0.42000000000000004 from adding rounded
 // floats) and two sums of the same usage are equal.
 func (p Price) Cost(input, output, cacheRead, cacheWrite int64) float64 {
-	return Dollars(p.Pico(big.NewInt(input), big.NewInt(output), big.NewInt(cacheRead), big.NewInt(cacheWrite)))
+	return DollarsOfPico(p.Pico(big.NewInt(input), big.NewInt(output), big.NewInt(cacheRead), big.NewInt(cacheWrite)))
 }
 
 // Pico is the exact cost of a usage in 10⁻¹² dollars, its buckets in
@@ -53,8 +53,8 @@ func (p Price) Pico(input, output, cacheRead, cacheWrite *big.Int) *big.Int {
 	return total
 }
 
-// Dollars is the float64 nearest to pico 10⁻¹² dollars.
-func Dollars(pico *big.Int) float64 {
+// DollarsOfPico is the float64 nearest to pico 10⁻¹² dollars.
+func DollarsOfPico(pico *big.Int) float64 {
 	f, _ := new(big.Rat).SetFrac(pico, big.NewInt(1e12)).Float64()
 	return f
 }

@@ -63,7 +63,7 @@ func TestACostDoesNotOverflow(t *testing.T) {
 	huge, _ := new(big.Int).SetString("100000000000000000000", 10) // 1e20 tokens
 	zero := new(big.Int)
 	p := Price{Input: 100}
-	if got, want := Dollars(p.Pico(huge, zero, zero, zero)), 1e16; got != want {
+	if got, want := DollarsOfPico(p.Pico(huge, zero, zero, zero)), 1e16; got != want {
 		t.Errorf("cost of 1e20 input tokens = %v, want %v", got, want)
 	}
 }

@@ -38,7 +38,7 @@ func (j *jsonLines) decode(l []byte, truncated bool, v any) ([]byte, bool) {
 	if l[0] != '{' || json.Unmarshal(l, v) != nil {
 		j.nonJSON++
 		if j.firstNonJSON == "" {
-			j.firstNonJSON = fmt.Sprintf("line %d: %q", j.lines, clip(string(l), 120))
+			j.firstNonJSON = fmt.Sprintf("line %d: %q", j.lines, wfb.Clip(string(l), 120))
 		}
 		return nil, false
 	}
@@ -187,6 +187,3 @@ func parseCounts(usage map[string]json.RawMessage, prefix string, fields []strin
 	}
 	return vals, problems
 }
-
-// clip is wfb.Clip.
-func clip(s string, n int) string { return wfb.Clip(s, n) }

@@ -75,7 +75,7 @@ func TestTheArtifactIsReadWithinBounds(t *testing.T) {
 			}
 			switch {
 			case tc.wantBytes < 0 && got != nil:
-				t.Errorf("an artifact was stored: %d bytes, %q", got.Bytes, clip(string(got.Content), 80))
+				t.Errorf("an artifact was stored: %d bytes, %q", got.Bytes, wfb.Clip(string(got.Content), 80))
 			case tc.wantBytes >= 0 && got == nil:
 				t.Error("no artifact stored")
 			case tc.wantBytes >= 0:

@@ -157,11 +157,11 @@ func parseModelUsage(mu map[string]map[string]json.RawMessage) ([]store.ModelUsa
 	var problems []string
 	for _, m := range models {
 		if strings.TrimSpace(m) == "" {
-			problems = append(problems, fmt.Sprintf("modelUsage[%q]: usage under no model name", clip(m, 100)))
+			problems = append(problems, fmt.Sprintf("modelUsage[%q]: usage under no model name", wfb.Clip(m, 100)))
 			continue
 		}
 		fields := mu[m]
-		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", clip(m, 100)), modelUsageFields)
+		vals, bad := parseCounts(fields, fmt.Sprintf("modelUsage[%q].", wfb.Clip(m, 100)), modelUsageFields)
 		problems = append(problems, bad...)
 		row := store.ModelUsage{
 			Model:       m,
@@ -208,14 +208,14 @@ func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
 		return 0, false, ""
 	}
 	if s[0] == '"' || s == "true" || s == "false" || s[0] == '{' || s[0] == '[' {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is not a number", clip(s, 40))
+		return 0, false, fmt.Sprintf("total_cost_usd %s is not a number", wfb.Clip(s, 40))
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is not a finite number", clip(s, 40))
+		return 0, false, fmt.Sprintf("total_cost_usd %s is not a finite number", wfb.Clip(s, 40))
 	}
 	if v < 0 {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is negative", clip(s, 40))
+		return 0, false, fmt.Sprintf("total_cost_usd %s is negative", wfb.Clip(s, 40))
 	}
 	return v, true, ""
 }
@@ -373,7 +373,7 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 	if n := len(res.Denials); n > 0 {
 		// Claude Code still says "success" when its permission policy
 		// refused a tool call; the row says so instead of passing silently.
-		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, clip(string(joinLines(rawList(res.Denials))), 300)))
+		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, wfb.Clip(string(joinLines(rawList(res.Denials))), 300)))
 	}
 	if invented {
 		row.ErrorDetail = joinDetail(row.ErrorDetail, "usage of all zeros with a provider's failure is not recorded: no request was answered, so it is not a measurement")
@@ -388,18 +388,18 @@ func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
 func (r *claudeResult) errorText() string {
 	var parts []string
 	if r.Result != nil && *r.Result != "" {
-		parts = append(parts, clip(*r.Result, 500))
+		parts = append(parts, wfb.Clip(*r.Result, 500))
 	}
 	// The list is the agent's: as many entries as a line holds.
 	var errs boundedList
 	for _, e := range r.Errors {
-		errs.add(clip(string(e), 200))
+		errs.add(wfb.Clip(string(e), 200))
 	}
 	if len(errs.items) > 0 {
 		parts = append(parts, errs.join("; "))
 	}
 	if e := r.errorField(); e != "" {
-		parts = append(parts, clip(e, 500))
+		parts = append(parts, wfb.Clip(e, 500))
 	}
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		parts = append(parts, "api_error_status "+s)

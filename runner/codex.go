@@ -238,11 +238,11 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 		if codexRetry.MatchString(ev.Message) {
 			o.retries++
 		} else {
-			o.errorEvents.add(clip(ev.Message, 300))
+			o.errorEvents.add(wfb.Clip(ev.Message, 300))
 		}
 	case "item.completed":
 		if ev.Item.Type == "error" {
-			o.warnings.add(clip(ev.Item.Message, 200))
+			o.warnings.add(wfb.Clip(ev.Item.Message, 200))
 		}
 	}
 }
@@ -298,7 +298,7 @@ func (o *codexOutput) interpret(row *store.Result, pr processResult) {
 	if term.Type == "turn.failed" {
 		msg := "(no explanation given)"
 		if term.Error != nil && term.Error.Message != "" {
-			msg = clip(term.Error.Message, 500)
+			msg = wfb.Clip(term.Error.Message, 500)
 		}
 		kind := wfb.KindSessionError
 		if codexProviderText.MatchString(msg) {

@@ -234,7 +234,7 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 	case "result":
 		o.results.add(l)
 	case "error":
-		o.errors.add(clip(ev.Message, 300))
+		o.errors.add(wfb.Clip(ev.Message, 300))
 	}
 }
 
@@ -314,7 +314,7 @@ func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
 func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string) {
 	var parts []string
 	if res.Error != nil {
-		parts = append(parts, clip(strings.TrimSpace(res.Error.Type+": "+res.Error.Message), 500))
+		parts = append(parts, wfb.Clip(strings.TrimSpace(res.Error.Type+": "+res.Error.Message), 500))
 	}
 	if len(o.errors.items) > 0 {
 		parts = append(parts, o.errors.join(" | "))
@@ -423,9 +423,9 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 	var unpriced []string
 	for _, m := range names {
 		if strings.TrimSpace(m) == "" {
-			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", clip(m, 100))}
+			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: usage under no model name", wfb.Clip(m, 100))}
 		}
-		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", clip(m, 100)))
+		u, problems := readGeminiCounts(models[m], fmt.Sprintf("stats.models[%q].", wfb.Clip(m, 100)))
 		if len(problems) > 0 {
 			return nil, derivedCost{}, problems
 		}
@@ -437,7 +437,7 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 			row.CostUSD = &c
 			cost.usd += c
 		} else {
-			unpriced = append(unpriced, clip(m, 100))
+			unpriced = append(unpriced, wfb.Clip(m, 100))
 		}
 		rows = append(rows, row)
 	}

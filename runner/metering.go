@@ -116,7 +116,7 @@ func noteProxyErrors(row *store.Result, recs []meter.Record) {
 		switch r.ProxyError {
 		case meter.ErrUpstreamUnreachable, meter.ErrUpstreamFailed, meter.ErrUpstreamCut:
 			failed++
-			notes = append(notes, fmt.Sprintf("request %d (%s %s): %s: %s", r.Seq, r.Method, r.Path, r.ProxyError, clip(r.ErrorDetail, 200)))
+			notes = append(notes, fmt.Sprintf("request %d (%s %s): %s: %s", r.Seq, r.Method, r.Path, r.ProxyError, wfb.Clip(r.ErrorDetail, 200)))
 		}
 	}
 	if len(notes) == 0 {
@@ -202,7 +202,7 @@ func agentPrinted(row *store.Result, f meter.FieldCheck) string {
 	}
 	if json.Unmarshal([]byte(row.ResultEvent), &ev) == nil {
 		if raw, ok := ev.Usage[name]; ok {
-			return clip(string(raw), 40)
+			return wfb.Clip(string(raw), 40)
 		}
 	}
 	return "absent"

@@ -196,7 +196,7 @@ func TestHugeOutputIsBounded(t *testing.T) {
 		t.Errorf("%d lines flagged truncated, want 1", truncated)
 	}
 	if last != `{"type":"result","last":true}` {
-		t.Errorf("the last line was %q: lines after a huge one were lost", clip(last, 80))
+		t.Errorf("the last line was %q: lines after a huge one were lost", wfb.Clip(last, 80))
 	}
 	if res.StdoutBytes < 30_000_000 {
 		t.Errorf("counted %d stdout bytes, want over 30 MB", res.StdoutBytes)

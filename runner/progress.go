@@ -84,7 +84,7 @@ func (p *ProgressLine) Attempt(row store.Result) {
 	}
 	outcome := "ok"
 	if !row.OK {
-		outcome = row.ErrorKind + ": " + clip(firstLine(row.ErrorDetail), 160)
+		outcome = row.ErrorKind + ": " + wfb.Clip(firstLine(row.ErrorDetail), 160)
 	}
 	// The detail is the agent's text, and the task and arm the bench's: a
 	// CI log or a terminal behind tee shows their controls, never obeys

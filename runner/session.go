@@ -481,7 +481,7 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 	}
 }
 
-func short(digest string) string { return clip(digest, 12) }
+func short(digest string) string { return wfb.Clip(digest, 12) }
 
 func joinDetail(a, b string) string {
 	if a == "" {

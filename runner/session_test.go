@@ -549,7 +549,7 @@ func TestASecretTheAgentEchoesIsScrubbedByValue(t *testing.T) {
 		}
 	}
 	if !strings.Contains(row.StdoutTail, store.Redacted) {
-		t.Errorf("stdout tail shows no redaction; the echo never happened? %q", clip(row.StdoutTail, 300))
+		t.Errorf("stdout tail shows no redaction; the echo never happened? %q", wfb.Clip(row.StdoutTail, 300))
 	}
 	data, err := os.ReadFile(r.db.Path())
 	if err == nil && strings.Contains(string(data), key) {

@@ -547,7 +547,7 @@ func (s *Sweep) observe(row store.Result) {
 		s.consecutive++
 		if s.bench.Breaker > 0 && s.consecutive >= s.bench.Breaker && s.breakerWhy == "" {
 			s.breakerWhy = fmt.Sprintf("the outage breaker opened after %d consecutive systemic failures (the last: %s: %s)",
-				s.consecutive, row.ErrorKind, termtext.Show(clip(row.ErrorDetail, 200), ""))
+				s.consecutive, row.ErrorKind, termtext.Show(wfb.Clip(row.ErrorDetail, 200), ""))
 		}
 	default:
 		s.consecutive = 0

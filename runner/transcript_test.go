@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
@@ -55,10 +56,10 @@ func TestTheWholeAgentOutputIsKeptRedactedAndDigestBound(t *testing.T) {
 	}
 	first, _, _ := strings.Cut(text, "\n")
 	if !strings.Contains(row.StdoutTail, "earlier bytes dropped") || strings.Contains(row.StdoutTail, first) {
-		t.Errorf("the stdout tail was expected to lose the first line %q", clip(first, 100))
+		t.Errorf("the stdout tail was expected to lose the first line %q", wfb.Clip(first, 100))
 	}
 	if !strings.Contains(text, `"type":"result"`) || !strings.HasPrefix(first, "{") {
-		t.Errorf("transcript does not hold the agent's events: %q", clip(text, 300))
+		t.Errorf("transcript does not hold the agent's events: %q", wfb.Clip(text, 300))
 	}
 	if strings.Contains(text, key) || !strings.Contains(text, store.Redacted) {
 		t.Errorf("the echoed key was not scrubbed from the transcript")

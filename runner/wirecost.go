@@ -59,7 +59,7 @@ func wireCost(recs []meter.Record) (*float64, string) {
 	if billed == 0 {
 		return nil, "no request was billed"
 	}
-	cost := wfb.Dollars(total)
+	cost := wfb.DollarsOfPico(total)
 	return &cost, ""
 }
 

@@ -123,7 +123,7 @@ func (s *session) finish(subtype string, isError bool, text *string, errs []stri
 	// The agent cannot price what it was not told: no cost unless all four
 	// fields are measured integers. A measured zero is priced, at 0.
 	if in, out, cr, cw, ok := s.usage.counts(); ok {
-		cost := wfb.Dollars(PriceFor(s.opts.model).Pico(in, out, cr, cw))
+		cost := wfb.DollarsOfPico(PriceFor(s.opts.model).Pico(in, out, cr, cw))
 		res.TotalCostUSD = &cost
 		res.ModelUsage = map[string]modelUsage{s.opts.model: {
 			InputTokens:              json.RawMessage(in.String()),
