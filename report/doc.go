@@ -9,6 +9,8 @@
 //     streams one typed row at a time into the builders (Export reads in
 //     chunks), so a million attempts never sit in memory as raw values. Review-quality metrics come from each attempt's latest score
 //     when the file has a scores table, and are absent otherwise.
+//     DiffSides is the one loop from two typed sides to a Diff, for wfb
+//     diff and the viewer's compare page alike.
 //   - Building (Tabulator, Differ, RunsTable, ResultTable, MergeTable,
 //     RescoreTable) is pure: rows in, a Tabulation, Diff or Table out, with
 //     every warning kept as data (footnotes), never printed or dropped.
