@@ -16,7 +16,9 @@
 //     every warning kept as data (footnotes), never printed or dropped.
 //     What a Tabulator keeps is a value per cell and metric, as int32
 //     where that is exact (numCol): a million cells take some 50 MB.
-//     Statistics come from report/stats.
+//     Statistics come from report/stats. TrendChartOf lays a trend out as a
+//     chart (axis, ticks, marks), the one geometry WriteHTML and wfb view
+//     draw.
 //   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
 //     for people (table, tsv, markdown, html: rounded, units in the column
 //     names) or for programs (csv, json: one wide table, full precision,
