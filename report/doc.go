@@ -9,12 +9,16 @@
 //     streams one typed row at a time into the builders (Export reads in
 //     chunks), so a million attempts never sit in memory as raw values. Review-quality metrics come from each attempt's latest score
 //     when the file has a scores table, and are absent otherwise.
+//     DiffSides is the one loop from two typed sides to a Diff, for wfb
+//     diff and the viewer's compare page alike.
 //   - Building (Tabulator, Differ, RunsTable, ResultTable, MergeTable,
 //     RescoreTable) is pure: rows in, a Tabulation, Diff or Table out, with
 //     every warning kept as data (footnotes), never printed or dropped.
 //     What a Tabulator keeps is a value per cell and metric, as int32
 //     where that is exact (numCol): a million cells take some 50 MB.
-//     Statistics come from report/stats.
+//     Statistics come from report/stats. TrendChartOf lays a trend out as a
+//     chart (axis, ticks, marks), the one geometry WriteHTML and wfb view
+//     draw.
 //   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
 //     for people (table, tsv, markdown, html: rounded, units in the column
 //     names) or for programs (csv, json: one wide table, full precision,

@@ -2,13 +2,10 @@ package report
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +20,8 @@ const (
 	// field.
 	ExportCSV ExportFormat = "csv"
 	// ExportJSONL writes one JSON object per attempt, keys in column
-	// order; NULL is null.
+	// order; NULL is null, and every value is spelled as FormatJSON
+	// spells a cell (one encoder: floats shortest-exact, bytes base64).
 	ExportJSONL ExportFormat = "jsonl"
 )
 
@@ -62,7 +60,11 @@ func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f Ex
 		} else {
 			quoted[i] = `s."` + n + `"`
 		}
-		keys[i], _ = json.Marshal(n)
+		k, err := jsonValue(n)
+		if err != nil {
+			return err
+		}
+		keys[i] = k
 	}
 	from := " FROM results r"
 	if cols.hasScores() {
@@ -112,7 +114,7 @@ func exportRun(ctx context.Context, src Source, q, runID string, cols Columns, c
 				}
 				bw.Write(keys[i])
 				bw.WriteByte(':')
-				b, err := jsonlValue(v)
+				b, err := jsonValue(v)
 				if err != nil {
 					return fmt.Errorf("export run %s: column %s: %w", runID, keys[i], err)
 				}
@@ -146,33 +148,4 @@ func csvValue(v any) string {
 		return csvCell(x)
 	}
 	return asString(v)
-}
-
-func jsonlValue(v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return []byte("null"), nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return []byte("null"), nil
-		}
-		return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
-	case int64:
-		return []byte(strconv.FormatInt(x, 10)), nil
-	case []byte:
-		return jsonString(string(x))
-	}
-	return jsonString(asString(v))
-}
-
-// jsonString encodes s without HTML escaping: the output is data, and
-// "<" should read as "<".
-func jsonString(s string) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return jsonShowControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }

@@ -232,10 +232,18 @@ func xAxis(b *bytes.Buffer, f frame, sx linear, ticks []float64, title string) {
 
 // yAxis draws horizontal grid lines and labels for ticks up the left side.
 func yAxis(b *bytes.Buffer, f frame, sy linear, ticks []float64, title string) {
+	ts := make([]ChartTick, len(ticks))
+	for i, t := range ticks {
+		ts[i] = ChartTick{At: sy.at(t), Value: t, Label: tickLabel(t)}
+	}
+	yAxisTicks(b, f, ts, title)
+}
+
+// yAxisTicks is yAxis of ticks already placed.
+func yAxisTicks(b *bytes.Buffer, f frame, ticks []ChartTick, title string) {
 	for _, t := range ticks {
-		y := sy.at(t)
-		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), y, f.x1(), y)
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-4, y+4, tickLabel(t))
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), t.At, f.x1(), t.At)
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-4, t.At+4, t.Label)
 	}
 	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
 	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, htmlText(title))

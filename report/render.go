@@ -2,10 +2,8 @@ package report
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/csv"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -473,28 +471,4 @@ func jsonKeys(cols []string) []string {
 		keys[i] = k
 	}
 	return keys
-}
-
-func jsonValue(v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return []byte("null"), nil
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return []byte("null"), nil
-		}
-		return []byte(formatFloat(x)), nil
-	case []byte:
-		return json.Marshal(base64.StdEncoding.EncodeToString(x))
-	case string:
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		// Keep <, > and & readable; the output is data, not HTML.
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(x); err != nil {
-			return nil, err
-		}
-		return jsonShowControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
-	}
-	return json.Marshal(v) // int64, int, bool
 }

@@ -73,119 +73,58 @@ func markerPath(shape string, x, y, r float64) string {
 
 const (
 	chartW, chartH = 760, 300
-	chartLeft      = 64
-	chartRight     = chartW - 16
-	chartTop       = 16
-	chartBottom    = chartH - 44
 	seriesClasses  = 8
 )
 
-// scaled is a value as a chart shows it: rates in percent, wall time in
-// seconds, the rest as measured; NaN stays NaN.
-func scaled(rate bool, m report.Metric, v float64) float64 {
-	switch {
-	case rate || m.Kind() == report.Proportion:
-		return v * 100
-	case m.Unit() == "ms":
-		return v / 1000
-	}
-	return v
-}
+// trendFrame is where the trend page's chart sits in its SVG.
+var trendFrame = report.ChartFrame{W: chartW, H: chartH, Left: 64, Right: chartW - 16, Top: 16, Bottom: chartH - 44,
+	MaxDodge: 14, LabelRunes: 14}
 
-func chartUnit(rate bool, m report.Metric) string {
-	switch {
-	case rate || m.Kind() == report.Proportion:
-		return "%"
-	case m.Unit() == "ms":
-		return "s"
-	}
-	return m.Unit()
-}
-
-// trendChart lays out the points of one metric (by arm, then bucket).
+// trendChart draws the points of one metric (by arm, then bucket) as
+// report.TrendChartOf lays them out, the geometry wfb report --html draws
+// too: nil when no arm measured anything.
 func trendChart(buckets []string, points []report.TrendPoint) *chart {
-	if len(points) == 0 || len(buckets) == 0 {
+	tc := report.TrendChartOf(points, buckets, trendFrame)
+	if tc == nil || !tc.Measured() {
 		return nil
 	}
-	c := &chart{W: chartW, H: chartH, Left: chartLeft, Right: chartRight, Top: chartTop, Bottom: chartBottom, Unit: chartUnit(points[0].Rate, points[0].Metric)}
-	lo, hi := yRange(points)
-	c.YTicks = yTicks(&lo, &hi)
-	y := func(v float64) float64 {
-		return round1(chartBottom - (chartBottom-chartTop)*(math.Max(lo, math.Min(hi, v))-lo)/(hi-lo))
+	f := tc.Frame
+	c := &chart{W: int(f.W), H: int(f.H), Left: f.Left, Right: f.Right, Top: f.Top, Bottom: f.Bottom, Unit: tc.Unit}
+	for _, t := range tc.YTicks {
+		c.YTicks = append(c.YTicks, tick{Y: round1(t.At), Label: t.Label})
 	}
-	for i := range c.YTicks {
-		c.YTicks[i].Y = y(c.YTicks[i].Y)
+	for _, t := range tc.XTicks {
+		c.XTicks = append(c.XTicks, tick{X: round1(t.At), Label: t.Label, Full: t.Full})
 	}
-	band := (chartRight - chartLeft) / float64(len(buckets))
-	for i, b := range buckets {
-		label := b
-		if r := []rune(b); len(r) > 14 {
-			label = string(r[:13]) + "…"
-		}
-		c.XTicks = append(c.XTicks, tick{X: round1(chartLeft + band*(float64(i)+0.5)), Label: label, Full: b})
-	}
-	arms, measured := armsOf(points), false
-	step := math.Min(14, band/float64(len(arms)+1))
-	for a, arm := range arms {
-		offset := step * (float64(a) - float64(len(arms)-1)/2)
-		shape := markerShapes[a%len(markerShapes)]
-		s := series{Arm: arm, Class: fmt.Sprintf("s%d", a%seriesClasses), Shape: shape, Swatch: markerPath(shape, 6, 6, 4.5)}
+	for _, ts := range tc.Series {
+		shape := markerShapes[ts.Index%len(markerShapes)]
+		s := series{Arm: ts.Arm, Class: fmt.Sprintf("s%d", ts.Index%seriesClasses), Shape: shape, Swatch: markerPath(shape, 6, 6, 4.5)}
 		var path strings.Builder
-		pen := "M"
-		for i := range points {
-			p := &points[i]
-			if p.Arm != arm {
-				continue
-			}
-			centre := scaled(p.Rate, p.Metric, p.Summary.Center)
-			if math.IsNaN(centre) {
-				pen = "M" // a gap: the next centre starts a new stroke
-				continue
-			}
-			x := round1(c.XTicks[bucketIndex(buckets, p.Bucket)].X + offset)
-			pl, ph := scaled(p.Rate, p.Metric, p.Summary.Lo), scaled(p.Rate, p.Metric, p.Summary.Hi)
-			pt := chartPoint{X: x, Y: y(centre), Lo: y(pl), Hi: y(ph), Changed: p.Changed(), Title: pointTitle(p, centre, pl, ph, c.Unit)}
+		for _, m := range ts.Marks {
+			pt := chartPoint{X: round1(m.X), Y: round1(m.Y), Lo: round1(m.Lo), Hi: round1(m.Hi), Open: m.Open || !m.Interval,
+				Changed: m.Point.Changed(), Title: pointTitle(m.Point, m.Centre, m.IntervalLo, m.IntervalHi, tc.Unit)}
 			r := 3.5
 			if pt.Changed {
 				r = 5 // a significant change: a larger marker
 			}
 			pt.Marker = markerPath(shape, pt.X, pt.Y, r)
-			pt.Open = math.IsInf(pl, 0) || math.IsInf(ph, 0) || math.IsNaN(pl) || math.IsNaN(ph)
-			if math.IsNaN(pl) || math.IsNaN(ph) {
-				pt.Lo, pt.Hi = pt.Y, pt.Y
+			pen := "M" // a gap: the next centre starts a new stroke
+			if m.Joined {
+				pen = "L"
 			}
-			s.Points = append(s.Points, pt)
 			fmt.Fprintf(&path, "%s%g %g ", pen, pt.X, pt.Y)
-			pen = "L"
+			s.Points = append(s.Points, pt)
 		}
 		s.Path = strings.TrimSpace(path.String())
 		c.Series = append(c.Series, s)
-		measured = measured || len(s.Points) > 0
-	}
-	if !measured {
-		return nil
 	}
 	return c
 }
 
-// yRange is the span of the finite centres and interval ends, shown
-// values; a rate's never leaves 0–100.
-func yRange(points []report.TrendPoint) (lo, hi float64) {
-	if len(points) == 0 {
-		return 0, 1
-	}
-	var vs []float64
-	for i := range points {
-		p := &points[i]
-		for _, v := range []float64{p.Summary.Center, p.Summary.Lo, p.Summary.Hi} {
-			vs = append(vs, scaled(p.Rate, p.Metric, v))
-		}
-	}
-	return valueRange(vs, points[0].Rate || points[0].Metric.Kind() == report.Proportion)
-}
-
 // valueRange is the span of the finite shown values vs, padded when they
-// are all one; a rate's (in percent) never leaves 0–100.
+// are all one; a rate's (in percent) never leaves 0–100. The compare
+// page's forests fit their axis to the intervals with it (a trend's axis
+// is report.TrendChartOf's).
 func valueRange(vs []float64, rate bool) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for _, v := range vs {
@@ -242,25 +181,6 @@ func shortEnd(v float64) string {
 		return "none"
 	}
 	return short(v)
-}
-
-func armsOf(points []report.TrendPoint) []string {
-	var arms []string
-	for _, p := range points {
-		if len(arms) == 0 || arms[len(arms)-1] != p.Arm {
-			arms = append(arms, p.Arm)
-		}
-	}
-	return arms
-}
-
-func bucketIndex(buckets []string, b string) int {
-	for i, x := range buckets {
-		if x == b {
-			return i
-		}
-	}
-	return 0
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -1,10 +1,13 @@
 package view
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"regexp"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/report/stats"
 )
@@ -66,5 +69,57 @@ func TestTrendArmsPastTheColoursStayApartByShape(t *testing.T) {
 	if c.Series[0].Class != c.Series[8].Class || markers[c.Series[0].Arm] == markers[c.Series[8].Arm] {
 		t.Errorf("arm 1 and arm 9 share a colour (%s, %s) and must differ in shape: %q, %q", c.Series[0].Class, c.Series[8].Class,
 			markers[c.Series[0].Arm], markers[c.Series[8].Arm])
+	}
+}
+
+// TestTheViewerAndTheReportDrawOneTrendAxis stops the trend page and wfb
+// report --html from showing one trend on two scales: the viewer fitted
+// its axis to the values (a cost from 0.25, a pass rate from 20%) where
+// the report starts at zero and shows a rate on 0–100; both now take the
+// axis from report.TrendChartOf.
+func TestTheViewerAndTheReportDrawOneTrendAxis(t *testing.T) {
+	days := []string{"2026-11-29", "2026-11-30"}
+	tr := report.NewTrender(report.TrendOptions{Alpha: 0.05, Metrics: []report.Metric{report.CostUSD}, By: "day"}, days, -1)
+	for day := range days {
+		for _, arm := range []string{"a", "b"} {
+			for rep := range 6 {
+				r := report.Row{RunID: days[day], Task: "t", Arm: arm, Rep: rep, Attempt: 1, OK: rep > day, Values: report.Unmeasured()}
+				r.Values[report.CostUSD] = 0.25 + 0.02*float64(rep+day)
+				tr.Add(day, &r)
+			}
+		}
+	}
+	res := tr.Result(nil)
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, report.HTMLInput{Title: "t", Trend: res}); err != nil {
+		t.Fatal(err)
+	}
+	tickRE := regexp.MustCompile(`<text x="[0-9.]+" y="[0-9.]+" text-anchor="end">([^<]*)</text>`)
+	for _, key := range []string{"strict_pass_rate", "cost_usd"} {
+		fig := regexp.MustCompile(`(?s)<figure class="trend" data-key="` + key + `">.*?</figure>`).FindString(page.String())
+		var want []string
+		for _, m := range tickRE.FindAllStringSubmatch(fig, -1) {
+			want = append(want, m[1])
+		}
+		var points []report.TrendPoint
+		for _, p := range res.Points {
+			if p.Key == key {
+				points = append(points, p)
+			}
+		}
+		c := trendChart(res.Buckets, points)
+		if c == nil || len(want) == 0 {
+			t.Fatalf("%s: no chart (viewer %v, report ticks %q)", key, c, want)
+		}
+		var got []string
+		for _, tk := range c.YTicks {
+			got = append(got, tk.Label)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the viewer's axis is not the report's (-report +viewer):\n%s", key, diff)
+		}
+		if got[0] != "0" {
+			t.Errorf("%s: the axis starts at %s, not at zero", key, got[0])
+		}
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 // per metric.
 func (s *Server) compare(ctx context.Context, d *compareData, runs []report.RunInfo, alpha float64) error {
 	d.Title = "Compare " + d.A + " with " + d.B
-	df, err := s.diffOf(ctx, runs, d.A, d.B, d.ByTask, alpha)
+	df, err := report.DiffSides(ctx, s.db, s.cols, runs, d.A, d.B, report.DiffOptions{ByTask: d.ByTask, Alpha: alpha})
 	if err != nil {
 		return err
 	}
@@ -72,27 +72,4 @@ func (s *Server) compare(ctx context.Context, d *compareData, runs []report.RunI
 	d.Charts, d.Unmeasured = forests(df, alpha)
 	d.Level = int(math.Round((1 - alpha) * 100))
 	return nil
-}
-
-// diffOf is `wfb diff` of sides a and b, by the same builders.
-func (s *Server) diffOf(ctx context.Context, runs []report.RunInfo, a, b string, byTask bool, alpha float64) (*report.Diff, error) {
-	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: alpha, Metrics: s.cols.Metrics()})
-	for side, spec := range [2]string{a, b} {
-		sel, err := report.ResolveSelection(ctx, s.db, s.cols, runs, spec)
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		err = report.LoadRows(ctx, s.db, s.cols, sel, func(row *report.Row) {
-			n++
-			d.Add(side, row)
-		})
-		if err != nil {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("side %s (%s) selects no attempts: %w", [2]string{"A", "B"}[side], spec, errBadRequest)
-		}
-	}
-	return d.Result(runs), nil
 }

@@ -132,7 +132,8 @@ func (s *Server) exportCompares(ctx context.Context, dir string, l links, rows [
 			continue
 		}
 		d := &compareData{L: l, A: r.Prev, B: r.ID, Alpha: strconv.FormatFloat(compareAlpha, 'g', -1, 64)}
-		if err := s.compare(ctx, d, all, compareAlpha); errors.Is(err, errBadRequest) {
+		var empty *report.EmptySideError
+		if err := s.compare(ctx, d, all, compareAlpha); errors.As(err, &empty) {
 			r.Prev = ""
 			continue
 		} else if err != nil {

@@ -66,7 +66,7 @@ func forests(df *report.Diff, alpha float64) (out []*forest, unmeasured []string
 		l := &df.Lines[i]
 		f := byKey[l.Key]
 		if f == nil {
-			f = &forest{Key: l.Key, Name: l.Name, Unit: chartUnit(l.Rate, l.Metric), PassRate: l.Rate}
+			f = &forest{Key: l.Key, Name: l.Name, Unit: report.ShownUnit(l.Rate, l.Metric), PassRate: l.Rate}
 			byKey[l.Key] = f
 			out = append(out, f)
 		}
@@ -93,7 +93,7 @@ func (f *forest) layout(lines []*report.DiffLine, byTask bool, alpha float64) {
 	var vs []float64
 	for _, l := range lines {
 		for _, s := range []float64{l.Cmp.A.Center, l.Cmp.A.Lo, l.Cmp.A.Hi, l.Cmp.B.Center, l.Cmp.B.Lo, l.Cmp.B.Hi} {
-			vs = append(vs, scaled(l.Rate, l.Metric, s))
+			vs = append(vs, report.ShownValue(l.Rate, l.Metric, s))
 		}
 	}
 	lo, hi := valueRange(vs, lines[0].Rate || lines[0].Metric.Kind() == report.Proportion)
@@ -134,12 +134,12 @@ func (f *forest) layout(lines []*report.DiffLine, byTask bool, alpha float64) {
 // plot coordinates, or "not measured" in words when it has no value.
 func forestSide(l *report.DiffLine, s *stats.Summary, side string, y float64, x func(float64) float64, left, right float64) forestMark {
 	m := forestMark{Side: side, Y: y}
-	c := scaled(l.Rate, l.Metric, s.Center)
+	c := report.ShownValue(l.Rate, l.Metric, s.Center)
 	if s.N == 0 || math.IsNaN(c) {
 		m.Words = "not measured"
 		return m
 	}
-	lo, hi := scaled(l.Rate, l.Metric, s.Lo), scaled(l.Rate, l.Metric, s.Hi)
+	lo, hi := report.ShownValue(l.Rate, l.Metric, s.Lo), report.ShownValue(l.Rate, l.Metric, s.Hi)
 	m.Measured, m.X, m.Lo, m.Hi = true, x(c), x(lo), x(hi)
 	switch {
 	case math.IsNaN(lo) || math.IsNaN(hi):

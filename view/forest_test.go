@@ -254,7 +254,7 @@ func checkRow(t *testing.T, p *svgForest, r *svgRow, l *report.DiffLine) bool {
 			x    float64
 			want float64
 		}{{"centre", m.Circle.Cx, s.c}, {"low end", m.Line.X1, s.lo}, {"high end", m.Line.X2, s.hi}} {
-			want := scaled(l.Rate, l.Metric, v.want)
+			want := report.ShownValue(l.Rate, l.Metric, v.want)
 			if math.IsInf(want, 0) {
 				if !strings.Contains(m.Line.Class, "open") {
 					t.Errorf("%s side %s: the %s is unbounded, yet the bar is not drawn open (dashed): %q", where, side2(side), v.what, m.Line.Class)

@@ -130,26 +130,12 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 		return err
 	}
 	defer r.Close()
-	d := report.NewDiffer(report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Detect: det})
-	names := [2]string{"A", "B"}
-	for side, spec := range [2]string{opts.A, opts.B} {
-		sel, err := r.resolve(ctx, spec)
-		if err != nil {
-			return err
-		}
-		n := 0
-		err = r.rows(ctx, sel, func(row *report.Row) {
-			n++
-			d.Add(side, row)
-		})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return badInput("diff: side %s (%s) selects no attempts", names[side], spec)
-		}
+	df, err := report.DiffSides(ctx, r.db, r.cols, r.runs, opts.A, opts.B,
+		report.DiffOptions{ByTask: byTask, Alpha: opts.Alpha, Detect: det})
+	if err != nil {
+		return err
 	}
-	return renderGated(s, d.Result(r.runs), rules, opts, format)
+	return renderGated(s, df, rules, opts, format)
 }
 
 // renderGated writes the diff, after the verdict line in markdown when
