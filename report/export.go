@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/wfbench/wfb/store"
 )
 
 // ExportFormat is an output format of `wfb export`.
@@ -54,10 +56,14 @@ func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f Ex
 	names := exportColumns(cols)
 	quoted := make([]string, len(names))
 	keys := make([][]byte, len(names))
+	derived := exportDerived(cols)
 	for i, n := range names {
-		if i < len(cols.Names) {
+		switch {
+		case i < len(cols.Names):
 			quoted[i] = `r."` + n + `"`
-		} else {
+		case i < len(cols.Names)+len(derived):
+			quoted[i] = derived[i-len(cols.Names)].expr
+		default:
 			quoted[i] = `s."` + n + `"`
 		}
 		k, err := jsonValue(n)
@@ -134,8 +140,29 @@ func exportRun(ctx context.Context, src Source, q, runID string, cols Columns, c
 // exportColumns lists what Export writes: every results column, then,
 // when the file has scores, the columns of each attempt's latest score
 // (NULL for an attempt never scored).
+// exportColumns are the results columns as stored, then the derived ones
+// (exportDerived), then the latest score's.
 func exportColumns(cols Columns) []string {
-	return append(slices.Clone(cols.Names), cols.Scores...)
+	names := slices.Clone(cols.Names)
+	for _, d := range exportDerived(cols) {
+		names = append(names, d.name)
+	}
+	return append(names, cols.Scores...)
+}
+
+// exportDerived are the columns an export adds to the stored ones: the
+// attempt's cost by the one rule every report uses (store.UsageCostSQL,
+// measured_results_v's usage_cost_usd) and its source, so a program reading
+// an export sums the figure wfb runs and wfb report show, not the agent's
+// cost_usd.
+func exportDerived(cols Columns) []struct{ name, expr string } {
+	if !cols.Has("usage_source") || !cols.Has("metered_cost_usd") {
+		return nil
+	}
+	return []struct{ name, expr string }{
+		{"usage_cost_usd", store.UsageCostSQL("r")},
+		{"usage_cost_source", store.UsageCostSourceSQL("r")},
+	}
 }
 
 func csvValue(v any) string {
