@@ -446,7 +446,7 @@ func (t *Tabulation) wideTable(title string) *Table {
 		d.same(g.Attempts)
 		d.same(g.Retried)
 		d.same(g.OK)
-		d.same(g.Cells - g.OK)
+		d.same(g.Cells - g.OK - g.Errored) // failed: not ok, not errored (wfb.OutcomeFailed)
 		d.same(g.Errored)
 		for _, k := range t.Kinds {
 			d.same(g.Failed[k])
