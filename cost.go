@@ -92,7 +92,7 @@ func (s CostSum) Phrase() string {
 	case !s.Measured():
 		fmt.Fprintf(&b, "not measured (0 of %d attempts)", s.Of)
 	case s.Complete():
-		fmt.Fprintf(&b, "$%s over all %d attempts", Dollars(s.USD), s.Of)
+		fmt.Fprintf(&b, "$%s over %d of %d attempts", Dollars(s.USD), s.N, s.Of)
 	default:
 		fmt.Fprintf(&b, "$%s over %d of %d attempts (a lower bound)", Dollars(s.USD), s.N, s.Of)
 	}

@@ -171,6 +171,7 @@ type Sweep struct {
 
 	budget        float64        // the run's cost cap in dollars; 0: none
 	cost          wfb.CostSum    // the run's cost so far, earlier invocations included (charge)
+	costAtBudget  wfb.CostSum    // the run's cost when it reached the budget
 	unplanned     []store.Result // rows of the run's cells this invocation does not plan
 	budgetReached bool
 	summary       Summary

@@ -20,8 +20,8 @@ import (
 // reached. The caller holds s.mu (or no worker runs yet).
 func (s *Sweep) charge(r store.Result) {
 	s.cost.Add(r.UsageSource, r.MeteredCostUSD, r.CostUSD)
-	if s.budget > 0 && s.cost.USD >= s.budget {
-		s.budgetReached = true
+	if s.budget > 0 && s.cost.USD >= s.budget && !s.budgetReached {
+		s.budgetReached, s.costAtBudget = true, s.cost
 	}
 }
 
@@ -38,7 +38,7 @@ func (s *Sweep) budgetCut(pending []*cellState) bool {
 // budgetWhy says why the budget stopped the run, with what was spent so
 // far; the caller holds s.mu.
 func (s *Sweep) budgetWhy() string {
-	return fmt.Sprintf("the run's budget of $%s was reached (cost %s)", wfb.Dollars(s.budget), s.cost.Phrase())
+	return fmt.Sprintf("the run's budget of $%s was reached (cost %s)", wfb.Dollars(s.budget), s.costAtBudget.Phrase())
 }
 
 // recordNotRuns gives each pending cell that did not start a not-run row:

@@ -38,8 +38,8 @@ arms: [{id: a, agent: stand-in}]
 		t.Fatalf("exit %d, want 1\n%s", code, errOut)
 	}
 	for _, want := range []string{
-		"aborted: the run's budget of $0.03 was reached ($0.036 spent)",
-		"cost recorded in the run: $0.036 of its $0.03 budget (metered where measured); 0 attempts had no measured cost",
+		"aborted: the run's budget of $0.03 was reached (cost $0.036 over 2 of 2 attempts)",
+		"the run's budget is $0.03; its cost so far: $0.036 over 2 of 5 attempts (a lower bound)",
 	} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
@@ -49,7 +49,7 @@ arms: [{id: a, agent: stand-in}]
 	if len(runs) != 1 || runs[0].Status != wfb.RunAborted {
 		t.Fatalf("runs %+v; want one, aborted", runs)
 	}
-	checkBudgetRows(t, rows, 2, 3, "not run: the run's budget of $0.03 was reached ($0.036 spent)")
+	checkBudgetRows(t, rows, 2, 3, "not run: the run's budget of $0.03 was reached (cost $0.036 over 2 of 2 attempts)")
 	integrityOK(t, db)
 
 	s, _, errOut = testStreams("", nil)
@@ -62,7 +62,7 @@ arms: [{id: a, agent: stand-in}]
 	}
 	// 2 ok + 3 not-run from the first invocation; 2 ok (cells 3 and 4;
 	// the 4th's start saw $0.054) and 1 not-run (cell 5) now.
-	checkBudgetRows(t, rows, 4, 4, "not run: the run's budget of $0.06 was reached ($0.072 spent)")
+	checkBudgetRows(t, rows, 4, 4, "not run: the run's budget of $0.06 was reached (cost $0.072 over 4 of 7 attempts (a lower bound))")
 	integrityOK(t, db)
 }
 
@@ -104,20 +104,21 @@ func TestABudgetReachedByTheLastCellCompletesTheRun(t *testing.T) {
 	}
 	runs, rows := resultsOf(t, db)
 	if runs[0].Status != wfb.RunComplete || len(rows) != 2 || strings.Contains(errOut.String(), "aborted") ||
-		!strings.Contains(errOut.String(), "$0.036 of its $0.03 budget") {
+		!strings.Contains(errOut.String(), "the run's budget is $0.03; its cost so far: $0.036 over 2 of 2 attempts") {
 		t.Errorf("status %s, %d rows; want complete, 2 rows, no abort and the end note; stderr:\n%s", runs[0].Status, len(rows), errOut)
 	}
 }
 
-// Attempts with no measured cost count $0 toward the budget, and the end
-// note says how many there were: here two spawn failures (no agent ran).
+// Attempts with no measured cost add nothing toward the budget, and the end
+// note says how many attempts its sum covers: here two spawn failures (no
+// agent ran), so none — not measured, never $0.
 func TestUnmeasuredAttemptsAreCountedInTheBudgetNote(t *testing.T) {
 	bench, db := runFixture(t, runOKScript, "runs: 2\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in, agent_bin: /nonexistent/agent}]\n")
 	s, _, errOut := testStreams("", nil)
 	run(context.Background(), []string{"run", bench, "--db", db, "--max-cost", "0.01"}, s)
 	runs, rows := resultsOf(t, db)
 	if runs[0].Status != wfb.RunComplete || len(rows) != 2 ||
-		!strings.Contains(errOut.String(), "$0 of its $0.01 budget (metered where measured); 2 attempts had no measured cost and count $0") {
+		!strings.Contains(errOut.String(), "the run's budget is $0.01; its cost so far: not measured (0 of 2 attempts)") {
 		t.Errorf("status %s, %d rows; want complete, 2 rows and the note; stderr:\n%s", runs[0].Status, len(rows), errOut)
 	}
 }
