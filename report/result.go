@@ -1,6 +1,9 @@
 package report
 
-import "github.com/wfbench/wfb/store"
+import (
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/store"
+)
 
 // ResultTable builds the table of one result row, as `wfb session` prints
 // it: field/value pairs, one per line, for people (formats for which Human
@@ -32,12 +35,14 @@ type resultField struct {
 
 // resultFields lists the fields of r that a session's outcome is read
 // from, in the order people read them: who ran, what happened, what it
-// used, what it said.
+// used, what it said. usage_cost_usd is its cost by the one rule
+// (wfb.Cost), the figure every report shows; cost_usd is the agent's own.
 func resultFields(r store.Result) []resultField {
 	ok := int64(0)
 	if r.OK {
 		ok = 1
 	}
+	cost, source := wfb.Cost(r.UsageSource, r.MeteredCostUSD, r.CostUSD)
 	return []resultField{
 		{"run_id", r.RunID}, {"attempt_id", r.AttemptID}, {"task", r.Task}, {"arm", r.Arm},
 		{"agent", r.Agent}, {"model", nullIfEmpty(r.Model)}, {"sandbox", r.Sandbox},
@@ -46,7 +51,11 @@ func resultFields(r store.Result) []resultField {
 		{"input_tokens", nullable(r.InputTokens)}, {"output_tokens", nullable(r.OutputTokens)},
 		{"cache_read_input_tokens", nullable(r.CacheReadInputTokens)},
 		{"cache_creation_input_tokens", nullable(r.CacheCreationInputTokens)},
-		{"cost_usd", nullable(r.CostUSD)}, {"cost_source", nullIfEmpty(r.CostSource)}, {"num_turns", nullable(r.NumTurns)},
+		{"usage_cost_usd", nullable(cost)}, {"usage_cost_source", nullIfEmpty(string(source))},
+		{"cost_usd", nullable(r.CostUSD)}, {"cost_source", nullIfEmpty(r.CostSource)},
+		{"metered_cost_usd", nullable(r.MeteredCostUSD)}, {"cost_verdict", nullIfEmpty(string(r.CostVerdict))},
+		{"usage_source", nullIfEmpty(r.UsageSource)}, {"usage_verdict", nullIfEmpty(string(r.UsageVerdict))},
+		{"num_turns", nullable(r.NumTurns)},
 		{"session_id", nullIfEmpty(r.SessionID)}, {"verdict", nullIfEmpty(r.Verdict)}, {"findings_count", nullable(r.FindingsCount)},
 	}
 }

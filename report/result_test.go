@@ -27,6 +27,8 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 		"process_state": wfb.StateExited, "exit_code": nil, "duration_ms": nil,
 		"input_tokens": int64(12), "output_tokens": nil, "cache_read_input_tokens": nil,
 		"cache_creation_input_tokens": nil, "cost_usd": 0.0, "cost_source": nil, "num_turns": nil,
+		"usage_cost_usd": 0.0, "usage_cost_source": "reported", "metered_cost_usd": nil, "cost_verdict": nil,
+		"usage_source": nil, "usage_verdict": nil,
 		"session_id": nil, "verdict": nil, "findings_count": nil,
 	}
 	if diff := cmp.Diff(want, fields); diff != "" {
