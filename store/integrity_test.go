@@ -103,18 +103,16 @@ func TestNegativeCountsAndCostsAreRefusedByTheSchema(t *testing.T) {
 	}
 }
 
-// TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged stops the upgrade
-// that adds the one-row-per-cell-attempt rule from failing with a bare
-// constraint error, or half-applying, on a file the old lock bug already
-// wrote a duplicate into: the open is refused, naming the rule, and no
-// migration is applied (all pending ones run in one transaction).
-func TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged(t *testing.T) {
-	ctx := context.Background()
+// fileAtVersion creates a results file under t.TempDir() migrated to
+// version only, as an older wfb left it, and returns it open for raw SQL.
+func fileAtVersion(t *testing.T, version int) (string, *sql.DB) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { raw.Close() })
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +120,7 @@ func TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged(t *testing.T) {
 	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ms[:3] {
+	for _, m := range ms[:version] {
 		if _, err := raw.Exec(m.sql); err != nil {
 			t.Fatal(err)
 		}
@@ -130,6 +128,17 @@ func TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return path, raw
+}
+
+// TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged stops the upgrade
+// that adds the one-row-per-cell-attempt rule from failing with a bare
+// constraint error, or half-applying, on a file the old lock bug already
+// wrote a duplicate into: the open is refused, naming the rule, and no
+// migration is applied (all pending ones run in one transaction).
+func TestAFileHoldingADuplicatedAttemptIsRefusedUnchanged(t *testing.T) {
+	ctx := context.Background()
+	path, raw := fileAtVersion(t, 3)
 	for _, q := range []string{
 		`INSERT INTO runs (run_id, kind, started_at, status, harness) VALUES ('run-old', 'run', '2026-01-01T00:00:00.000Z', 'complete', 'old')`,
 		`INSERT INTO results (run_id, attempt_id, task, arm, rep, attempt, started_at, ok) VALUES ('run-old', 'att-1', 't', 'a', 0, 1, '2026-01-01T00:00:00.000Z', 1)`,

@@ -2,10 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -149,26 +147,7 @@ func TestArmAndRunSummariesCountCellsAndTheOneCost(t *testing.T) {
 // verdict from its text, and the rows stay append-only after it.
 func TestAnOlderFilesChecksGetTheirVerdicts(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:8] {
-		if _, err := raw.Exec(m.sql); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00.000Z')`, m.version, m.name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, raw := fileAtVersion(t, 8)
 	if _, err := raw.Exec(`INSERT INTO runs (run_id, kind, started_at, status, harness) VALUES ('old', 'run', '2026-01-01T00:00:00.000Z', 'complete', 'old')`); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +157,6 @@ func TestAnOlderFilesChecksGetTheirVerdicts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw.Close()
 	d, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
