@@ -41,9 +41,9 @@ func TestPagesShowTheirContentEscapedUnderTheSecurityHeaders(t *testing.T) {
 		path string
 		want []string
 	}{
-		{"/", []string{f.runA, f.runB, "100.0%", "$1.2500", "nightly", "compare with previous"}},
+		{"/", []string{f.runA, f.runB, "100.0%", "$1.25", "nightly", "compare with previous"}},
 		{"/?day=2026-11-30", []string{f.runB}},
-		{"/?day=2026-11-29", []string{`href="run/` + f.runA, "<td class=\"num\">4</td><td class=\"num\">5</td><td class=\"num\">4</td>", "100.0%"}},
+		{"/?day=2026-11-29", []string{`href="run/` + f.runA, "<td class=\"num\">4</td><td class=\"num\">4</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">5</td>", "100.0%"}},
 		{"/run/" + f.runA, []string{"task", "1/1 ok", "claude", "2.0.1", "sha256:fp", "strict %", `href="../attempt/` + f.failed + `"`}},
 		{"/attempt/" + f.failed, []string{"provider-error", "&lt;script&gt;", "tool call: Bash", "ls -la", "tool result: Bash", "sum.js",
 			"input 12 · output 5", `href="../attempt/` + f.retry + `"`, "Fix sum.js"}},

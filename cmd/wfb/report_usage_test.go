@@ -36,7 +36,8 @@ func meteredFixture(t *testing.T) string {
 			}
 			r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%d", id, rep), Task: "t", Arm: "a", Rep: rep, Attempt: 1,
 				StartedAt: start.Add(time.Duration(n)*time.Hour + time.Duration(rep)*time.Minute), OK: true,
-				InputTokens: i64(agent), MeteredInputTokens: i64(wire), UsageSource: wfb.UsageMetered, UsageCheck: check}
+				InputTokens: i64(agent), MeteredInputTokens: i64(wire), UsageSource: wfb.UsageMetered, UsageCheck: check,
+				UsageVerdict: wfb.Verdict(strings.SplitN(check, ":", 2)[0])}
 			if err := db.InsertResult(ctx, &r); err != nil {
 				t.Fatal(err)
 			}

@@ -87,7 +87,7 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 // lists them (a test holds the two and the schema together).
 var stableRelations = struct{ tables, views []string }{
 	tables: []string{"runs", "results", "evidence", "model_usage", "artifacts", "scores", "requests", "exchanges", "transcripts"},
-	views:  []string{"results_v", "measured_results_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v"},
+	views:  []string{"results_v", "measured_results_v", "cells_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v", "run_summary_v"},
 }
 
 // stableRelationsText spells stableRelations for the help text.
