@@ -32,6 +32,12 @@ type Comparison struct {
 	Significant bool
 	// Test is TestMannWhitneyU, TestFisherExact or TestMcNemarExact.
 	Test string
+	// Shift estimates B − A in the metric's unit (a rate difference in
+	// [−1, 1] for rates), and ShiftLo and ShiftHi bound it at level
+	// 1 − Alpha by the method that inverts Test (see change.go): the
+	// interval and the p-value tell one story. ±Inf: the sample is too
+	// small to bound that end; NaN: nothing to compare.
+	Shift, ShiftLo, ShiftHi float64
 	// Warnings explain why the comparison should be read with care, e.g.
 	// that the samples are too few to ever reach significance.
 	Warnings []string
@@ -63,12 +69,14 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 		Alpha: alpha,
 		Test:  TestMannWhitneyU,
 		P:     math.NaN(),
+		Shift: math.NaN(), ShiftLo: math.NaN(), ShiftHi: math.NaN(),
 	}
 	c.Delta = relativeChange(c.A.Center, c.B.Center)
 	if c.A.N == 0 || c.B.N == 0 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("nothing to compare: A has %d values, B has %d", c.A.N, c.B.N))
 		return c.judge()
 	}
+	c.Shift, c.ShiftLo, c.ShiftHi = shiftInterval(af, bf, alpha)
 	c.P, c.Warnings = uTestSorted(af, bf)
 	if c.P > alpha && validAlpha(alpha) {
 		if minP := uTestMinP(len(af), len(bf)); minP > alpha {

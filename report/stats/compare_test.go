@@ -9,7 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-var approx = cmp.Options{cmpopts.EquateApprox(1e-9, 0), cmpopts.EquateNaNs()}
+// approx compares comparisons up to rounding; the change's interval has
+// tests of its own (change_test.go).
+var approx = cmp.Options{cmpopts.EquateApprox(1e-9, 0), cmpopts.EquateNaNs(),
+	cmpopts.IgnoreFields(Comparison{}, "Shift", "ShiftLo", "ShiftHi")}
 
 // TestTooFewSamplesSayHowManyAreNeeded stops `wfb diff` from printing "~" for
 // three runs per side as if that meant "no change": with 3 vs 3 no outcome can

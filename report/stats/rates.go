@@ -26,11 +26,16 @@ func CompareRates(aPass, aN, bPass, bN int, alpha float64) Comparison {
 		Alpha: alpha,
 		Test:  TestFisherExact,
 		P:     math.NaN(),
+		Shift: math.NaN(), ShiftLo: math.NaN(), ShiftHi: math.NaN(),
 	}
 	c.Delta = relativeChange(c.A.Center, c.B.Center)
 	if aN <= 0 || bN <= 0 || aPass < 0 || bPass < 0 || aPass > aN || bPass > bN {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("nothing to compare: A has %d of %d, B has %d of %d", aPass, aN, bPass, bN))
 		return c.judge()
+	}
+	c.Shift = c.B.Center - c.A.Center
+	if validAlpha(alpha) {
+		c.ShiftLo, c.ShiftHi = newcombe(c.A, c.B)
 	}
 	c.P = fisherExact(aPass, aN, bPass, bN)
 	if c.P > alpha && validAlpha(alpha) {
@@ -120,12 +125,15 @@ func CompareRatesPaired(pairs []Pair, alpha float64) Comparison {
 		Alpha: alpha,
 		Test:  TestMcNemarExact,
 		P:     math.NaN(),
+		Shift: math.NaN(), ShiftLo: math.NaN(), ShiftHi: math.NaN(),
 	}
 	c.Delta = relativeChange(c.A.Center, c.B.Center)
 	if n == 0 {
 		c.Warnings = append(c.Warnings, "nothing to compare: no pairs")
 		return c.judge()
 	}
+	c.Shift = c.B.Center - c.A.Center
+	c.ShiftLo, c.ShiftHi = pairedInterval(onlyA, onlyB, n, alpha)
 	c.P = mcNemarExact(onlyA, onlyB)
 	if c.P > alpha && validAlpha(alpha) {
 		discordant := onlyA + onlyB
