@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -82,6 +83,9 @@ type sideAcc struct {
 	// disagree counts, per arm, the attempts whose usage the agent
 	// reported other than the wire.
 	disagree map[int32]int
+	// labels holds, per task and arm, the label sets its attempts' latest
+	// scores were taken against.
+	labels map[taskArm]map[int32]bool
 }
 
 // NewDiffer returns an empty Differ.
@@ -90,7 +94,7 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
 		d.sides[i] = &sideAcc{tab: NewTabulator(TabulateOptions{ByTask: true, Metrics: opts.Metrics}),
-			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}}
+			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}, labels: map[taskArm]map[int32]bool{}}
 	}
 	return d
 }
@@ -122,6 +126,13 @@ func (d *Differ) Add(side int, r *Row) {
 	if r.UsageDisagrees {
 		s.disagree[d.id(r.Arm)]++
 	}
+	if r.LabelsDigest != "" {
+		ta := taskArm{d.id(r.Task), d.id(r.Arm)}
+		if s.labels[ta] == nil {
+			s.labels[ta] = map[int32]bool{}
+		}
+		s.labels[ta][d.id(r.LabelsDigest)] = true
+	}
 }
 
 // DiffLine is one compared metric of one group.
@@ -141,6 +152,11 @@ type DiffLine struct {
 	// Units is the cells per repetition in the group on side A (tasks ×
 	// arms): the needed cells divided by it is the bench's runs:.
 	Units int
+	// LabelsDiffer marks a review-quality line whose sides were scored
+	// against different labels: it is not comparable (LabelsNote names the
+	// label sets).
+	LabelsDiffer bool
+	LabelsNote   string
 }
 
 // Diff is what `wfb diff` shows, before rendering.
@@ -508,12 +524,72 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 			continue
 		}
 		c := stats.CompareContinuous(va, vb, alpha)
+		if m.Bounded() {
+			c = clipToRange(c)
+		}
 		sa, sb := a.strata(m)
 		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(sa, sb, c.A.Center, alpha, d.opts.Detect))
+	}
+	if why := d.labelsDiffer(a); why != "" {
+		for i := range lines {
+			if lines[i].Metric.Quality() && !lines[i].Rate {
+				lines[i].LabelsDiffer, lines[i].LabelsNote = true, why
+			}
+		}
+		notes = append(notes, where+": review quality not compared: the sides were scored against different labels ("+why+"); rescore one side with the other's bench: wfb rescore RUN --bench FILE.")
 	}
 	notes = append(notes, lineWarnings(where, lines)...)
 	notes = append(notes, d.kindShift(where, a.n, a.kinds, alpha)...)
 	return lines, notes
+}
+
+// labelsDiffer says how the label sets of a group's two sides differ, ""
+// when they are the same (or a side was never scored): quality scores are
+// comparable only against the same labels.
+func (d *Differ) labelsDiffer(a *groupAcc) string {
+	var sets [2][]string
+	for side, fines := range a.fines {
+		seen := map[int32]bool{}
+		for _, fo := range fines {
+			for id := range d.sides[side].labels[fo.ta] {
+				if !seen[id] {
+					seen[id] = true
+					sets[side] = append(sets[side], shortDigest(d.names[id]))
+				}
+			}
+		}
+		slices.Sort(sets[side])
+	}
+	if len(sets[SideA]) == 0 || len(sets[SideB]) == 0 || slices.Equal(sets[SideA], sets[SideB]) {
+		return ""
+	}
+	return "A: " + strings.Join(sets[SideA], ", ") + "; B: " + strings.Join(sets[SideB], ", ")
+}
+
+// shortDigest is a labels digest cut to what tells sets apart in a note.
+func shortDigest(s string) string {
+	s = strings.TrimPrefix(s, "sha256:")
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// clipToRange bounds a [0, 1] metric's intervals by its range: a median's
+// interval from too few values is unbounded (±Inf), but a precision is never
+// below 0 nor above 1, and a change of one never beyond ±1.
+func clipToRange(c stats.Comparison) stats.Comparison {
+	clip := func(v, lo, hi float64) float64 {
+		if math.IsNaN(v) {
+			return v
+		}
+		return math.Max(lo, math.Min(hi, v))
+	}
+	for _, s := range []*stats.Summary{&c.A, &c.B} {
+		s.Lo, s.Hi = clip(s.Lo, 0, 1), clip(s.Hi, 0, 1)
+	}
+	c.ShiftLo, c.ShiftHi = clip(c.ShiftLo, -1, 1), clip(c.ShiftHi, -1, 1)
+	return c
 }
 
 func groupName(task, arm string) string {

@@ -553,6 +553,9 @@ func (l *loader) query(withRun, scored bool) (string, []any) {
 			col(`s."`+m.Column()+`"`, metricDest{&l.row.Values[m], m.Column()})
 		}
 	}
+	if scored && l.cols.scores["labels_digest"] {
+		col("s.labels_digest", textDest{&l.row.LabelsDigest, l.intern})
+	}
 	return b.String(), dests
 }
 
@@ -560,7 +563,7 @@ func (l *loader) query(withRun, scored bool) (string, []any) {
 // dests. A metric not read (a quality metric of an unscored run) stays NaN.
 func (l *loader) scan(dests []any) func(store.Scanner) error {
 	return func(s store.Scanner) error {
-		l.row.Values = Unmeasured()
+		l.row.Values, l.row.LabelsDigest = Unmeasured(), ""
 		if err := s.Scan(dests...); err != nil {
 			return err
 		}

@@ -125,6 +125,7 @@ func TestLoadedRowsAreTheStoredRows(t *testing.T) {
 	want := fixtureRowsWhere(nil)
 	want[0].Values[Precision], want[0].Values[Recall], want[0].Values[WeightedF1], want[0].Values[VerdictCorrect] = 1, 2.0/3, 0.8, 1
 	want[1].Values[Recall] = 0
+	want[0].LabelsDigest, want[1].LabelsDigest = "l2", "l2"
 	for _, sel := range []Selection{
 		{Spec: "r1 r2", RunIDs: []string{"r1", "r2"}},
 		{Spec: "every run"},

@@ -25,6 +25,9 @@ type Row struct {
 	// for the attempt (results.usage_check); the token metrics are the
 	// wire's unless the report asked for the agent's.
 	UsageDisagrees bool
+	// LabelsDigest names the labels the attempt's latest score was taken
+	// against (scores.labels_digest); empty when it was never scored.
+	LabelsDigest string
 }
 
 // Metric names one measured quantity of an attempt.
@@ -97,6 +100,11 @@ func (m Metric) Unit() string { return metrics[m].unit }
 
 // Kind says whether the metric is continuous or a 0/1 proportion.
 func (m Metric) Kind() MetricKind { return metrics[m].kind }
+
+// Bounded reports whether the metric lives in [0, 1] (precision, recall,
+// F1, and every proportion): its intervals are clipped to that range, as
+// a value outside it cannot be.
+func (m Metric) Bounded() bool { return m.Quality() }
 
 // Quality reports whether the metric measures review quality.
 func (m Metric) Quality() bool { return metrics[m].quality }

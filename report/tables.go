@@ -530,7 +530,9 @@ func (l *DiffLine) HumanDelta() string { return humanDelta(l) }
 const NotComparable = "n/c"
 
 // Comparable reports whether both sides of l have values to compare.
-func (l *DiffLine) Comparable() bool { return l.Cmp.A.N > 0 && l.Cmp.B.N > 0 }
+// A review-quality line whose sides were scored against different labels
+// is not comparable either.
+func (l *DiffLine) Comparable() bool { return l.Cmp.A.N > 0 && l.Cmp.B.N > 0 && !l.LabelsDiffer }
 
 // Change is B − A: for a pass rate in percentage points, for a metric in
 // its own unit; NaN when not comparable.
@@ -545,26 +547,77 @@ func (l *DiffLine) Change() float64 {
 	return d
 }
 
-// humanDelta spells the change benchstat's way: "~" when not significant,
-// "n/c" when not comparable, a signed percentage when significant — or, for
-// a pass rate, signed percentage points, since 50% → 75% is +25pp, not
-// +50%.
+// ChangeInterval bounds Change at the diff's level, in Change's unit: the
+// comparison's interval of B − A (see stats.Comparison.Shift), in
+// percentage points for a pass rate. NaN when not comparable; ±Inf where
+// the sample is too small to bound an end.
+func (l *DiffLine) ChangeInterval() (lo, hi float64) {
+	if !l.Comparable() {
+		return math.NaN(), math.NaN()
+	}
+	if l.Rate {
+		return 100 * l.Cmp.ShiftLo, 100 * l.Cmp.ShiftHi
+	}
+	return l.Cmp.ShiftLo, l.Cmp.ShiftHi
+}
+
+// DeltaInterval bounds Delta, the relative change, at the diff's level:
+// ChangeInterval relative to A's centre. NaN when A's centre is 0 or the
+// line is not comparable (a relative change from nothing has no size).
+func (l *DiffLine) DeltaInterval() (lo, hi float64) {
+	a := math.Abs(l.Cmp.A.Center)
+	if !l.Comparable() || a == 0 || math.IsNaN(a) {
+		return math.NaN(), math.NaN()
+	}
+	return l.Cmp.ShiftLo / a, l.Cmp.ShiftHi / a
+}
+
+// humanDelta spells the change for people, always with its estimate: a
+// signed percentage, or for a pass rate (and a proportion) signed
+// percentage points, since 50% → 75% is +25pp, not +50% — followed by "~"
+// when the change is not significant at alpha (benchstat's mark, beside
+// the number, never instead of it); "n/c" when not comparable.
 func humanDelta(l *DiffLine) string {
 	c := &l.Cmp
+	var est string
 	switch {
 	case !l.Comparable():
 		return NotComparable
-	case !c.Significant:
-		return "~"
-	case l.Rate:
-		return fmt.Sprintf("%+.1fpp", l.Change())
+	case l.isRate():
+		est = fmt.Sprintf("%+.1fpp", ruleChange(l, "pp"))
+	case math.IsNaN(c.Delta) && c.B.Center == c.A.Center:
+		est = "0"
+	case math.IsNaN(c.Delta) && c.B.Center > c.A.Center:
+		est = "up from 0"
 	case math.IsNaN(c.Delta):
-		if c.B.Center > c.A.Center {
-			return "up from 0"
-		}
-		return "down"
+		est = "down"
+	default:
+		est = fmt.Sprintf("%+.1f%%", c.Delta*100)
 	}
-	return fmt.Sprintf("%+.1f%%", c.Delta*100)
+	if !c.Significant {
+		est += " ~"
+	}
+	return est
+}
+
+// humanChangeInterval spells the change's interval in Δ's unit: "−12.0%
+// – +3.5%", "−50.0pp – +2.2pp"; NULL when there is nothing to bound.
+func humanChangeInterval(l *DiffLine) any {
+	unit := naturalUnit(l)
+	lo, hi := ruleInterval(l, unit)
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return nil
+	}
+	end := func(v float64) string {
+		switch {
+		case math.IsInf(v, -1):
+			return "-∞"
+		case math.IsInf(v, 1):
+			return "+∞"
+		}
+		return fmt.Sprintf("%+.1f%s", v, unit)
+	}
+	return end(lo) + " – " + end(hi)
 }
 
 var testNames = map[string]string{
@@ -598,8 +651,14 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 			d.same(num(c.B.Hi))
 		}
 		d.cell(humanDelta(l), num(c.Delta))
+		dlo, dhi := l.DeltaInterval()
+		d.cell(humanChangeInterval(l), num(dlo))
 		if !human {
+			clo, chi := l.ChangeInterval()
+			d.same(num(dhi))
 			d.same(num(l.Change()))
+			d.same(num(clo))
+			d.same(num(chi))
 			d.same(changeUnit(l))
 		}
 		switch {
@@ -651,8 +710,12 @@ func (df *Diff) columns(d *dual, human bool) {
 		d.col("", "b_hi")
 	}
 	d.col("Δ", "delta")
+	d.col(fmt.Sprintf("Δ %d%% CI", level), "delta_lo")
 	if !human {
+		d.col("", "delta_hi")
 		d.col("", "change")
+		d.col("", "change_lo")
+		d.col("", "change_hi")
 		d.col("", "change_unit")
 	}
 	d.col("p", "p")

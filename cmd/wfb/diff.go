@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/report"
 )
 
@@ -19,7 +19,9 @@ type diffOptions struct {
 	Usage  string
 	FailOn string
 	Detect string
-	A, B   string
+	// AcceptInconclusive exits 0 when the gate cannot decide.
+	AcceptInconclusive bool
+	A, B               string
 }
 
 func newDiffCmd(s *Streams) *cobra.Command {
@@ -98,7 +100,8 @@ when paired) to find that change, and the bench's runs: that gives them.`,
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")
 	usageFlag(cmd, &opts.Usage)
-	f.StringVar(&opts.FailOn, "fail-on", "", "exit 1 when a significant change crosses a rule: any, pass_rate<-5pp, cost_usd>+10%, … (comma-separated)")
+	f.StringVar(&opts.FailOn, "fail-on", "", "gate: exit 1 when a significant change crosses a rule, 3 when a rule cannot be decided: any, pass_rate<-5pp, cost_usd>+10%, … (comma-separated)")
+	f.BoolVar(&opts.AcceptInconclusive, "accept-inconclusive", false, "with --fail-on, exit 0 (not 3) when the gate is inconclusive; the verdict still says so")
 	detectFlag(cmd, &opts.Detect)
 	return cmd
 }
@@ -125,6 +128,10 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	if err != nil {
 		return err
 	}
+	if !det.Asked() {
+		// An inconclusive rule says how many cells would decide it.
+		det = report.DetectForRules(rules)
+	}
 	r, err := openUsageReader(ctx, s, opts.DB, opts.Usage)
 	if err != nil {
 		return err
@@ -138,20 +145,30 @@ func diffRun(ctx context.Context, s *Streams, opts *diffOptions) error {
 	return renderGated(s, df, rules, opts, format)
 }
 
-// renderGated writes the diff, after the verdict line in markdown when
-// there are rules, and fails (exit 1) naming every crossed rule.
+// renderGated writes the diff and, when there are rules, the gate's
+// verdict — pass, fail or inconclusive, and why — on stderr and first in
+// markdown. A failed gate exits 1, an inconclusive one 3 (0 with
+// --accept-inconclusive).
 func renderGated(s *Streams, df *report.Diff, rules []report.GateRule, opts *diffOptions, format report.Format) error {
-	failed := df.Gate(rules)
-	if len(rules) > 0 && format == report.FormatMarkdown {
-		if _, err := fmt.Fprintf(s.Out, "%s\n\n", report.Verdict(failed, rules)); err != nil {
+	if len(rules) == 0 {
+		return s.renderAll(df.Tables(opts.A, opts.B, format), format)
+	}
+	g := df.Gate(rules)
+	verdict := g.Verdict()
+	if format == report.FormatMarkdown {
+		if _, err := fmt.Fprintf(s.Out, "%s\n\n", verdict); err != nil {
 			return err
 		}
 	}
 	if err := s.renderAll(df.Tables(opts.A, opts.B, format), format); err != nil {
 		return err
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("diff --fail-on: %d significant change(s) cross the gate: %s", len(failed), strings.Join(failed, "; "))
+	fmt.Fprintln(s.ErrOut, termtext.Show(verdict, ""))
+	switch {
+	case g.Outcome == report.GateFail:
+		return errNotOK
+	case g.Outcome == report.GateInconclusive && !opts.AcceptInconclusive:
+		return errInconclusive
 	}
 	return nil
 }

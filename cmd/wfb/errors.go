@@ -15,10 +15,13 @@ import (
 
 // Exit codes, mapped from errors in exitCode and nowhere else.
 const (
-	exitOK          = 0
-	exitFailed      = 1 // measured but failed, aborted, or an internal error
-	exitBadInput    = 2 // bad flags, bench file, script, query, results file
-	exitInterrupted = 130
+	exitOK       = 0
+	exitFailed   = 1 // measured but failed, aborted, or an internal error
+	exitBadInput = 2 // bad flags, bench file, script, query, results file
+	// exitInconclusive: a gate (wfb diff --fail-on) could neither pass nor
+	// fail with the samples it had; --accept-inconclusive makes it 0.
+	exitInconclusive = 3
+	exitInterrupted  = 130
 )
 
 // badInputError marks an error caused by what the user gave wfb.
@@ -47,6 +50,10 @@ func asBadInput(err error) error {
 // Its message has already been printed (the row says why), so Main prints
 // nothing more.
 var errNotOK = errors.New("recorded, not ok")
+
+// errInconclusive says a gate could not decide; its verdict has been
+// printed.
+var errInconclusive = errors.New("the gate is inconclusive")
 
 // errInterrupted says the user interrupted the command.
 var errInterrupted = errors.New("interrupted")
@@ -80,6 +87,7 @@ func as[T error]() func(error) bool {
 // provide. An error matching no rule is a failure (1).
 var exitRules = []exitRule{
 	{is(errInterrupted), exitInterrupted},
+	{is(errInconclusive), exitInconclusive},
 	{is(context.Canceled), exitInterrupted},
 	{as[*badInputError](), exitBadInput},
 

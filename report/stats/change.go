@@ -15,10 +15,9 @@ import (
 //     U test (Moses: the k-th smallest and k-th largest of those
 //     differences, k from U's normal approximation). A shift is estimated
 //     whatever the spread; too few values give an unbounded end (±Inf).
-//   - McNemar (paired): conditional on the pairs whose outcome changed, the
-//     share that changed towards B is binomial; its Clopper–Pearson
-//     interval, which inverts the exact McNemar test, scaled to a rate
-//     difference.
+//   - McNemar (paired): exact bounds on the shares of pairs that changed
+//     each way, combined (pairedInterval): conservative next to the exact
+//     McNemar test, which conditions on how many pairs changed.
 //   - Fisher (unpaired): Newcombe's hybrid score interval, from each side's
 //     Wilson interval.
 //
@@ -101,23 +100,20 @@ func countAtMost(a, b []float64, t float64) int {
 }
 
 // pairedInterval is the interval of pB − pA over n pairs of which onlyA
-// passed only on A and onlyB only on B: the Clopper–Pearson interval of
-// the share of changed pairs that went B's way, scaled by changed/n.
+// passed only on A and onlyB only on B. The change is πB − πA, the shares
+// of pairs that change outcome each way; each share gets its exact
+// (Clopper–Pearson) bounds at alpha/4 a tail, and the change's bounds
+// combine them — lo = πB's lower − πA's upper, hi = πB's upper − πA's
+// lower — so that the four tails together err at most alpha. It does not
+// condition on how many pairs changed, so one changed pair of ten does not
+// pin the change at −10pp: how often pairs change is uncertain too.
 func pairedInterval(onlyA, onlyB, n int, alpha float64) (lo, hi float64) {
-	d := onlyA + onlyB
 	if n == 0 || !validAlpha(alpha) {
 		return math.NaN(), math.NaN()
 	}
-	if d == 0 {
-		// No pair changed: the changed share is unknown, and so is the
-		// change, within what n pairs allow: at most d = n changed, at
-		// most all of them one way. The rule of three's exact form.
-		u := 1 - math.Pow(alpha/2, 1/float64(n))
-		return -u, u
-	}
-	pLo, pHi := clopperPearson(onlyB, d, alpha)
-	scale := float64(d) / float64(n)
-	return clamp(scale*(2*pLo-1), -1, 1), clamp(scale*(2*pHi-1), -1, 1)
+	aLo, aHi := clopperPearson(onlyA, n, alpha/2)
+	bLo, bHi := clopperPearson(onlyB, n, alpha/2)
+	return clamp(bLo-aHi, -1, 1), clamp(bHi-aLo, -1, 1)
 }
 
 // clopperPearson is the exact binomial interval of x successes in n.
