@@ -44,25 +44,33 @@ For each metric: the centre of A and of B with confidence intervals at
                 runs), Fisher's exact test when cells do not pair one to one;
                 each cell counts its last attempt
   other metrics Mann–Whitney U over measured values (medians shown)
-Δ is relative for metrics and in percentage points for pass rates (+25.0pp);
-"~" marks a change that is not significant at --alpha, "n/c" one that is not
-comparable (a side has no values). Footnotes warn when samples are too few to
-ever reach significance, when the sides ran different bench fingerprints or
-agent versions, when pairing left cells out of the clean rate, when the
-error-kind mix changed (with its significance), and how many attempts per arm
-reported usage other than the provider's wire. Footnotes follow the rows in
-every format: "# " lines in tsv and csv, a "notes" array in json (whose rows
-are under "rows").
+Δ is relative for metrics and in percentage points for pass rates (+25.0pp),
+always shown with its interval (Δ 95% CI); "~" beside it marks a change that
+is not significant at --alpha, "n/c" one that is not comparable (a side has
+no values, or review quality was scored against different labels). Footnotes
+warn when samples are too few to ever reach significance, when the sides ran
+different bench fingerprints or agent versions, when pairing left cells out
+of the clean rate, when the error-kind mix changed (with its significance),
+and how many attempts per arm reported usage other than the provider's wire.
+Footnotes follow the rows in every format: "# " lines in tsv and csv, a
+"notes" array in json (whose rows are under "rows").
 
 Token metrics are the wire's where the session was metered (usage_source
 metered), the agent's elsewhere; --usage reported compares the agent's own.
 
 --format markdown is a summary ready to paste into a pull request.
 
---fail-on RULES makes the diff a CI gate: it exits 1 when a SIGNIFICANT change
-crosses a rule, naming it on stderr (and in markdown, whose first line is then
-a one-line verdict). Rules, separated by commas:
-  any               any significant change of any metric
+--fail-on RULES makes the diff a CI gate whose verdict (on stderr, and first
+in markdown) is one of three:
+  fail          exit 1: a change is significant — Holm across every test the
+                rules look at, so the gate's false-alarm rate stays at
+                --alpha — and beyond a rule's limit
+  pass          exit 0: every change's interval lies within its limit
+  inconclusive  exit 3 (0 with --accept-inconclusive): neither can be shown;
+                the verdict names the rule, why, and the cells per side that
+                would decide it
+Rules, separated by commas:
+  any               any significant change of any metric but wall time
   pass_rate<-5pp    the strict pass rate fell by more than 5 percentage points
                     (clean_pass_rate likewise)
   cost_usd>+10%     the median cost per cell rose by more than 10%
