@@ -49,7 +49,8 @@ func TestPagesShowTheirContentEscapedUnderTheSecurityHeaders(t *testing.T) {
 			"input 12 · output 5", `href="../attempt/` + f.retry + `"`, "Fix sum.js"}},
 		{"/attempt/" + f.retry, []string{"retries", `href="../attempt/` + f.failed + `"`, "No transcript"}},
 		{"/attempt/" + f.ok, []string{"Review artifact review.json", "&lt;script&gt;"}},
-		{"/compare?a=" + f.runA + "&b=" + f.runB, []string{"strict", f.runA, f.runB}},
+		// The estimate stays beside ~ (it used to be replaced by it).
+		{"/compare?a=" + f.runA + "&b=" + f.runB, []string{"strict", f.runA, f.runB, "-6.7% ~</td>"}},
 	} {
 		resp, body := get(t, ts.Client(), ts.URL+tc.path)
 		if resp.StatusCode != 200 {
