@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wfbench/wfb"
@@ -212,6 +213,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 		row.Transcript = transcript.finish(ws.prompt)
 	}
 	interpret(&row, spec, pr, out)
+	quietFailure(&row, pr)
 	if err := ws.restoreModes(); err != nil {
 		addFailure(&row, wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 	}
@@ -347,6 +349,26 @@ func execFailure(pr *processResult, launch *sandbox.Launch) {
 	if ee := launch.ExecFailure(int(*pr.ExitCode), pr.StdoutTail, pr.StderrTail); ee != nil {
 		pr.State, pr.SpawnErr = wfb.StateSpawnFailure, ee
 	}
+}
+
+// quietFailure names, in the detail of a failed session that printed
+// nothing on stdout, the last line it printed on stderr: that is where a
+// launcher's own failure is ("bwrap: Can't make symlink at …"), which the
+// row otherwise told only as "the agent printed no result event". The line
+// is the agent's (or the launcher's) text, stored as it is and shown with
+// its controls made visible by every surface.
+func quietFailure(row *store.Result, pr processResult) {
+	if row.OK || pr.StdoutTail != "" || pr.State == wfb.StateSpawnFailure {
+		return
+	}
+	tail := strings.TrimRight(pr.StderrTail, "\n")
+	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
+		tail = tail[i+1:]
+	}
+	if tail == "" {
+		return
+	}
+	row.ErrorDetail = joinDetail(row.ErrorDetail, "its stderr ends: "+wfb.Clip(tail, 300))
 }
 
 // recordProcess copies how the process ran into the row.

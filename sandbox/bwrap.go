@@ -208,31 +208,97 @@ func agentMounts(s *Sandbox, covered func(string) bool) []string {
 		need = af.pkg
 	}
 	if !covered(need) {
+		if within(need, "/tmp") {
+			// Its mount point lies in the private tmp, and the directories
+			// above it must be there before the links below are made by
+			// wfb (root-owned: bubblewrap, as the session's uid, could not
+			// make the mount point inside them).
+			s.mountPointInTmp(need)
+		}
 		argv = append(argv, "--ro-bind", need, need)
 	}
 	// npm's node_modules/.bin/claude → ../@anthropic-ai/claude-code/...:
 	// the exec follows the same links inside, or finds nothing there.
 	for _, l := range af.links {
-		if !covered(l.path) && !within(l.path, need) && !s.linkedInTmp(l) {
+		switch {
+		case covered(l.path) || within(l.path, need):
+		case within(l.path, "/tmp"):
+			// Under /tmp the link lands in the private tmp, which every
+			// launch of the sandbox shares (the version probe's, the
+			// agent's): made here, before any launch, instead of by
+			// bubblewrap, which refuses to make a symlink that exists — a
+			// launch whose arguments were built before another launch made
+			// it failed with "Can't make symlink at …: File exists".
+			if err := s.linkInTmp(l); err != nil {
+				argv = append(argv, "--symlink", l.target, l.path)
+			}
+		default:
 			argv = append(argv, "--symlink", l.target, l.path)
 		}
 	}
 	return argv
 }
 
-// linkedInTmp reports whether an earlier launch of this sandbox already
-// made link under /tmp: there it lands in the private tmp, which outlives
-// one launch, and bubblewrap 0.8.0 refuses to make a symlink that exists.
-func (s *Sandbox) linkedInTmp(l symlink) bool {
-	if !within(l.path, "/tmp") {
-		return false
+// mountPointInTmp makes the mount point of p, a path under /tmp, in the
+// sandbox's private tmp: a directory for a directory, an empty file for a
+// file. A failure is left for bubblewrap to report.
+func (s *Sandbox) mountPointInTmp(p string) {
+	rel, err := filepath.Rel("/tmp", p)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return
 	}
+	host := filepath.Join(s.tmp, rel)
+	fi, err := os.Stat(p)
+	if err != nil || s.makeTmpDirs(filepath.Dir(host)) != nil {
+		return
+	}
+	if fi.IsDir() {
+		s.makeTmpDirs(host)
+		return
+	}
+	if f, err := os.OpenFile(host, os.O_CREATE|os.O_RDONLY, 0o644); err == nil {
+		f.Close()
+	}
+}
+
+// makeTmpDirs makes dir, a directory in the private tmp, and those above
+// it, traversable by every uid.
+func (s *Sandbox) makeTmpDirs(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for d := dir; d != s.tmp && within(d, s.tmp); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// linkInTmp makes link l, a path under /tmp, in the sandbox's private tmp
+// (bound on /tmp in every launch), with the directories on its way; a link
+// already there with the same target is left as it is. The directories
+// are made traversable, as bubblewrap makes its own mount points, so the
+// session's uid follows the link.
+func (s *Sandbox) linkInTmp(l symlink) error {
 	rel, err := filepath.Rel("/tmp", l.path)
-	if err != nil {
-		return false
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("link %s is not under /tmp", l.path)
 	}
-	target, err := os.Readlink(filepath.Join(s.tmp, rel))
-	return err == nil && target == l.target
+	host := filepath.Join(s.tmp, rel)
+	if target, err := os.Readlink(host); err == nil && target == l.target {
+		return nil
+	}
+	if err := s.makeTmpDirs(filepath.Dir(host)); err != nil {
+		return err
+	}
+	if err := os.Symlink(l.target, host); err != nil {
+		if target, rerr := os.Readlink(host); rerr == nil && target == l.target {
+			return nil // made meanwhile by a launch being prepared beside this one
+		}
+		return err
+	}
+	return nil
 }
 
 // bwrapExecFailed recognises bubblewrap's own report that it could not
