@@ -256,21 +256,49 @@ func (s *Sandbox) mountPointInTmp(p string) {
 		s.makeTmpDirs(host)
 		return
 	}
-	if f, err := os.OpenFile(host, os.O_CREATE|os.O_RDONLY, 0o644); err == nil {
+	if f, err := os.OpenFile(host, os.O_CREATE|os.O_EXCL|os.O_RDONLY, 0o644); err == nil {
 		f.Close()
+		s.giveToSession(host, 0o644)
 	}
 }
 
 // makeTmpDirs makes dir, a directory in the private tmp, and those above
-// it, traversable by every uid.
+// it that are missing, as bubblewrap would have made them: mode 0755,
+// owned by the session's uid, so that a later launch can still make its
+// own mount points inside them (the sandbox's root lies under /tmp too
+// when TMPDIR is /tmp).
 func (s *Sandbox) makeTmpDirs(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	rel, err := filepath.Rel(s.tmp, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s is not in the private tmp", dir)
 	}
-	for d := dir; d != s.tmp && within(d, s.tmp); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
+	d := s.tmp
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		d = filepath.Join(d, part)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				continue
+			}
 			return err
 		}
+		if err := s.giveToSession(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// giveToSession sets mode on p, wfb's own, and hands it to the session's
+// uid when the session runs as another.
+func (s *Sandbox) giveToSession(p string, mode fs.FileMode) error {
+	if err := os.Chmod(p, mode); err != nil {
+		return err
+	}
+	if s.cred != nil {
+		return os.Lchown(p, int(s.cred.Uid), int(s.cred.Gid))
 	}
 	return nil
 }
@@ -297,6 +325,9 @@ func (s *Sandbox) linkInTmp(l symlink) error {
 			return nil // made meanwhile by a launch being prepared beside this one
 		}
 		return err
+	}
+	if s.cred != nil {
+		return os.Lchown(host, int(s.cred.Uid), int(s.cred.Gid))
 	}
 	return nil
 }
