@@ -118,7 +118,7 @@ func TestReportCommandsPrintWhatTheFileHolds(t *testing.T) {
 		{"trend_run_markdown", []string{"trend", "arm=candidate", "--by", "run", "--format", "markdown"}},
 		{"trend_day_csv", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "pass_rate,cost_usd", "--format", "csv"}},
 		{"trend_day_json", []string{"trend", "--by", "day", "--baseline", "2026-11-29", "--metric", "cost_usd", "--format", "json"}},
-		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--format", "markdown"}},
+		{"diff_gate_markdown", []string{"diff", "base", "cand", "--fail-on", "cost_usd>+10%", "--accept-inconclusive", "--format", "markdown"}},
 		{"diff_detect_table", []string{"diff", "base", "cand", "--detect", "10%,5pp", "--format", "table"}},
 		{"diff_detect_json", []string{"diff", "base", "cand", "--detect", "25%", "--format", "json"}},
 		{"diff_detect_tsv", []string{"diff", "r1", "r2", "--detect", "20pp"}},
