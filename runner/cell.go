@@ -64,6 +64,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		Workspace: c.Workspace, WorkspaceWritable: c.WorkspaceWritable && !c.Review, Backend: c.Sandbox, AgentBin: c.AgentBin,
 		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace, ProbeAtLaunch: true,
 		StageAgent: c.Agent == bench.AgentStandIn && !c.AgentStaged,
+		ShmMax:     c.Limits.orDefault().Memory,
 	})
 	var refused *sandbox.RefusedError
 	switch {

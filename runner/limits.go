@@ -60,10 +60,18 @@ type limitWatch struct {
 	limits Limits
 	cg     *sessionCgroup
 	leader int
+	// uid is the session's own uid (-1: wfb's): its /dev/shm files and
+	// System V segments count as the session's memory.
+	uid int
 }
 
-// check returns why the session is over a limit, or "".
-func (w limitWatch) check() string {
+// shmEvery is how many polls pass between two counts of shared memory,
+// which reads every descriptor of every process of the session.
+const shmEvery = 8
+
+// check returns why the session is over a limit, or "". deep counts its
+// shared memory too (sharedBytes).
+func (w limitWatch) check(deep bool) string {
 	if w.cg != nil && w.cg.limited {
 		return w.cg.limitEvents(w.limits)
 	}
@@ -80,7 +88,14 @@ func (w limitWatch) check() string {
 			rss += n * page
 		}
 	}
-	if rss >= w.limits.Memory {
+	var shared int64
+	if deep {
+		shared = sharedBytes(pids, w.uid)
+	}
+	if rss+shared >= w.limits.Memory {
+		if shared > 0 {
+			return fmt.Sprintf("the session reached its memory limit (%d MiB resident and %d MiB of shared memory; memory limit %d MiB)", rss>>20, shared>>20, w.limits.Memory>>20)
+		}
 		return fmt.Sprintf("the session reached its memory limit (%d MiB resident; memory limit %d MiB)", rss>>20, w.limits.Memory>>20)
 	}
 	return ""
@@ -117,14 +132,14 @@ func sessionPIDs(leader int) []string {
 func (w limitWatch) watch(exited <-chan struct{}, stop func()) string {
 	t := time.NewTicker(limitPoll)
 	defer t.Stop()
-	for {
+	for polls := 1; ; polls++ {
 		select {
 		case <-exited:
 			// What the leader left behind is still there (killed after
 			// this), and a cgroup's events outlive the processes.
-			return w.check()
+			return w.check(true)
 		case <-t.C:
-			if why := w.check(); why != "" {
+			if why := w.check(polls%shmEvery == 0); why != "" {
 				stop()
 				return why
 			}

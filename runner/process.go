@@ -158,10 +158,11 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	}
 	readersDone := pipes.read(ps, stdoutSink, stderrTail, &res)
 	pid := cmd.Process.Pid
+	ownUID := sessionUID(ps.Credential)
 	exited := leaderExited(pid)
 	limitHit := make(chan string, 1)
 	go func() {
-		limitHit <- limitWatch{limits: ps.Limits, cg: scg, leader: pid}.watch(exited, func() { killSession(pid, scg) })
+		limitHit <- limitWatch{limits: ps.Limits, cg: scg, leader: pid, uid: ownUID}.watch(exited, func() { killSession(pid, scg) })
 	}()
 	superviseProcess(ctx, ps, pid, exited, &res)
 	res.LimitHit = <-limitHit
@@ -174,6 +175,11 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 	if err := scg.killAll(); err != nil {
 		res.KillFailure = err.Error()
 	}
+	if ownUID >= 0 {
+		if err := removeSessionIPC(ownUID); err != nil && res.KillFailure == "" {
+			res.KillFailure = "remove the session's shared memory: " + err.Error()
+		}
+	}
 	waitErr := cmd.Wait()
 	res.Duration = time.Since(start)
 	pipes.drain(readersDone, &res)
@@ -182,6 +188,15 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		pipes.readStatus(&res)
 	}
 	return res
+}
+
+// sessionUID is the uid the session runs as when it is one of its own
+// (not wfb's), else -1.
+func sessionUID(c *syscall.Credential) int {
+	if c == nil || int(c.Uid) == os.Geteuid() {
+		return -1
+	}
+	return int(c.Uid)
 }
 
 // sessionCgroupFor makes the session's cgroup, with its limits when the

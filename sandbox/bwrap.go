@@ -170,7 +170,14 @@ func (b *bwrap) prefixWith(s *Sandbox, agent bool) []string {
 	// The private tmp goes on /tmp before anything is bound below it: a
 	// mount made earlier under /tmp (a staged agent's directory) would be
 	// hidden by it.
-	argv = append(argv, "--proc", "/proc", "--dev", "/dev", "--bind", s.tmp, "/tmp")
+	argv = append(argv, "--proc", "/proc", "--dev", "/dev")
+	if s.shmMax > 0 {
+		// --dev makes /dev a tmpfs of half the machine's memory, and
+		// /dev/shm a directory in it: what a session wrote there was
+		// memory no limit counted. Its own tmpfs, capped.
+		argv = append(argv, "--perms", "1777", "--size", strconv.FormatInt(s.shmMax, 10), "--tmpfs", "/dev/shm")
+	}
+	argv = append(argv, "--bind", s.tmp, "/tmp")
 	// A resolv.conf that is a symlink into /run (systemd-resolved) must
 	// resolve inside too, or the real API's host name does not.
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {

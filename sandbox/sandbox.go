@@ -90,6 +90,12 @@ type Options struct {
 	// needs every backend's probe up front. Other backends probe in
 	// Prepare whatever it says.
 	ProbeAtLaunch bool
+	// ShmMax caps the session's shared memory where the backend gives it a
+	// /dev/shm of its own (bwrap: a tmpfs of this many bytes, whose pages
+	// are memory nothing else counts); 0 leaves bubblewrap's default, half
+	// the machine's memory. The runner sets it to the session's memory
+	// limit.
+	ShmMax int64
 	// Launcher is the executable the landlock backend runs as its launcher
 	// (`wfb sandbox-exec`). Empty means this executable (os.Executable):
 	// every program that links this package serves LauncherCommand from the
@@ -133,6 +139,7 @@ type Sandbox struct {
 	requirePID  bool
 	writable    bool
 	cred        *syscall.Credential
+	shmMax      int64
 	// uid holds the session uid of the pool while the sandbox is open.
 	uid *uidSlot
 	// A root wfb's session works in a copy of a workspace it cannot use
@@ -231,6 +238,7 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		writable:   opts.WorkspaceWritable,
 		cred:       l.cred,
 		uid:        slot,
+		shmMax:     opts.ShmMax,
 	}
 	defer func() {
 		if err != nil {

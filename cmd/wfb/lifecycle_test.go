@@ -453,3 +453,61 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 		}
 	}
 }
+
+// TestSharedMemoryCountsInTheMemoryLimit stops the issue's uncounted
+// memory: under --memory-max-mib 256 an agent wrote 1.2 GB into a
+// memfd_create file or into /dev/shm and was recorded ok (host-unsafe and
+// bwrap), and under host-unsafe the file stayed in the host's /dev/shm
+// after the session. A memfd counts in the limit on every backend; a
+// /dev/shm file counts where /dev/shm is the host's (host-unsafe,
+// landlock: the session's uid owns it, and it is removed when the session
+// ends) and is refused at the cap of bwrap's own /dev/shm.
+func TestSharedMemoryCountsInTheMemoryLimit(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a /dev/shm file is the session's only when it runs as a uid of its own (wfb as root)")
+	}
+	// The session uid runs it: a python3 under root's home (pyenv) is out
+	// of its reach.
+	python := "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		t.Skip("/usr/bin/python3 makes the memfd; not installed")
+	}
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock, sandbox.Bwrap} {
+		for _, c := range []struct{ name, script string }{
+			{"memfd", python + ` -c 'import os,time
+fd = os.memfd_create("wfb-shm-MARKER")
+for _ in range(600):
+    os.write(fd, bytes(1 << 20))
+time.sleep(30)'`},
+			{"dev-shm", `if head -c 600M /dev/zero > /dev/shm/MARKER; then sleep 30; else echo "/dev/shm refused the write" >&2; exit 3; fi`},
+		} {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
+				requireBackend(t, backend)
+				marker := fmt.Sprintf("wfb-shm-%d", time.Now().UnixNano())
+				agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+`+strings.ReplaceAll(c.script, "MARKER", marker)+"\n")
+				ws, db := sessionFixture(t)
+				s, out, errOut := testStreams("", nil)
+				run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+					"--sandbox", backend, "--db", db, "--timeout", "25s", "--memory-max-mib=256", "--mock-script", writeScript(t, runOKScript)}, s)
+				rows := storedRows(t, db)
+				if len(rows) != 1 {
+					t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+				}
+				r := rows[0]
+				// Under bwrap /dev/shm is a tmpfs capped at the limit, and
+				// landlock grants no write there: the write is refused, or
+				// the watch stops it first.
+				counted := strings.Contains(r.ErrorDetail, "resource limit: the session reached its memory limit")
+				refused := c.name == "dev-shm" && backend != sandbox.HostUnsafe && strings.Contains(r.ErrorDetail, "/dev/shm refused the write")
+				if r.OK || !(counted || refused) {
+					t.Errorf("row ok=%v %s: %s; want the memory limit named (or, for /dev/shm under bwrap or landlock, the write refused)", r.OK, r.ErrorKind, r.ErrorDetail)
+				}
+				if _, err := os.Stat(filepath.Join("/dev/shm", marker)); err == nil {
+					os.Remove(filepath.Join("/dev/shm", marker))
+					t.Errorf("/dev/shm/%s outlived the session", marker)
+				}
+			})
+		}
+	}
+}
