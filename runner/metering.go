@@ -161,13 +161,30 @@ func crossCheck(row *store.Result, s meter.Summary, requireWitness bool) {
 	if c.Outcome == wfb.VerdictRefused {
 		why := refusal(row, c)
 		row.UsageCheck = string(wfb.VerdictRefused) + ": " + why
-		addFailure(row, wfb.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
+		malformedUsage(row, "usage refused by the wire, tokens and cost not recorded: "+why)
 		dropReported(row)
 		return
 	}
 	row.MeteredInputTokens, row.MeteredOutputTokens = s.Input.Value, s.Output.Value
 	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = s.CacheRead.Value, s.CacheCreation.Value
 	row.UsageSource = wfb.UsageMetered
+}
+
+// malformedUsage fails the row for usage the provider sent malformed or
+// incomplete, with one kind whatever the agent made of it: session-error,
+// the kind the seed contract gives refused usage. An agent that passed the
+// figures on is failed here; one that choked on them and blamed the
+// provider (Codex drops a response.completed event it cannot parse, then
+// reports the stream as disconnected: a provider-error by its words) is
+// reclassified, its own account kept in the detail — the wire shows the
+// provider answered, and its answer's usage is what was wrong.
+func malformedUsage(row *store.Result, detail string) {
+	if !row.OK && row.ErrorKind == wfb.KindProviderError {
+		row.ErrorKind = wfb.KindSessionError
+		row.ErrorDetail = detail + "; the agent reported a provider-error: " + row.ErrorDetail
+		return
+	}
+	addFailure(row, wfb.KindSessionError, detail)
 }
 
 // unwitnessed gives a metered attempt whose agent reported billed usage

@@ -7,6 +7,7 @@ import (
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/store"
 )
 
 // helperAgent makes the rig's session run the helper agent mode as agent.
@@ -80,5 +81,54 @@ func TestARequiredWitnessRefusesUnwitnessedUsage(t *testing.T) {
 	requireOK(t, ok)
 	if ok.UsageVerdict != wfb.VerdictAgree {
 		t.Errorf("a witnessed session: verdict %q, want agree", ok.UsageVerdict)
+	}
+}
+
+// TestMalformedProviderUsageIsOneKindForEveryAgent stops one fault from
+// having two kinds: the provider's usage carrying a negative cache count
+// was a session-error for the stand-in (Claude Code's shape) and Gemini
+// CLI, which pass it on, and a provider-error for Codex, which drops the
+// event it cannot parse and reports a disconnected stream. Through the
+// meter each is a session-error with the wire's refusal; and fed to each
+// parser the same malformed usage is a session-error too.
+func TestMalformedProviderUsageIsOneKindForEveryAgent(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		adjust func(*SessionSpec)
+	}{
+		{"stand-in", func(*SessionSpec) {}},
+		{"codex", helperAgent(t, bench.AgentCodex, "codex-chokes-on-usage")},
+		{"gemini", helperAgent(t, bench.AgentGemini, "gemini-passes-usage-on")},
+	} {
+		t.Run("metered/"+c.name, func(t *testing.T) {
+			r := newRig(t)
+			m := startMeter(t, r.db)
+			u := provider.FullUsage(1200, 30, 0, 500)
+			u["cache_read_input_tokens"] = -5
+			row := r.session(t, startProvider(t, defaultReply(provider.Reply{Text: "hi", Usage: u})), func(s *SessionSpec) { s.Meter = m }, c.adjust)
+			if row.OK || row.ErrorKind != wfb.KindSessionError || row.UsageVerdict != wfb.VerdictRefused {
+				t.Fatalf("ok %v kind %q verdict %q: %s", row.OK, row.ErrorKind, row.UsageVerdict, row.ErrorDetail)
+			}
+			if !strings.HasPrefix(row.ErrorDetail, "usage refused by the wire") && !strings.Contains(row.ErrorDetail, "usage refused") {
+				t.Errorf("detail %q does not say the usage was refused", row.ErrorDetail)
+			}
+		})
+	}
+	for _, c := range []struct {
+		name string
+		row  store.Result
+	}{
+		{"claude/negative", outcome(result(`"usage":{"input_tokens":1200,"output_tokens":30,"cache_read_input_tokens":-5,"cache_creation_input_tokens":500}`), 0)},
+		{"codex/negative", codexOutcome("gpt-5-codex", codexDone(`{"input_tokens":1695,"cached_input_tokens":-5,"output_tokens":30,"reasoning_output_tokens":0}`), 0)},
+		{"gemini/negative", geminiOutcome(geminiDone(`{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"cached":-5,"input":1200,"models":{}}`), 0)},
+		{"claude/missing", outcome(result(`"usage":{"input_tokens":1200,"output_tokens":30,"cache_creation_input_tokens":500}`), 0)},
+		{"codex/missing", codexOutcome("gpt-5-codex", codexDone(`{"input_tokens":1695,"output_tokens":30,"reasoning_output_tokens":0}`), 0)},
+		{"gemini/missing", geminiOutcome(geminiDone(`{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"input":1200,"models":{}}`), 0)},
+	} {
+		t.Run("parsed/"+c.name, func(t *testing.T) {
+			if c.row.OK || c.row.ErrorKind != wfb.KindSessionError || !strings.Contains(c.row.ErrorDetail, "usage refused") || c.row.InputTokens != nil {
+				t.Errorf("ok %v kind %q input %v: %s; want a session-error refusing the usage", c.row.OK, c.row.ErrorKind, c.row.InputTokens, c.row.ErrorDetail)
+			}
+		})
 	}
 }
