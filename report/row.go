@@ -25,6 +25,14 @@ type Row struct {
 	// for the attempt (results.usage_check); the token metrics are the
 	// wire's unless the report asked for the agent's.
 	UsageDisagrees bool
+	// UsageUnwitnessed says the attempt was metered and its agent reported
+	// billed usage while no model request reached the meter
+	// (usage_verdict unwitnessed): the agent's figures stand alone.
+	UsageUnwitnessed bool
+	// UsageAgentOnly says the attempt's usage is the agent's report and
+	// its run was recorded with the meter off: nothing on the wire
+	// witnessed it (a real CLI's zero-filled or rounded figures included).
+	UsageAgentOnly bool
 }
 
 // Metric names one measured quantity of an attempt.
