@@ -18,7 +18,13 @@ const (
 	// VerdictRefused: the wire lacked a figure or carried nonsense, so
 	// nothing is recorded as measured (usage only).
 	VerdictRefused Verdict = "refused"
+	// VerdictUnwitnessed: the attempt was metered and its agent reported
+	// billed usage (a token count or a cost), but no model request reached
+	// the meter, so only the agent witnessed it: it bypassed the base URL
+	// it was given, or invented the figures (usage only). The agent's
+	// figures stay recorded as reported unless a witness is required.
+	VerdictUnwitnessed Verdict = "unwitnessed"
 )
 
 // Verdicts lists every verdict, in documentation order.
-var Verdicts = []Verdict{VerdictAgree, VerdictDisagree, VerdictRefused}
+var Verdicts = []Verdict{VerdictAgree, VerdictDisagree, VerdictRefused, VerdictUnwitnessed}

@@ -507,7 +507,24 @@ type loader struct {
 	attempt   int64
 	ok        int64
 	disagrees int64
+	witness   int64 // witnessUnwitnessed, witnessAgentOnly or 0
 }
+
+// How an attempt's usage was witnessed, as the loader reads it (see
+// witnessExpr).
+const (
+	witnessUnwitnessed = 1
+	witnessAgentOnly   = 2
+)
+
+// witnessExpr says, per attempt, whether only its agent witnessed its
+// usage: unwitnessed (metered, no model request reached the meter), or
+// agent-reported only (usage_source reported, no verdict, in a run
+// recorded with --meter=off). The runs are read once, not per attempt.
+const witnessExpr = `CASE WHEN r.usage_verdict = '` + string(wfb.VerdictUnwitnessed) + `' THEN 1
+	WHEN r.usage_source = '` + wfb.UsageReported + `' AND r.usage_verdict IS NULL AND r.run_id IN (
+		SELECT run_id FROM runs WHERE CASE WHEN json_valid(config) THEN json_extract(config, '$.meter') END = 'off') THEN 2
+	ELSE 0 END`
 
 func newLoader(cols Columns, fn func(*Row)) *loader {
 	return &loader{cols: cols, fn: fn, intern: map[string]string{}}
@@ -543,6 +560,7 @@ func (l *loader) query(withRun, scored bool) (string, []any) {
 	col("r.ok", intDest{&l.ok, "ok"})
 	if l.cols.Has("usage_verdict") {
 		col("COALESCE(r.usage_verdict = '"+string(wfb.VerdictDisagree)+"', 0)", intDest{&l.disagrees, "usage_verdict"})
+		col(witnessExpr, intDest{&l.witness, "usage_verdict"})
 	}
 	col("r.error_kind", textDest{&l.row.ErrorKind, l.intern})
 	for _, m := range l.cols.Metrics() {
@@ -569,6 +587,7 @@ func (l *loader) scan(dests []any) func(store.Scanner) error {
 		}
 		l.row.Rep, l.row.Attempt, l.row.OK = int(l.rep), int(l.attempt), l.ok == 1
 		l.row.UsageDisagrees = l.disagrees == 1
+		l.row.UsageUnwitnessed, l.row.UsageAgentOnly = l.witness == witnessUnwitnessed, l.witness == witnessAgentOnly
 		l.fn(&l.row)
 		return nil
 	}

@@ -28,6 +28,14 @@ type Row struct {
 	// LabelsDigest names the labels the attempt's latest score was taken
 	// against (scores.labels_digest); empty when it was never scored.
 	LabelsDigest string
+	// UsageUnwitnessed says the attempt was metered and its agent reported
+	// billed usage while no model request reached the meter
+	// (usage_verdict unwitnessed): the agent's figures stand alone.
+	UsageUnwitnessed bool
+	// UsageAgentOnly says the attempt's usage is the agent's report and
+	// its run was recorded with the meter off: nothing on the wire
+	// witnessed it (a real CLI's zero-filled or rounded figures included).
+	UsageAgentOnly bool
 }
 
 // Metric names one measured quantity of an attempt.

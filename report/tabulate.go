@@ -68,7 +68,13 @@ type Group struct {
 	// UsageDisagreements counts the attempts whose usage as the agent
 	// reported it disagreed with the wire's (results.usage_check).
 	UsageDisagreements int
-	Metrics            [NumMetrics]Spread
+	// UsageUnwitnessed counts the attempts whose agent reported billed
+	// usage while no model request reached the meter (usage_verdict
+	// unwitnessed); UsageAgentOnly those whose usage is the agent's report
+	// in a run recorded with the meter off. Only the agent witnessed
+	// either.
+	UsageUnwitnessed, UsageAgentOnly int
+	Metrics                          [NumMetrics]Spread
 	// Values holds the sorted measured per-cell values of the metrics asked
 	// for in TabulateOptions.Keep.
 	Values [NumMetrics][]float64
@@ -215,6 +221,8 @@ type tabAcc struct {
 	task, arm     string
 	attempts      int
 	disagreements int
+	unwitnessed   int
+	agentOnly     int
 	index         map[runTask]*repIndex
 	lastRT        runTask
 	lastIndex     *repIndex
@@ -347,6 +355,12 @@ func (t *Tabulator) Add(r *Row) {
 	if r.UsageDisagrees {
 		a.disagreements++
 	}
+	if r.UsageUnwitnessed {
+		a.unwitnessed++
+	}
+	if r.UsageAgentOnly {
+		a.agentOnly++
+	}
 	kind := int32(0)
 	if !r.OK {
 		k := r.ErrorKind
@@ -411,7 +425,8 @@ func (t *Tabulator) Result() *Tabulation {
 	kinds, retried := map[string]bool{}, map[string]bool{}
 	for _, a := range t.groups {
 		g := &Group{Task: a.task, Arm: a.arm, Attempts: a.attempts, Cells: a.cells.len(),
-			Failed: map[string]int{}, Superseded: map[string]int{}, UsageDisagreements: a.disagreements}
+			Failed: map[string]int{}, Superseded: map[string]int{}, UsageDisagreements: a.disagreements,
+			UsageUnwitnessed: a.unwitnessed, UsageAgentOnly: a.agentOnly}
 		a.cells.each(func(_ int, c *tabCell) {
 			switch {
 			case c.out.ok:
@@ -583,6 +598,14 @@ func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
 		if g.UsageDisagreements > 0 {
 			metric = append(metric, fmt.Sprintf("%s: usage disagreed with the provider's wire for %d of %d attempts (usage_check); the token figures are the wire's unless --usage reported.",
 				name(g), g.UsageDisagreements, g.Attempts))
+		}
+		if g.UsageUnwitnessed > 0 {
+			metric = append(metric, fmt.Sprintf("%s: unwitnessed: %d of %d attempts reported usage but made no request through the meter (usage_verdict unwitnessed): their token figures are the agent's alone — it bypassed its base URL or invented them.",
+				name(g), g.UsageUnwitnessed, g.Attempts))
+		}
+		if g.UsageAgentOnly > 0 {
+			metric = append(metric, fmt.Sprintf("%s: agent-reported only: %d of %d attempts' usage was not witnessed by the wire (meter off); a CLI's figures may be zero-filled or rounded.",
+				name(g), g.UsageAgentOnly, g.Attempts))
 		}
 		var missing, partial []string
 		for _, m := range tab.Options.Metrics {

@@ -51,6 +51,9 @@ type Cell struct {
 	Verify func(ctx context.Context, workspace string, cred *syscall.Credential) (failure string, err error)
 	// Meter, when set, meters the session (see SessionSpec.Meter).
 	Meter *meter.Proxy
+	// RequireWitness refuses usage the meter did not witness (see
+	// SessionSpec.RequireWitness).
+	RequireWitness bool
 }
 
 // RunCell prepares the cell's sandbox, runs its session and writes its row.
@@ -85,7 +88,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	if sc, ok := rec.(secretScrubber); ok {
 		sc.ScrubSecrets(secretValues(env)...)
 	}
-	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter}
+	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter, RequireWitness: c.RequireWitness}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)

@@ -88,6 +88,9 @@ func helperProcess(mode string) int {
 		os.Stdout.WriteString(`{"type":"result","last":true}` + "\n")
 		return 0
 	}
+	if code, ok := agentHelper(mode); ok {
+		return code
+	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2
 }

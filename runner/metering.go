@@ -64,8 +64,9 @@ func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
 
 // endMeter stops metering the session, files what the wire showed with
 // the row (its requests, written in the row's transaction), and
-// cross-checks the agent's usage against the wire's.
-func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
+// cross-checks the agent's usage against the wire's. With requireWitness,
+// usage the wire did not witness is refused (see crossCheck).
+func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result, requireWitness bool) {
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), meterGrace)
 	defer cancel()
 	log := a.End(endCtx)
@@ -77,7 +78,7 @@ func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result) {
 		meterDown(row, a.BaseURL())
 	}
 	noteProxyErrors(row, log.Records)
-	crossCheck(row, log.Summary)
+	crossCheck(row, log.Summary, requireWitness)
 	if row.UsageSource == wfb.UsageMetered {
 		priceWire(row, log.Records)
 	}
@@ -134,12 +135,15 @@ func noteProxyErrors(row *store.Result, recs []meter.Record) {
 // verdict. A figure the wire lacked or carried as nonsense refuses the
 // measurement whatever the agent printed; the agent's figures for an
 // attempt whose model requests were never billed are invented, not
-// measured.
-func crossCheck(row *store.Result, s meter.Summary) {
+// measured. Billed usage the agent reported while no model request
+// reached the meter is unwitnessed (see unwitnessed).
+func crossCheck(row *store.Result, s meter.Summary, requireWitness bool) {
 	switch {
 	case len(s.ModelRequests) == 0:
 		// Nothing on the wire to compare: the agent's word stands alone
-		// (runSession marks it reported).
+		// (runSession marks it reported), and says so when it claims
+		// usage nothing witnessed.
+		unwitnessed(row, s, requireWitness)
 		return
 	case len(s.Billed) == 0:
 		why := s.Input.Why
@@ -157,13 +161,78 @@ func crossCheck(row *store.Result, s meter.Summary) {
 	if c.Outcome == wfb.VerdictRefused {
 		why := refusal(row, c)
 		row.UsageCheck = string(wfb.VerdictRefused) + ": " + why
-		addFailure(row, wfb.KindSessionError, "usage refused by the wire, tokens and cost not recorded: "+why)
+		malformedUsage(row, "usage refused by the wire, tokens and cost not recorded: "+why)
 		dropReported(row)
 		return
 	}
 	row.MeteredInputTokens, row.MeteredOutputTokens = s.Input.Value, s.Output.Value
 	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = s.CacheRead.Value, s.CacheCreation.Value
 	row.UsageSource = wfb.UsageMetered
+}
+
+// malformedUsage fails the row for usage the provider sent malformed or
+// incomplete, with one kind whatever the agent made of it: session-error,
+// the kind the seed contract gives refused usage. An agent that passed the
+// figures on is failed here; one that choked on them and blamed the
+// provider (Codex drops a response.completed event it cannot parse, then
+// reports the stream as disconnected: a provider-error by its words) is
+// reclassified, its own account kept in the detail — the wire shows the
+// provider answered, and its answer's usage is what was wrong.
+func malformedUsage(row *store.Result, detail string) {
+	if !row.OK && row.ErrorKind == wfb.KindProviderError {
+		row.ErrorKind = wfb.KindSessionError
+		row.ErrorDetail = detail + "; the agent reported a provider-error: " + row.ErrorDetail
+		return
+	}
+	addFailure(row, wfb.KindSessionError, detail)
+}
+
+// unwitnessed gives a metered attempt whose agent reported billed usage
+// (a token count above zero, or a cost above zero) while no model request
+// reached the meter the verdict unwitnessed: the agent bypassed the base
+// URL it was given (the sandbox shares the host's network) or invented the
+// figures. The figures stay recorded as the agent's (usage_source
+// reported), unless a witness is required: then the row fails as a
+// session-error — the agent's doing, as other usage that is not a
+// measurement — and the figures are not recorded (its result event keeps
+// what it printed).
+func unwitnessed(row *store.Result, s meter.Summary, requireWitness bool) {
+	claimed := billedClaim(row)
+	if claimed == "" {
+		return
+	}
+	wire := "no request reached the meter"
+	if s.Requests > 0 {
+		wire = fmt.Sprintf("none of the %d requests that reached the meter was a model request", s.Requests)
+	}
+	row.UsageVerdict = wfb.VerdictUnwitnessed
+	row.UsageCheck = fmt.Sprintf("%s: the agent reported usage (%s) but %s", wfb.VerdictUnwitnessed, claimed, wire)
+	if !requireWitness {
+		return
+	}
+	addFailure(row, wfb.KindSessionError, fmt.Sprintf("usage not witnessed, tokens and cost not recorded: the agent reported %s but %s, and a witness is required (require_witness)", claimed, wire))
+	dropReported(row)
+}
+
+// billedClaim spells the billed usage the agent reported — each token
+// figure above zero and a cost above zero — or "" when it reported none.
+func billedClaim(row *store.Result) string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{
+		{"input", row.InputTokens}, {"output", row.OutputTokens},
+		{"cache read", row.CacheReadInputTokens}, {"cache write", row.CacheCreationInputTokens},
+	} {
+		if f.v != nil && *f.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, *f.v))
+		}
+	}
+	if row.CostUSD != nil && *row.CostUSD > 0 {
+		parts = append(parts, "cost $"+wfb.Dollars(*row.CostUSD))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // refusal names each figure the wire refused: why, the wire's value and

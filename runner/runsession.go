@@ -50,6 +50,9 @@ type SessionConfig struct {
 // provider could not start or the row could not be written, which is then
 // the error. It returns the session's row and the run's status.
 func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, error) {
+	if o.NoMeter && o.Cell.RequireWitness {
+		return store.Result{}, "", errors.New("a witness is required but the session is unmetered: nothing could witness its usage")
+	}
 	config, err := json.Marshal(o.config())
 	if err != nil {
 		return store.Result{}, "", err
@@ -102,7 +105,7 @@ func (o SessionOptions) config() RunConfig {
 	if o.MockScript == "" {
 		sc.BaseURL = c.BaseURL
 	}
-	return RunConfig{Command: "session", Session: sc, Meter: meterSetting(o.NoMeter)}
+	return RunConfig{Command: "session", Session: sc, Meter: meterSetting(o.NoMeter), RequireWitness: c.RequireWitness}
 }
 
 // finishRun records the run's end with status, even after ctx was

@@ -111,6 +111,11 @@ type SessionSpec struct {
 	// through an attempt of this proxy (see beginMeter), and the row gets
 	// the wire's requests and its cross-check. nil: not metered.
 	Meter *meter.Proxy
+	// RequireWitness refuses a metered session whose agent reported billed
+	// usage while no model request reached the meter (a session-error; see
+	// unwitnessed). Without it such a row stays ok, its usage_verdict
+	// unwitnessed.
+	RequireWitness bool
 }
 
 // ReviewSpec configures a review session.
@@ -185,7 +190,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 		if m != nil {
 			// Deferred (row is the named result): the requests are filed
 			// whatever happens below.
-			defer endMeter(ctx, m, &row)
+			defer endMeter(ctx, m, &row, spec.RequireWitness)
 		}
 	}
 	ad, err := adapterFor(spec.Agent)

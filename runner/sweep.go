@@ -66,6 +66,11 @@ type SweepOptions struct {
 	// NoMeter runs the sessions unmetered (`wfb run --meter=off`); by
 	// default one metering proxy serves every session of the sweep.
 	NoMeter bool
+	// RequireWitness refuses every session's usage the meter did not
+	// witness (`wfb run --require-witness`), as the bench's
+	// require_witness does for the bench or an arm. Refused with NoMeter:
+	// nothing could witness it.
+	RequireWitness bool
 	// MaxCost caps the run's cost in US dollars (`wfb run --max-cost`);
 	// 0: the bench's budget, if any. See charge.
 	MaxCost float64
@@ -108,6 +113,10 @@ type RunConfig struct {
 	Session     *SessionConfig     `json:"session,omitempty"`
 	// Meter is "on" when the sessions were metered, "off" when not.
 	Meter string `json:"meter,omitempty"`
+	// RequireWitness is set when --require-witness refused usage the
+	// meter did not witness (the bench's require_witness is in the bench
+	// file, which the fingerprint covers).
+	RequireWitness bool `json:"require_witness,omitempty"`
 	// Budget is the run's cost cap, absent when it had none. A resume
 	// with another cap records the new one: the run ran under it last.
 	Budget *BudgetConfig `json:"budget,omitempty"`

@@ -42,6 +42,7 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 		RequirePIDNamespace: s.bench.RequirePIDNamespace,
 		ExtraEnv:            map[string]string{},
 		Meter:               s.meter,
+		RequireWitness:      s.opts.RequireWitness || s.bench.RequireWitness || a.RequireWitness,
 	}
 	if n := len(c.attempts); n > 0 {
 		cell.RetryOf = c.attempts[n-1].AttemptID

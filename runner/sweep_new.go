@@ -176,10 +176,37 @@ func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
 		s.envs[a.ID] = env
 		s.agents[a.ID] = s.agentFor(a)
 	}
+	problems = append(problems, s.witnessProblems(used)...)
 	if len(problems) > 0 {
 		return nil, &InputError{Problems: problems}
 	}
 	return used, nil
+}
+
+// witnessProblems refuses a witness required of an unmetered sweep
+// (--require-witness, or the bench's or a selected arm's require_witness
+// with --meter=off): only the meter can witness usage, so every row
+// would be refused.
+func (s *Sweep) witnessProblems(used map[string]bool) []string {
+	if !s.opts.NoMeter {
+		return nil
+	}
+	var by []string
+	if s.opts.RequireWitness {
+		by = append(by, "--require-witness")
+	}
+	if s.bench.RequireWitness {
+		by = append(by, "the bench's require_witness")
+	}
+	for _, a := range s.bench.Arms {
+		if used["a/"+a.ID] && a.RequireWitness {
+			by = append(by, fmt.Sprintf("arm %s's require_witness", a.ID))
+		}
+	}
+	if len(by) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s requires the meter to witness every session's usage, but --meter=off runs them unmetered: nothing could witness it; drop one of them", strings.Join(by, " and "))}
 }
 
 // providerKey reads a real provider's API key from wfb's environment, once
@@ -319,7 +346,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	}
 	sel := s.opts.Selection
 	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter),
-		Budget: s.budgetConfig()}
+		RequireWitness: s.opts.RequireWitness, Budget: s.budgetConfig()}
 	if prev != nil {
 		s.prevConfig, s.prevRaw = prev.config, prev.run.Config
 		var was bench.Fingerprint

@@ -202,3 +202,34 @@ func TestAVerdictAndItsTextGoTogether(t *testing.T) {
 		t.Error("the schema took a usage_check without its verdict")
 	}
 }
+
+// TestAnUnwitnessedVerdictIsStored: an attempt whose agent reported usage
+// that no request on the wire witnessed gets a usage verdict of its own,
+// which both the store's validation and the file's trigger (migration
+// 0010) take; a cost cannot be unwitnessed, and a word outside the
+// vocabulary is still refused by the file itself.
+func TestAnUnwitnessedVerdictIsStored(t *testing.T) {
+	ctx := context.Background()
+	d, _ := newDB(t)
+	r := okResult("att-unwitnessed")
+	r.UsageVerdict, r.UsageCheck = wfb.VerdictUnwitnessed, "unwitnessed: the agent reported usage (input 2000) but no request reached the meter"
+	if err := d.InsertResult(ctx, r); err != nil {
+		t.Fatalf("an unwitnessed row was refused: %v", err)
+	}
+	_, rows, err := d.Query(ctx, `SELECT usage_verdict FROM results WHERE attempt_id = 'att-unwitnessed'`)
+	if err != nil || !cmp.Equal([][]any{{"unwitnessed"}}, rows) {
+		t.Errorf("usage_verdict %v (%v), want unwitnessed", rows, err)
+	}
+	c := okResult("att-cost")
+	c.CostVerdict, c.CostCheck = wfb.VerdictUnwitnessed, "unwitnessed: x"
+	if err := d.InsertResult(ctx, c); err == nil {
+		t.Error("a cost verdict of unwitnessed was stored")
+	}
+	for i, v := range []string{"unwitnessed", "bogus"} {
+		_, err := d.db.ExecContext(ctx, `INSERT INTO results (run_id, attempt_id, task, arm, rep, attempt, started_at, ok, usage_check, usage_verdict)
+			VALUES ('run-1', ?, 't', 'a', ?, 1, '2026-01-01T00:00:00.000Z', 1, ?, ?)`, "raw-"+v, 70+i, v+": x", v)
+		if (err == nil) != (v == "unwitnessed") {
+			t.Errorf("the file's trigger on usage_verdict %q: %v", v, err)
+		}
+	}
+}

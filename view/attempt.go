@@ -6,30 +6,35 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
 
 type attemptData struct {
-	Title      string
-	L          links
-	ID, RunID  string
-	Label      string
-	OK         bool
-	Kind       string
-	Detail     string
-	RetryOf    string
-	Columns    []field
-	Cell       []cellAttempt // every attempt of the cell, this one marked
-	ModelUsage *report.Table
-	Evidence   []field
-	Artifact   *artifact
-	Review     *reviewView
-	Scores     *report.Table
-	Transcript *transcriptView
-	Requests   *report.Table
-	Prev, Next string // the previous and next failed attempts of the run
+	Title     string
+	L         links
+	ID, RunID string
+	Label     string
+	OK        bool
+	Kind      string
+	Detail    string
+	// Unwitnessed is the usage check of an attempt whose usage only its
+	// agent witnessed (usage_verdict unwitnessed), shown under the
+	// outcome; "" otherwise.
+	Unwitnessed string
+	RetryOf     string
+	Columns     []field
+	Cell        []cellAttempt // every attempt of the cell, this one marked
+	ModelUsage  *report.Table
+	Evidence    []field
+	Artifact    *artifact
+	Review      *reviewView
+	Scores      *report.Table
+	Transcript  *transcriptView
+	Requests    *report.Table
+	Prev, Next  string // the previous and next failed attempts of the run
 }
 
 // field is one named value.
@@ -77,6 +82,9 @@ func (s *Server) attemptData(ctx context.Context, l links, id string) (*attemptD
 	}
 	d.RunID, d.Label, d.OK = str(v["run_id"]), str(v["run_label"]), num(v["ok"]) == 1
 	d.Kind, d.Detail, d.RetryOf = str(v["error_kind"]), str(v["error_detail"]), str(v["retry_of"])
+	if str(v["usage_verdict"]) == string(wfb.VerdictUnwitnessed) {
+		d.Unwitnessed = str(v["usage_check"])
+	}
 	key := []any{d.RunID, v["task"], v["arm"], v["rep"], v["attempt"]}
 	for _, step := range []func() error{
 		func() error { return s.cellAttempts(ctx, d, key) },

@@ -33,6 +33,7 @@ type runOptions struct {
 	RunID            string
 	Format           string
 	Meter            string
+	RequireWitness   bool
 	MaxCost          float64
 	limits           limitFlags
 }
@@ -86,7 +87,12 @@ Every session is metered (--meter=off disables it): the agent reaches its
 provider through a loopback proxy of this process, under a base URL of its
 attempt's own, and the provider's usage on the wire is cross-checked against
 what the agent reported (results.usage_check; the requests table keeps every
-request and exchange).
+request and exchange). An attempt whose agent reported usage while no model
+request reached the proxy is recorded with usage_verdict unwitnessed (the
+agent bypassed its base URL, or invented the figures); --require-witness (or
+the bench's require_witness, for the bench or an arm) refuses such an
+attempt instead: ok=0, session-error. It cannot be combined with
+--meter=off, where nothing could witness the usage.
 
 Exit status: 0 when the run completed (failed cells are measurements: see
 wfb report), 1 when it was aborted, 2 on bad input, 130 when interrupted.`
@@ -132,16 +138,21 @@ func newRunCmd(s *Streams) *cobra.Command {
 	f.StringVar(&opts.Format, "format", "auto", "summary format: auto, table, tsv, markdown, csv, json")
 	f.Float64Var(&opts.MaxCost, "max-cost", 0, "stop starting cells once the run's recorded cost reaches this many US dollars (default: the bench's budget)")
 	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
+	f.BoolVar(&opts.RequireWitness, "require-witness", false, "refuse (session-error) every attempt whose agent reported usage no request through the meter witnessed")
 	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
 	return cmd
 }
 
-// meterOff reads --meter: on (the default) or off.
-func meterOff(v string) (bool, error) {
+// meterOff reads --meter: on (the default) or off. A witness required
+// of an unmetered session is bad input: only the meter can witness usage.
+func meterOff(v string, requireWitness bool) (bool, error) {
 	switch v {
 	case "on":
 		return false, nil
 	case "off":
+		if requireWitness {
+			return true, badInput("--require-witness needs the meter to witness each session's usage, and --meter=off runs them unmetered: drop one of them")
+		}
 		return true, nil
 	}
 	return false, badInput("--meter %q: want on or off", v)
@@ -258,7 +269,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	if _, err := outputFormat(s, opts.Format); err != nil {
 		return err
 	}
-	noMeter, err := meterOff(opts.Meter)
+	noMeter, err := meterOff(opts.Meter, opts.RequireWitness)
 	if err != nil {
 		return err
 	}
@@ -272,7 +283,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
-		NoMeter: noMeter, MaxCost: opts.MaxCost,
+		NoMeter: noMeter, RequireWitness: opts.RequireWitness, MaxCost: opts.MaxCost,
 		Limits: opts.limits.limits(),
 	})
 	return err

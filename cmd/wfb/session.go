@@ -36,6 +36,7 @@ type sessionOptions struct {
 	Label       string
 	Format      string
 	Meter       string
+	Witness     bool // --require-witness
 	limits      limitFlags
 }
 
@@ -52,7 +53,10 @@ the agent, and never stored.
 
 The session is metered (--meter=off disables it): its provider traffic goes
 through a loopback proxy, its requests are recorded, and the provider's usage
-is cross-checked against the agent's report (see wfb run --help).
+is cross-checked against the agent's report (see wfb run --help). Usage the
+agent reported while no model request reached the proxy is recorded with
+usage_verdict unwitnessed; --require-witness refuses it (ok=0, session-error),
+and cannot be combined with --meter=off.
 
 Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 2 on bad input.`,
@@ -81,6 +85,7 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f.StringVar(&opts.Label, "label", "", "label for the session's run")
 	f.StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
 	f.StringVar(&opts.Meter, "meter", "on", "meter the session's provider traffic (on) or not (off); recorded in the run's config")
+	f.BoolVar(&opts.Witness, "require-witness", false, "refuse (session-error) the session when its agent reported usage no request through the meter witnessed")
 	opts.limits.add(cmd, "")
 	return cmd
 }
@@ -126,7 +131,7 @@ func (o *sessionOptions) validate() error {
 	if _, err := parseOutputFormat(o.Format); err != nil {
 		return asBadInput(err)
 	}
-	_, err = meterOff(o.Meter)
+	_, err = meterOff(o.Meter, o.Witness)
 	return err
 }
 
@@ -187,7 +192,7 @@ func (o *sessionOptions) cell(bin string, args []string, apiKey string) runner.C
 			Prompt: o.Prompt, Timeout: o.Timeout, Limits: o.limits.limits(),
 		},
 		Workspace: o.Workspace, Sandbox: o.Sandbox, Review: o.Review, WorkspaceWritable: o.Edit,
-		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey,
+		ArtifactDir: o.ArtifactDir, BaseURL: o.BaseURL, APIKey: apiKey, RequireWitness: o.Witness,
 	}
 }
 

@@ -39,7 +39,11 @@ type Bench struct {
 	Timeout             time.Duration // per session; default 10m
 	Sandbox             string        // default auto: the strongest backend whose preflight passes
 	RequirePIDNamespace bool
-	Workers             int // cells at once; default 1
+	// RequireWitness refuses every session whose agent reported usage the
+	// metering proxy did not witness (no model request reached it): a
+	// session-error instead of a row with usage_verdict unwitnessed.
+	RequireWitness bool
+	Workers        int // cells at once; default 1
 	// PidsMax and MemoryMaxMiB bound each session's processes and memory;
 	// 0: the runner's defaults (runner.DefaultPidsMax, DefaultMemoryMax).
 	PidsMax, MemoryMaxMiB int
@@ -119,8 +123,10 @@ type Arm struct {
 	PromptSuffix string
 	AllowedTools []string
 	MaxTurns     int
-	Env          []EnvVar
-	Provider     *Provider // nil: the task's, else the bench's
+	// RequireWitness is the bench's RequireWitness for this arm alone.
+	RequireWitness bool
+	Env            []EnvVar
+	Provider       *Provider // nil: the task's, else the bench's
 }
 
 // EnvVar is one variable an arm's agent gets. Its value comes from wfb's

@@ -219,3 +219,35 @@ func TestABadBudgetIsRefusedNamingIt(t *testing.T) {
 		})
 	}
 }
+
+// TestRequireWitnessIsReadForTheBenchAndEachArm: require_witness is a
+// bench field and an arm field, a strict bool at both (a string such as
+// "yes" is refused naming the field, never read as false).
+func TestRequireWitnessIsReadForTheBenchAndEachArm(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(top, arm string) (*Bench, error) {
+		text := top + "provider: {base_url: http://127.0.0.1:1}\n" +
+			"tasks:\n  - {id: t, prompt: p, workspace: {git: https://example.com/r.git, ref: main}}\n" +
+			"arms:\n  - {id: a, agent: stand-in" + arm + "}\n  - {id: b, agent: stand-in}\n"
+		return Parse("bench.yaml", dir, []byte(text), nil)
+	}
+	b, err := parse("require_witness: true\n", ", require_witness: true")
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	if !b.RequireWitness || !b.Arms[0].RequireWitness || b.Arms[1].RequireWitness {
+		t.Errorf("bench %v, arms %v %v; want true, true, false", b.RequireWitness, b.Arms[0].RequireWitness, b.Arms[1].RequireWitness)
+	}
+	b, err = parse("", "")
+	if err != nil || b.RequireWitness || b.Arms[0].RequireWitness {
+		t.Errorf("by default: %v, %+v", err, b)
+	}
+	for _, c := range []struct{ top, arm, want string }{
+		{"require_witness: yes\n", "", "require_witness"},
+		{"", `, require_witness: "true"`, "arms[0].require_witness"},
+	} {
+		if _, err := parse(c.top, c.arm); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q%q: %v, want a refusal naming %s", c.top, c.arm, err, c.want)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
 
-const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, budget, tasks, arms"
+const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, require_witness, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, budget, tasks, arms"
 
 func (p *benchParser) bench(root node) {
 	pairs, ok := p.Mapping(root, "")
@@ -129,6 +129,8 @@ func (p *benchParser) bench(root node) {
 			}
 		case "require_pid_namespace":
 			p.b.RequirePIDNamespace, _ = p.Bool(kv.Value, f)
+		case "require_witness":
+			p.b.RequireWitness, _ = p.Bool(kv.Value, f)
 		case "workers":
 			if n, ok := p.IntRange(kv.Value, f, 1, MaxWorkers); ok {
 				p.b.Workers = n
@@ -575,7 +577,7 @@ func (p *benchParser) labels(n node, field string) []review.Label {
 	return out
 }
 
-const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, env, provider"
+const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, require_witness, env, provider"
 
 func (p *benchParser) arms(n node, field string) {
 	seen := map[string]bool{}
@@ -614,6 +616,8 @@ func (p *benchParser) arms(n node, field string) {
 				a.AllowedTools = p.Strings(kv.Value, kf)
 			case "max_turns":
 				a.MaxTurns, _ = p.IntRange(kv.Value, kf, 1, 10000)
+			case "require_witness":
+				a.RequireWitness, _ = p.Bool(kv.Value, kf)
 			case "env":
 				a.Env = p.env(kv.Value, kf)
 			case "provider":
