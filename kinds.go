@@ -16,6 +16,10 @@ const (
 	KindVerifyFailed      = "verify-failed"
 	KindOracleFailed      = "oracle-failed"
 	KindInfraError        = "infra-error"
+	// KindRunaway: the attempt sent its provider more requests than its
+	// cap (max_requests) and wfb stopped it — a workflow that ran away, a
+	// failure of the workflow.
+	KindRunaway = "runaway"
 )
 
 // ErrorKinds lists every error kind, in documentation order.
@@ -23,7 +27,7 @@ var ErrorKinds = []string{
 	KindSessionError, KindProviderError, KindTimeout, KindCancelled,
 	KindSpawnFailure, KindSandboxRefused, KindWorkspaceModified,
 	KindArtifactMissing, KindArtifactInvalid, KindVerifyFailed,
-	KindOracleFailed, KindInfraError,
+	KindOracleFailed, KindInfraError, KindRunaway,
 }
 
 // Error kinds split in two classes, and the split is the difference between

@@ -23,6 +23,14 @@ type AttemptOptions struct {
 	// headers and paths in every form they take on the wire. Credential
 	// headers are dropped whatever their value.
 	Secrets []string
+	// MaxRequests caps the requests the attempt may send: past it, each is
+	// answered 429 (ErrRequestCap) and not forwarded, and OnCap is called
+	// once. 0: no cap.
+	MaxRequests int
+	// OnCap, when set, is called (once, in its own goroutine) when the
+	// attempt first sends a request past MaxRequests: a runaway agent's
+	// session is stopped there, not at its timeout.
+	OnCap func()
 }
 
 // Attempt is one attempt's base URL on the proxy, and what it recorded.
@@ -37,8 +45,12 @@ type Attempt struct {
 	ctx      context.Context  // cancelled by End: in-flight requests stop
 	cancel   context.CancelFunc
 
+	maxRequests int
+	onCap       func()
+
 	mu       sync.Mutex
 	ended    bool
+	capped   bool
 	seq      int
 	records  []Record
 	inflight sync.WaitGroup // requests being served or finished
@@ -67,7 +79,7 @@ func (p *Proxy) Begin(o AttemptOptions) (*Attempt, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a := &Attempt{p: p, id: o.ID, token: newToken(), upstream: u,
 		scrub: newScrubber(o.Secrets, p.opts.Redact), ctx: ctx, cancel: cancel,
-		bodies: inflight.New(p.opts.MaxRequestBytesInFlight)}
+		bodies: inflight.New(p.opts.MaxRequestBytesInFlight), maxRequests: o.MaxRequests, onCap: o.OnCap}
 	a.budget.left.Store(p.opts.MaxExchangeBytes)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -93,16 +105,25 @@ func (a *Attempt) ID() string { return a.id }
 // the agent sends.
 func (a *Attempt) BaseURL() string { return a.p.url + "/m/" + a.token }
 
-// enter admits a request unless the attempt has ended, and numbers it.
-func (a *Attempt) enter() (int, bool) {
+// enter admits a request unless the attempt has ended, and numbers it;
+// overCap says the request is past the attempt's cap (it is recorded, not
+// forwarded).
+func (a *Attempt) enter() (seq int, ok, overCap bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ended {
-		return 0, false
+		return 0, false, false
 	}
 	a.inflight.Add(1)
 	a.seq++
-	return a.seq, true
+	if a.maxRequests > 0 && a.seq > a.maxRequests {
+		if !a.capped && a.onCap != nil {
+			go a.onCap()
+		}
+		a.capped = true
+		return a.seq, true, true
+	}
+	return a.seq, true, false
 }
 
 // Log is what an attempt recorded.

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -91,6 +92,19 @@ func (f *flight) serve(w http.ResponseWriter, r *http.Request) {
 	if f.relay(w, r, resp) == errCut {
 		panic(http.ErrAbortHandler)
 	}
+}
+
+// refuseOverCap answers a request past the attempt's cap: recorded (its
+// body kept like any other's), answered 429 in the protocol's error shape,
+// never forwarded.
+func (f *flight) refuseOverCap(w http.ResponseWriter, r *http.Request) {
+	defer f.finish()
+	if !f.readBody(w, r) {
+		return
+	}
+	f.rec.ProxyError = ErrRequestCap
+	f.answer(w, http.StatusTooManyRequests, ErrRequestCap,
+		fmt.Sprintf("wfb: this attempt reached its cap of %d requests to the provider (a runaway session); the request was not forwarded", f.a.maxRequests))
 }
 
 func (f *flight) readBody(w http.ResponseWriter, r *http.Request) bool {

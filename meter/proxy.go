@@ -247,10 +247,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveUnattributed(w, r, start)
 		return
 	}
-	seq, ok := a.enter()
+	seq, ok, overCap := a.enter()
 	if !ok {
 		p.serveUnattributed(w, r, start)
 		return
 	}
-	newFlight(a, seq, r, rest, start).serve(w, r)
+	f := newFlight(a, seq, r, rest, start)
+	if overCap {
+		f.refuseOverCap(w, r)
+		return
+	}
+	f.serve(w, r)
 }

@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -459,4 +461,42 @@ func decodeJSON(t *testing.T, b []byte) map[string]any {
 		t.Fatalf("%v: %s", err, b)
 	}
 	return m
+}
+
+// TestARequestPastTheCapIsRefusedAndReported stops a runaway agent (a
+// scripted tool call answered forever) from sending its provider requests
+// until its timeout: the issue's real Claude Code sent ~1,400 in 300 s.
+// Past MaxRequests each request is answered 429, recorded, never
+// forwarded, and OnCap is called exactly once.
+func TestARequestPastTheCapIsRefusedAndReported(t *testing.T) {
+	up := newUpstream(t, messagesJSON(usageFull))
+	p := startProxy(t, up.URL, Options{})
+	var caps atomic.Int32
+	capped := make(chan struct{}, 4)
+	a, err := p.Begin(AttemptOptions{ID: "att-cap", MaxRequests: 2, OnCap: func() { caps.Add(1); capped <- struct{}{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []int
+	for range 4 {
+		status, body := post(t, a.BaseURL()+"/v1/messages", `{"model":"m"}`)
+		statuses = append(statuses, status)
+		if status == http.StatusTooManyRequests && !strings.Contains(body, "cap of 2 requests") {
+			t.Errorf("refusal says %s", body)
+		}
+	}
+	<-capped
+	if want := []int{200, 200, 429, 429}; !slices.Equal(statuses, want) {
+		t.Errorf("statuses %v, want %v", statuses, want)
+	}
+	if n := len(up.received()); n != 2 {
+		t.Errorf("%d requests forwarded, want 2", n)
+	}
+	recs := end(t, a).Records
+	if len(recs) != 4 || recs[2].ProxyError != ErrRequestCap || recs[3].ProxyError != ErrRequestCap || recs[1].ProxyError != "" {
+		t.Errorf("records %+v", recs)
+	}
+	if n := caps.Load(); n != 1 {
+		t.Errorf("OnCap called %d times, want once", n)
+	}
 }

@@ -35,6 +35,10 @@ const (
 	// ErrUnattributed: the path named no live attempt; the agent got a
 	// 404 and nothing was forwarded.
 	ErrUnattributed = "unattributed"
+	// ErrRequestCap: the attempt had sent as many requests as its cap
+	// allows (AttemptOptions.MaxRequests); the agent got a 429 and nothing
+	// was forwarded.
+	ErrRequestCap = "request-cap"
 )
 
 // Record is one metered request.

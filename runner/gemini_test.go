@@ -286,7 +286,7 @@ func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
 			key = "ANTHROPIC_BASE_URL"
 		}
 		spec := SessionSpec{SessionKey: SessionKey{Agent: bench.AgentGemini, AgentBin: "gemini"}, Env: env, Meter: p}
-		a, err := beginMeter(&spec, "att-"+key)
+		a, err := beginMeter(&spec, "att-"+key, nil)
 		if err != nil || a == nil {
 			t.Fatalf("%s: attempt %v, err %v", key, a, err)
 		}

@@ -19,6 +19,10 @@ type Limits struct {
 	Pids int
 	// Memory is the most memory, in bytes, the session may use.
 	Memory int64
+	// Requests is the most requests a metered session may send its
+	// provider: a runaway agent (a scripted tool call answered forever)
+	// is stopped there, not at its timeout, and recorded as runaway.
+	Requests int
 }
 
 // The default limits: far above what Claude Code or Codex need for a task,
@@ -26,6 +30,10 @@ type Limits struct {
 const (
 	DefaultPidsMax   = 1024
 	DefaultMemoryMax = 8 << 30
+	// DefaultRequestsMax is far above a real task's turns (a long Claude
+	// Code session sends a few hundred requests) and far below what a
+	// runaway sends in a default timeout (the issue's: 1,400 in 300 s).
+	DefaultRequestsMax = 1000
 	// MinMemoryMax keeps a limit from starving agent-exec and the agent's
 	// runtime before it starts.
 	MinMemoryMax = 64 << 20
@@ -39,6 +47,9 @@ func (l Limits) orDefault() Limits {
 	}
 	if l.Memory <= 0 {
 		l.Memory = DefaultMemoryMax
+	}
+	if l.Requests <= 0 {
+		l.Requests = DefaultRequestsMax
 	}
 	return l
 }

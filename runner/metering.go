@@ -37,7 +37,10 @@ const meterGrace = 5 * time.Second
 // Without a base URL, Claude Code's is its vendor's API; the stand-in,
 // Codex and Gemini CLI have none, and refuse to run: the attempt is then
 // not metered (nil), so that their refusal stands.
-func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
+//
+// The attempt's requests are capped at the session's request limit: past
+// it the meter refuses each and calls onCap, once, to stop the session.
+func beginMeter(spec *SessionSpec, attemptID string, onCap func()) (*meter.Attempt, error) {
 	key := "ANTHROPIC_BASE_URL"
 	switch {
 	case spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "":
@@ -52,7 +55,8 @@ func beginMeter(spec *SessionSpec, attemptID string) (*meter.Attempt, error) {
 	case upstream == "":
 		return nil, nil
 	}
-	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: secretValues(spec.Env)})
+	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: secretValues(spec.Env),
+		MaxRequests: spec.Limits.orDefault().Requests, OnCap: onCap})
 	if err != nil {
 		return nil, stepFailed(wfb.KindInfraError, "meter the session: %v", err)
 	}

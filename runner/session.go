@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/wfbench/wfb"
@@ -182,8 +183,13 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 		return failed(row, err)
 	}
 	defer launch.Close()
+	// The agent's process runs under procCtx: a runaway agent (past its
+	// request cap) is stopped through it, the way Ctrl-C stops it.
+	procCtx, stopRunaway := context.WithCancel(ctx)
+	defer stopRunaway()
+	var runaway atomic.Bool
 	if spec.Meter != nil {
-		m, err := beginMeter(&spec, row.AttemptID)
+		m, err := beginMeter(&spec, row.AttemptID, func() { runaway.Store(true); stopRunaway() })
 		if err != nil {
 			return failed(row, err)
 		}
@@ -211,11 +217,14 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
 	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, secretValues(spec.Env))
 	ps.Transcript = transcript
-	pr := runProcess(ctx, ps)
+	pr := runProcess(procCtx, ps)
 	execFailure(&pr, launch)
 	recordProcess(&row, pr)
 	if pr.State != wfb.StateSpawnFailure {
 		row.Transcript = transcript.finish(ws.prompt)
+	}
+	if runaway.Load() && ctx.Err() == nil {
+		addFailure(&row, wfb.KindRunaway, fmt.Sprintf("the agent sent its provider more than its cap of %d requests (max_requests); wfb refused the rest and stopped the session", spec.Limits.orDefault().Requests))
 	}
 	interpret(&row, spec, pr, out)
 	quietFailure(&row, pr)

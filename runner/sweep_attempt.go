@@ -216,12 +216,15 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 // limits are every session's resource limits: the flags', else the
 // bench's, else the defaults.
 func (s *Sweep) limits() Limits {
-	l := Limits{Pids: s.bench.PidsMax, Memory: int64(s.bench.MemoryMaxMiB) << 20}
+	l := Limits{Pids: s.bench.PidsMax, Memory: int64(s.bench.MemoryMaxMiB) << 20, Requests: s.bench.MaxRequests}
 	if s.opts.Limits.Pids > 0 {
 		l.Pids = s.opts.Limits.Pids
 	}
 	if s.opts.Limits.Memory > 0 {
 		l.Memory = s.opts.Limits.Memory
+	}
+	if s.opts.Limits.Requests > 0 {
+		l.Requests = s.opts.Limits.Requests
 	}
 	return l.orDefault()
 }

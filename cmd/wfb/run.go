@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -139,7 +141,7 @@ func newRunCmd(s *Streams) *cobra.Command {
 	f.Float64Var(&opts.MaxCost, "max-cost", 0, "stop starting cells once the run's recorded cost reaches this many US dollars (default: the bench's budget)")
 	f.StringVar(&opts.Meter, "meter", "on", "meter every session's provider traffic (on) or not (off); recorded in the run's config")
 	f.BoolVar(&opts.RequireWitness, "require-witness", false, "refuse (session-error) every attempt whose agent reported usage no request through the meter witnessed")
-	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib")
+	opts.limits.add(cmd, "the bench's pids_max / memory_max_mib / max_requests")
 	return cmd
 }
 
@@ -238,6 +240,39 @@ func checkScript(path string, data []byte) error {
 	return err
 }
 
+// runawayRisks warns of the cells a real agent may never end: a mock
+// script whose default reply calls a tool answers every turn with another
+// tool call, and an arm without max_turns takes them all, until the
+// session's request cap (or its timeout) stops it. The stand-in ends after
+// one round of tools, so only the real CLIs are named.
+func runawayRisks(b *bench.Bench, requests int) []string {
+	if requests <= 0 {
+		requests = b.MaxRequests
+	}
+	if requests <= 0 {
+		requests = runner.DefaultRequestsMax
+	}
+	var out []string
+	for _, a := range b.Arms {
+		if a.Agent == bench.AgentStandIn || a.MaxTurns > 0 {
+			continue
+		}
+		for _, t := range b.Tasks {
+			p := b.ProviderFor(t, a)
+			if !p.IsMock() {
+				continue
+			}
+			sc, err := provider.LoadScript(p.Mock)
+			if err != nil || sc.Default == nil || len(sc.Default.Tools) == 0 {
+				continue
+			}
+			out = append(out, fmt.Sprintf("arm %s (%s, no max_turns) on task %s: the mock script %s answers every turn past its replies with a tool call, so the agent may never end; each session is stopped as runaway after %d requests (max_requests) — set max_turns on the arm, or end the script's default reply without tools",
+				a.ID, a.Agent, t.ID, filepath.Base(p.Mock), requests))
+		}
+	}
+	return out
+}
+
 // startMock returns a StartMock that parses each script once and starts a
 // fresh provider per cell.
 func startMock() func(path string) (string, func(), error) {
@@ -280,6 +315,9 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	b, err := bench.Load(opts.Bench, checkScript)
 	if err != nil {
 		return err // a *bench.Error: exit 2 by exitRules
+	}
+	for _, w := range runawayRisks(b, opts.limits.limits().Requests) {
+		fmt.Fprintln(s.ErrOut, "wfb run: warning: "+termtext.Show(w, ""))
 	}
 	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,

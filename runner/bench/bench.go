@@ -22,6 +22,8 @@ const (
 	MaxPidsMax      = 1 << 22
 	MinMemoryMaxMiB = 64
 	MaxMemoryMaxMiB = 1 << 24
+	MinMaxRequests  = 1
+	MaxMaxRequests  = 1 << 24
 )
 
 // Bench is an experiment: tasks × arms × repetitions, with the defaults
@@ -47,6 +49,9 @@ type Bench struct {
 	// PidsMax and MemoryMaxMiB bound each session's processes and memory;
 	// 0: the runner's defaults (runner.DefaultPidsMax, DefaultMemoryMax).
 	PidsMax, MemoryMaxMiB int
+	// MaxRequests caps the requests each metered session may send its
+	// provider (max_requests); 0: runner.DefaultRequestsMax.
+	MaxRequests int
 	Provider              Provider
 	// Retries maps an error kind to how many times a cell is retried after
 	// an attempt that failed with it.

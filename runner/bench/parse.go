@@ -101,7 +101,7 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
 
-const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, require_witness, workers, pids_max, memory_max_mib, provider, retries, retry_budget, breaker, budget, tasks, arms"
+const benchFields = "description, runs, timeout, sandbox, require_pid_namespace, require_witness, workers, pids_max, memory_max_mib, max_requests, provider, retries, retry_budget, breaker, budget, tasks, arms"
 
 func (p *benchParser) bench(root node) {
 	pairs, ok := p.Mapping(root, "")
@@ -142,6 +142,10 @@ func (p *benchParser) bench(root node) {
 		case "memory_max_mib":
 			if n, ok := p.IntRange(kv.Value, f, MinMemoryMaxMiB, MaxMemoryMaxMiB); ok {
 				p.b.MemoryMaxMiB = n
+			}
+		case "max_requests":
+			if n, ok := p.IntRange(kv.Value, f, MinMaxRequests, MaxMaxRequests); ok {
+				p.b.MaxRequests = n
 			}
 		case "provider":
 			if pr, ok := p.provider(kv.Value, f); ok {
