@@ -653,6 +653,10 @@ arms: [{id: a, agent: stand-in}]
 		first.Close()
 		t.Fatalf("a second sweep of the same run: %v, want refused as held (store.ErrInUse)", err)
 	}
+	// A rescore writes rows of the run too.
+	if _, err := Rescore(context.Background(), o.DB, sum.RunID, b); !errors.Is(err, store.ErrInUse) {
+		t.Errorf("a rescore of the run held: %v, want store.ErrInUse", err)
+	}
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
