@@ -26,7 +26,9 @@
 //     run (NewSweep, Sweep.Run) — the checks before anything is recorded,
 //     the sandbox backend resolved once, workers, retries, the outage
 //     breaker, resume; workspace.go makes each cell's private copy and runs
-//     a task's setup and verify; runlock.go keeps two processes off one run.
+//     a task's setup and verify. A sweep holds its run in the results
+//     file (store.DB.HoldRun) from before its first row to its end, so two
+//     processes never record one run.
 //   - rescore.go and score.go: scoring review artifacts into the scores
 //     table, as a cell ends and again later (Rescore, `wfb rescore`).
 //   - prices.go, progress.go, tail.go: the price table for derived cost, the

@@ -31,11 +31,17 @@ type Rescored struct {
 // An attempt is not scored when its task is not in b or is not a review
 // task, when no artifact was stored (the session never wrote one), or when
 // the stored artifact does not parse. A run the file does not have is
-// store.ErrNotFound.
+// store.ErrNotFound; one another process is recording, store.ErrInUse.
 func Rescore(ctx context.Context, db *store.DB, runID string, b *bench.Bench) ([]Rescored, error) {
 	if _, err := db.Run(ctx, runID); err != nil {
 		return nil, fmt.Errorf("rescore run %s: %w", runID, err)
 	}
+	// A run still being recorded is refused: its scores would be of the
+	// attempts made so far, beside the ones its sweep is adding.
+	if err := db.HoldRun(runID); err != nil {
+		return nil, fmt.Errorf("rescore: %w", err)
+	}
+	defer db.ReleaseRun(runID)
 	results, err := db.Results(ctx, runID)
 	if err != nil {
 		return nil, err

@@ -61,6 +61,12 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 		ID: store.NewID("run"), Label: o.Label, Kind: "session", StartedAt: time.Now().UTC(),
 		Status: wfb.RunRunning, Harness: o.Harness, Config: string(config),
 	}
+	// Held from before its first row to after its last, as a sweep's run:
+	// no other writer (a rescore, a merge) takes it meanwhile.
+	if err := o.DB.HoldRun(run.ID); err != nil {
+		return store.Result{}, "", err
+	}
+	defer o.DB.ReleaseRun(run.ID)
 	if err := o.DB.CreateRun(ctx, run); err != nil {
 		return store.Result{}, "", err
 	}

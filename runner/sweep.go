@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -169,7 +168,8 @@ type Sweep struct {
 	envs       map[string]map[string]string // arm → resolved variables
 	agents     map[string]agentCmd          // arm → command
 	trees      map[string]pristine          // task → its pristine tree
-	lock       *os.File                     // this process's hold on the run (lockRun)
+	newID      string                       // the id a run given none is recorded under (holdRun)
+	held       string                       // the run this process holds in the results file (holdRun)
 	meter      *meter.Proxy                 // the sessions' metering proxy; nil: not metered
 
 	mu          sync.Mutex
@@ -221,9 +221,9 @@ func (s *Sweep) Sandbox() (backend string, passedOver []sandbox.Status) {
 
 // Close removes the sweep's temporary files.
 func (s *Sweep) Close() error {
-	if s.lock != nil {
-		s.lock.Close() // drops the run's lock
-		s.lock = nil
+	if s.held != "" {
+		s.opts.DB.ReleaseRun(s.held)
+		s.held = ""
 	}
 	if s.meter != nil {
 		s.meter.Close()

@@ -76,18 +76,24 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	return s, s.startMeter()
 }
 
-// holdRun takes this process's hold on the run it resumes or records under
-// a given id (see lockRun); Close releases it.
+// holdRun takes this process's hold on the run it records (see
+// store.DB.HoldRun) before any of its rows is written: the run it resumes,
+// the id it was given, or the one it is given now, so that every writer of
+// a run holds it from its first row to its last. Close releases it. An
+// invalid id is refused later (resumed), with nothing held.
 func (s *Sweep) holdRun() error {
 	id := cmp.Or(s.opts.Resume, s.opts.RunID)
-	if id == "" || !bench.ValidID(id) {
+	if id == "" {
+		id = store.NewID("run")
+		s.newID = id
+	}
+	if !bench.ValidID(id) {
 		return nil
 	}
-	lock, err := lockRun(s.opts.DB.Path(), id)
-	if err != nil {
+	if err := s.opts.DB.HoldRun(id); err != nil {
 		return err
 	}
-	s.lock = lock
+	s.held = id
 	return nil
 }
 
@@ -361,7 +367,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	}
 	id := s.opts.RunID
 	if id == "" {
-		id = store.NewID("run")
+		id = s.newID
 	} else if _, err := s.opts.DB.Run(ctx, id); err == nil {
 		return &InputError{Problems: []string{fmt.Sprintf("run %s is already recorded in %s; continue it with --resume %s", id, s.opts.DB.Path(), id)}}
 	}

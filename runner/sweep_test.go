@@ -600,6 +600,7 @@ arms: [{id: a, agent: stand-in}]
 	}
 	cancel()
 	sum := <-done
+	sw.Close() // it holds the run until closed: the resume below is another writer of it
 	rows, _ := r.db.Results(context.Background(), sum.RunID)
 	want := []cellOutcome{{"t1/a/0", 1, wfb.KindCancelled, 0}, {"t1/a/1", 1, wfb.KindCancelled, 0}}
 	if diff := cmp.Diff(want, cellOutcomes(rows)); diff != "" {
@@ -648,10 +649,13 @@ arms: [{id: a, agent: stand-in}]
 		t.Fatalf("first resume: %v", err)
 	}
 	_, err = NewSweep(context.Background(), o)
-	var input *InputError
-	if !errors.As(err, &input) || !strings.Contains(err.Error(), "another wfb process") {
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "is being recorded") {
 		first.Close()
-		t.Fatalf("a second sweep of the same run: %v, want refused as held by another process", err)
+		t.Fatalf("a second sweep of the same run: %v, want refused as held (store.ErrInUse)", err)
+	}
+	// A rescore writes rows of the run too.
+	if _, err := Rescore(context.Background(), o.DB, sum.RunID, b); !errors.Is(err, store.ErrInUse) {
+		t.Errorf("a rescore of the run held: %v, want store.ErrInUse", err)
 	}
 	if err := first.Close(); err != nil {
 		t.Fatal(err)

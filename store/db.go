@@ -70,6 +70,7 @@ type DB struct {
 	immutable bool // see Immutable
 	secrets   secretSet
 	stmts     map[string]*sql.Stmt // the writer's prepared inserts (see prepareInserts)
+	hold      *hold                // its process's locks on the file (see holdFile)
 }
 
 // migration is one embedded schema step.
@@ -177,31 +178,55 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 }
 
 // openWriter opens path for writing with the DSN params given (see Open).
+// The file's writer hold (see holdFile) is taken before SQLite opens it:
+// a writer refused for another name of the file in use must not have
+// opened it, which would make the second -wal the hold exists to prevent.
 func openWriter(ctx context.Context, path string, params []string) (*DB, error) {
-	known := SchemaVersion()
-	// Inspect an existing file through a read-only handle first: the writer's
-	// DSN switches the journal mode, which is itself a write that a refused
-	// file must never see.
+	var made os.FileInfo // the empty file made in place, removed on failure
 	_, err := os.Stat(path)
 	switch {
 	case err == nil:
-		v, err := probeVersion(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		if v > known {
-			return nil, tooNew(path, v, known)
-		}
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("open results %s: %w", path, err)
-	case !slices.Contains(params, "mode=rw"):
+	case slices.Contains(params, "mode=rw"):
+		return nil, mustExist(path)
+	default:
 		inPlace, err := create(ctx, path)
 		if err != nil {
 			return nil, err
 		}
 		if inPlace {
-			return createInPlace(ctx, path, params)
+			if made, err = makeEmpty(path); err != nil {
+				return nil, err
+			}
 		}
+	}
+	h, err := holdFile(path, true)
+	if err != nil {
+		removeMade(path, made)
+		return nil, err
+	}
+	d, err := openHeld(ctx, path, params)
+	if err != nil {
+		h.close()
+		removeMade(path, made)
+		return nil, err
+	}
+	d.hold = h
+	return d, nil
+}
+
+// openHeld opens the existing file at path for writing, its hold taken.
+func openHeld(ctx context.Context, path string, params []string) (*DB, error) {
+	// Inspect the file through a read-only handle first: the writer's DSN
+	// switches the journal mode, which is itself a write that a refused
+	// file must never see.
+	v, err := probeVersion(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if known := SchemaVersion(); v > known {
+		return nil, tooNew(path, v, known)
 	}
 	d, err := openAndMigrate(ctx, path, path, params)
 	if err != nil {
@@ -254,15 +279,21 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 	if err := mustExist(path); err != nil {
 		return nil, err
 	}
+	h, err := holdFile(path, false)
+	if err != nil {
+		return nil, err
+	}
 	sdb, immutable, err := openReaderOrImmutable(ctx, path)
 	if err != nil {
+		h.close()
 		return nil, err
 	}
 	if err := checkReadable(ctx, sdb, path); err != nil {
 		sdb.Close()
+		h.close()
 		return nil, err
 	}
-	return &DB{db: sdb, path: path, readOnly: true, immutable: immutable}, nil
+	return &DB{db: sdb, path: path, readOnly: true, immutable: immutable, hold: h}, nil
 }
 
 // checkReadable refuses a file whose schema this wfb cannot read as it is.
@@ -413,10 +444,16 @@ func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
 	return err
 }
 
-// Close closes the file.
+// Close closes the file and gives up its locks, after SQLite has closed
+// it (see heldFile).
 func (d *DB) Close() error {
 	d.closeStmts()
-	return d.db.Close()
+	err := d.db.Close()
+	if d.hold != nil {
+		d.hold.close()
+		d.hold = nil
+	}
+	return err
 }
 
 // Path returns the file name the DB was opened with.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"testing"
 )
@@ -26,6 +27,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperCreate(os.Args[1:]))
 	case "read":
 		os.Exit(helperRead(os.Args[1]))
+	case "hold":
+		os.Exit(helperHold(os.Args[1], os.Args[2:]))
 	}
 	os.Exit(m.Run())
 }
@@ -39,6 +42,26 @@ func helperCreate(paths []string) int {
 		}
 		d.Close()
 	}
+	return 0
+}
+
+// helperHold opens path for writing, holds the runs named, says "held" and
+// keeps them until its stdin ends.
+func helperHold(path string, runs []string) int {
+	d, err := Open(context.Background(), path)
+	if err != nil {
+		fmt.Println("error:", err)
+		return helperFailed
+	}
+	defer d.Close()
+	for _, id := range runs {
+		if err := d.HoldRun(id); err != nil {
+			fmt.Println("error:", err)
+			return helperFailed
+		}
+	}
+	fmt.Println("held")
+	io.Copy(io.Discard, os.Stdin)
 	return 0
 }
 

@@ -117,7 +117,10 @@ var mergeTables = []mergeTable{
 // Sources are opened read-only (the engine refuses writes), a source
 // written by a newer wfb is refused with ErrSchemaTooNew and an older one
 // with ErrSchemaTooOld (open it once with a writing command to upgrade it),
-// and a source that is the destination file itself is refused.
+// and a source that is the destination file itself is refused. A run that
+// another process is recording in dst is refused with ErrInUse, before
+// anything is written: the merge holds every run it would write (see
+// DB.HoldRun) until it ends.
 func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, error) {
 	if dst.readOnly {
 		return nil, fmt.Errorf("merge into %s: %w", dst.path, ErrReadOnly)
@@ -127,6 +130,7 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 		return nil, fmt.Errorf("merge into %s: %w", dst.path, err)
 	}
 	var srcs []*DB
+	var heldRuns []string
 	defer func() {
 		for _, s := range srcs {
 			s.Close()
@@ -142,6 +146,14 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 		}
 		srcs = append(srcs, s)
 	}
+	defer func() {
+		for _, id := range heldRuns {
+			dst.ReleaseRun(id)
+		}
+	}()
+	if heldRuns, err = holdSourceRuns(ctx, dst, srcs); err != nil {
+		return nil, err
+	}
 	stats := make([]MergeStats, len(srcs))
 	err = dst.Tx(ctx, func(tx *sql.Tx) error {
 		for i, src := range srcs {
@@ -156,6 +168,31 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 		return nil, err
 	}
 	return stats, nil
+}
+
+// holdSourceRuns holds in dst every run of the sources, and returns those
+// it holds (those held before a refusal included) to be released.
+func holdSourceRuns(ctx context.Context, dst *DB, srcs []*DB) ([]string, error) {
+	seen := map[string]bool{}
+	var held []string
+	for _, src := range srcs {
+		_, rows, err := src.Query(ctx, `SELECT run_id FROM runs ORDER BY run_id`)
+		if err != nil {
+			return held, fmt.Errorf("merge %s: %w", src.path, err)
+		}
+		for _, r := range rows {
+			id, _ := r[0].(string)
+			if seen[id] {
+				continue
+			}
+			if err := dst.HoldRun(id); err != nil {
+				return held, fmt.Errorf("merge %s into %s: %w", src.path, dst.path, err)
+			}
+			seen[id] = true
+			held = append(held, id)
+		}
+	}
+	return held, nil
 }
 
 func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {

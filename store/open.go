@@ -45,7 +45,7 @@ var linkFile = os.Link
 // step leaves no file at path. When another process creates path first,
 // the link fails and its file is used. On a file system without hard links
 // (inPlace), path is left absent and the caller creates it in place (see
-// createInPlace).
+// makeEmpty).
 func create(ctx context.Context, path string) (inPlace bool, err error) {
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+NewID("creating"))
 	defer removeWithSidecars(tmp)
@@ -79,16 +79,15 @@ func noHardLinks(err error) bool {
 	return false
 }
 
-// createInPlace makes the new results file at path itself, where no hard
-// link can put a finished one there: the migrations' single transaction
-// still keeps a reader from seeing a part of the schema. Should that fail
-// (a full disk), the file it made is removed again, so no empty or
-// half-made file stays at path. When another process makes path first,
-// its file is opened as it is.
-func createInPlace(ctx context.Context, path string, params []string) (*DB, error) {
+// makeEmpty makes an empty file at path, where no hard link can put a
+// finished one there (see create), and returns it; the writer's open then
+// migrates it in place, the migrations' single transaction still keeping a
+// reader from seeing a part of the schema. When another process makes
+// path first, its file is used as it is (nil).
+func makeEmpty(path string) (os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return openAndMigrate(ctx, path, path, params)
+		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open results %s: %w", path, err)
@@ -99,14 +98,19 @@ func createInPlace(ctx context.Context, path string, params []string) (*DB, erro
 		os.Remove(path)
 		return nil, fmt.Errorf("open results %s: %w", path, err)
 	}
-	d, err := openAndMigrate(ctx, path, path, params)
-	if err != nil {
-		if now, serr := os.Lstat(path); serr == nil && os.SameFile(made, now) {
-			removeWithSidecars(path)
-		}
-		return nil, err
+	return made, nil
+}
+
+// removeMade removes the file makeEmpty made, should opening it fail (a
+// full disk), so no empty or half-made file stays at path; nothing when it
+// is no longer the file at path.
+func removeMade(path string, made os.FileInfo) {
+	if made == nil {
+		return
 	}
-	return d, nil
+	if now, err := os.Lstat(path); err == nil && os.SameFile(made, now) {
+		removeWithSidecars(path)
+	}
 }
 
 // removeWithSidecars removes a SQLite file and the journal, -wal and -shm

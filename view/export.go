@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
@@ -27,14 +30,29 @@ type ExportStats struct {
 // compare/PREV..ID.html (each run with the previous run of its label) and
 // static/. Links between them are relative, so the directory can be moved,
 // zipped or served as it is.
+//
+// It writes only inside dir and never follows a symlink it finds there
+// (dir itself is the caller's name and may be one): each file is written
+// beside its name and renamed over it, so a symlink at that name is
+// replaced, not written through; a subdirectory that is a symlink is
+// refused. Every write goes through an os.Root of dir, which refuses a
+// path leaving it whatever changes meanwhile.
 func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	var st ExportStats
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return st, fmt.Errorf("export: %w", err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return st, fmt.Errorf("export: %w", err)
+	}
+	defer root.Close()
 	for _, sub := range []string{"run", "attempt", "trend", "compare", "static"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			return st, fmt.Errorf("export: %w", err)
+		if err := exportSubdir(root, sub); err != nil {
+			return st, err
 		}
 	}
-	if err := copyStatic(filepath.Join(dir, "static")); err != nil {
+	if err := copyStatic(root); err != nil {
 		return st, err
 	}
 	top, sub := links{export: true}, links{root: "../", export: true}
@@ -42,10 +60,10 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.Compares, err = s.exportCompares(ctx, dir, sub, runs.Runs); err != nil {
+	if st.Compares, err = s.exportCompares(ctx, root, sub, runs.Runs); err != nil {
 		return st, err
 	}
-	if err := s.writePage(filepath.Join(dir, "index.html"), "runs", runs); err != nil {
+	if err := s.writePage(root, "index.html", "runs", runs); err != nil {
 		return st, err
 	}
 	for _, r := range runs.Runs {
@@ -53,12 +71,12 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 		if err != nil {
 			return st, err
 		}
-		if err := s.writePage(filepath.Join(dir, "run", fileName(r.ID)+".html"), "run", d); err != nil {
+		if err := s.writePage(root, path.Join("run", fileName(r.ID)+".html"), "run", d); err != nil {
 			return st, err
 		}
 		st.Runs++
 	}
-	if st.Trends, err = s.exportTrends(ctx, dir, sub); err != nil {
+	if st.Trends, err = s.exportTrends(ctx, root, sub); err != nil {
 		return st, err
 	}
 	var ids []string
@@ -76,7 +94,7 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 		if err != nil {
 			return st, err
 		}
-		if err := s.writePage(filepath.Join(dir, "attempt", fileName(id)+".html"), "attempt", d); err != nil {
+		if err := s.writePage(root, path.Join("attempt", fileName(id)+".html"), "attempt", d); err != nil {
 			return st, err
 		}
 		st.Attempts++
@@ -88,7 +106,7 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 // bucketing has (and the strict pass rate and cost, which the runs page
 // links to),
 // under each bucketing: a metric one bucketing lacks says so on its page.
-func (s *Server) exportTrends(ctx context.Context, dir string, l links) (int, error) {
+func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int, error) {
 	trends := map[string]*report.Trend{}
 	keys := []string{defaultTrendMetric, "cost_usd"}
 	for _, by := range trendBys {
@@ -107,7 +125,7 @@ func (s *Server) exportTrends(ctx context.Context, dir string, l links) (int, er
 	for _, by := range trendBys {
 		for _, key := range keys {
 			d := trendPageData(l, trends[by], by, key)
-			if err := s.writePage(filepath.Join(dir, "trend", fileName(key+"-"+by)+".html"), "trend", d); err != nil {
+			if err := s.writePage(root, path.Join("trend", fileName(key+"-"+by)+".html"), "trend", d); err != nil {
 				return n, err
 			}
 			n++
@@ -120,7 +138,7 @@ func (s *Server) exportTrends(ctx context.Context, dir string, l links) (int, er
 // run of its label: the page the runs page links to. A pair wfb diff
 // cannot compare (a side with no attempts) gets no page, and its run no
 // link: Prev is cleared.
-func (s *Server) exportCompares(ctx context.Context, dir string, l links, rows []runRow) (int, error) {
+func (s *Server) exportCompares(ctx context.Context, root *os.Root, l links, rows []runRow) (int, error) {
 	all, err := report.LoadRuns(ctx, s.db)
 	if err != nil {
 		return 0, err
@@ -139,7 +157,7 @@ func (s *Server) exportCompares(ctx context.Context, dir string, l links, rows [
 		} else if err != nil {
 			return n, err
 		}
-		if err := s.writePage(filepath.Join(dir, "compare", compareFile(r.Prev, r.ID)+".html"), "compare", d); err != nil {
+		if err := s.writePage(root, path.Join("compare", compareFile(r.Prev, r.ID)+".html"), "compare", d); err != nil {
 			return n, err
 		}
 		n++
@@ -150,19 +168,56 @@ func (s *Server) exportCompares(ctx context.Context, dir string, l links, rows [
 // compareFile is the export's file name for the comparison of a with b.
 func compareFile(a, b string) string { return fileName(a + ".." + b) }
 
-func (s *Server) writePage(path, name string, data any) error {
-	f, err := os.Create(path)
+// exportSubdir makes the subdirectory name of the export, or takes the one
+// there; a symlink there is refused, never followed.
+func exportSubdir(root *os.Root, name string) error {
+	fi, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := root.Mkdir(name, 0o755); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("export: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("export: %s is a symlink: the export writes only inside %s and follows none; remove it, or export into an empty directory",
+			filepath.Join(root.Name(), name), root.Name())
+	case !fi.IsDir():
+		return fmt.Errorf("export: %s is not a directory; remove it, or export into an empty directory", filepath.Join(root.Name(), name))
+	}
+	return nil
+}
+
+// writePage renders the page name into the export's file rel.
+func (s *Server) writePage(root *os.Root, rel, name string, data any) error {
+	return writeExportFile(root, rel, func(w io.Writer) error { return s.render(w, name, data) })
+}
+
+// writeExportFile writes rel in root whole: into a new file beside it, then
+// renamed over it, so that whatever is at rel — a symlink included — is
+// replaced, never written through.
+func writeExportFile(root *os.Root, rel string, write func(io.Writer) error) error {
+	tmp := path.Join(path.Dir(rel), "."+path.Base(rel)+".tmp-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := s.render(f, name, data); err != nil {
-		f.Close()
-		return fmt.Errorf("export %s: %w", path, err)
+	err = write(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	return f.Close()
+	if err == nil {
+		err = root.Rename(tmp, rel)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("export %s: %w", filepath.Join(root.Name(), rel), err)
+	}
+	return nil
 }
 
-func copyStatic(dir string) error {
+func copyStatic(root *os.Root) error {
 	return fs.WalkDir(staticFS, "static", func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() {
 			return err
@@ -171,7 +226,10 @@ func copyStatic(dir string) error {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		return writeExportFile(root, path.Join("static", e.Name()), func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		})
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 )
 
 func exportFixture(t *testing.T) (*fixture, string) {
@@ -98,4 +99,98 @@ func TestTheExportWorksInABrowserFromDisk(t *testing.T) {
 		t.Errorf("j went to %s", loc)
 	}
 	b.check(t, "file://"+dir)
+}
+
+// treeOf lists every path under dir with its content (a symlink as its
+// target), to see that nothing under it changed.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	tree := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			tree[rel] = "-> " + target
+			return err
+		case e.IsDir():
+			tree[rel] = "dir"
+		default:
+			b, err := os.ReadFile(p)
+			tree[rel] = string(b)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tree
+}
+
+// The export writes only inside its directory: a symlink already there —
+// to a page, to a static file, to a subdirectory — is never followed. (It
+// was: the export overwrote a symlink's target and wrote a page outside
+// DIR.) A symlinked file is replaced by the page (written beside it, then
+// renamed over it); a symlinked subdirectory is refused, nothing written
+// through it.
+func TestTheExportNeverFollowsASymlinkInItsDirectory(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(context.Background(), f.open(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	static, err := os.ReadDir("static")
+	if err != nil || len(static) == 0 {
+		t.Fatalf("static files: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		links map[string]string // path in DIR → target outside (a file, or a directory with /)
+		fails bool
+	}{
+		{"files", map[string]string{"index.html": "victim.html", "static/" + static[0].Name(): "static-victim"}, false},
+		{"a subdirectory", map[string]string{"run": "rundir/"}, true},
+		{"a subdirectory's file", map[string]string{"static": "staticdir/"}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			for name, target := range c.links {
+				target = filepath.Join(outside, target)
+				if strings.HasSuffix(c.links[name], "/") {
+					if err := os.Mkdir(target, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := os.WriteFile(target, []byte("keep"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := treeOf(t, outside)
+			_, err := s.Export(context.Background(), dir)
+			if c.fails != (err != nil) || (err != nil && !strings.Contains(err.Error(), "symlink")) {
+				t.Errorf("export: %v; want refused naming the symlink: %v", err, c.fails)
+			}
+			if diff := cmp.Diff(before, treeOf(t, outside)); diff != "" {
+				t.Errorf("outside DIR (-before +after):\n%s", diff)
+			}
+			if c.fails {
+				return
+			}
+			for name := range c.links {
+				fi, err := os.Lstat(filepath.Join(dir, name))
+				if err != nil || !fi.Mode().IsRegular() {
+					t.Errorf("%s after the export: %v, %v; want the page, a regular file", name, fi, err)
+				}
+			}
+		})
+	}
 }

@@ -101,6 +101,7 @@ var exitRules = []exitRule{
 	{is(store.ErrBadQuery), exitBadInput},
 	{is(store.ErrMergeConflict), exitBadInput},
 	{is(store.ErrMergeSelf), exitBadInput},
+	{is(store.ErrInUse), exitBadInput},
 	{is(store.ErrInvalidRow), exitBadInput},
 
 	{is(report.ErrSelection), exitBadInput},

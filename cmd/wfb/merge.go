@@ -42,7 +42,10 @@ or a row the schema refuses rejects the source, naming the table, the id and
 the column, and DST is not even created.
 
 Sources are opened read-only. Exit status 2 for a conflict, an invalid row,
-a missing or damaged file, or a file written by a newer wfb.`,
+a missing or damaged file, a file written by a newer wfb, a run of the
+sources that another wfb process is recording in DST, or DST in use by
+another wfb through another name (a hard link or a bind mount of it); in
+each case nothing is written.`,
 		Example: `  wfb merge --into all.db shard-0.db shard-1.db shard-2.db`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {

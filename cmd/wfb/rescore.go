@@ -43,7 +43,8 @@ findings) by severity: critical 4, high 3, medium 2, low 1.
 Ratios are rounded to three decimals for people (table, tsv, markdown),
 whole for programs (csv, json), as in wfb report.
 
-Exit status 2 for a bad bench file, an unknown run or a missing results file.`,
+Exit status 2 for a bad bench file, an unknown run, a run another wfb
+process is recording (it names the process), or a missing results file.`,
 		Example: `  wfb rescore run-20261130T024031Z-1f2e3d4c --bench bench.yaml`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

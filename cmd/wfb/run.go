@@ -78,6 +78,11 @@ file, mock scripts, workspaces, agent versions, wfb version; otherwise it is
 refused and the differences named). Only cells without a completed attempt run:
 one that is ok, or whose failure is final (not cancelled, not a "not run" row,
 no retry owed). Earlier rows stay; new attempts are appended to the same run.
+A run is held by the process recording it, from before its first row to
+after its last: a --resume of a run still being recorded is refused (exit
+2), naming that process. Two names of one results file (a hard link, a bind
+mount of the file) are never written at once (see README: Who writes a
+results file).
 
 --shard i/n (or JOB_COMPLETION_INDEX + WFB_SHARD_COUNT, or SLURM_ARRAY_TASK_ID)
 runs a deterministic, disjoint slice of the cells. Every shard of one run
