@@ -94,14 +94,12 @@ func (f *flight) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refuseOverCap answers a request past the attempt's cap: recorded (its
-// body kept like any other's), answered 429 in the protocol's error shape,
-// never forwarded.
+// refuseOverCap answers a request past the attempt's cap: recorded,
+// answered 429 in the protocol's error shape, never forwarded. Its body is
+// not read: the session is being stopped, and a runaway's bodies are what
+// the cap is there to stop keeping.
 func (f *flight) refuseOverCap(w http.ResponseWriter, r *http.Request) {
 	defer f.finish()
-	if !f.readBody(w, r) {
-		return
-	}
 	f.rec.ProxyError = ErrRequestCap
 	f.answer(w, http.StatusTooManyRequests, ErrRequestCap,
 		fmt.Sprintf("wfb: this attempt reached its cap of %d requests to the provider (a runaway session); the request was not forwarded", f.a.maxRequests))

@@ -67,7 +67,8 @@ type DB struct {
 	db        *sql.DB
 	path      string
 	readOnly  bool
-	immutable bool // see Immutable
+	immutable bool     // see Immutable
+	tampered  []string // see Tampered
 	secrets   secretSet
 	stmts     map[string]*sql.Stmt // the writer's prepared inserts (see prepareInserts)
 	hold      *hold                // its process's locks on the file (see holdFile)
@@ -262,6 +263,13 @@ func openAndMigrate(ctx context.Context, name, file string, params []string) (*D
 		sdb.Close()
 		return nil, err
 	}
+	if diffs, err := schemaDifferences(ctx, sdb); err != nil || len(diffs) > 0 {
+		sdb.Close()
+		if err != nil {
+			return nil, fmt.Errorf("open results %s: read its schema: %w", name, d.classify(err))
+		}
+		return nil, tamperedError(name, diffs)
+	}
 	return d, nil
 }
 
@@ -276,6 +284,11 @@ func openAndMigrate(ctx context.Context, name, file string, params []string) (*D
 // Immutable says so; one whose -wal still holds rows is refused, since an
 // immutable open would not read them.
 func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	return OpenReadOnlyWith(ctx, path, ReadOptions{})
+}
+
+// OpenReadOnlyWith is OpenReadOnly with options.
+func OpenReadOnlyWith(ctx context.Context, path string, opt ReadOptions) (*DB, error) {
 	if err := mustExist(path); err != nil {
 		return nil, err
 	}
@@ -293,8 +306,34 @@ func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
 		h.close()
 		return nil, err
 	}
-	return &DB{db: sdb, path: path, readOnly: true, immutable: immutable, hold: h}, nil
+	d := &DB{db: sdb, path: path, readOnly: true, immutable: immutable, hold: h}
+	diffs, err := schemaDifferences(ctx, sdb)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("open results %s: read its schema: %w", path, d.classify(err))
+	}
+	if len(diffs) > 0 {
+		if !opt.AllowTampered {
+			d.Close()
+			return nil, tamperedError(path, diffs)
+		}
+		d.tampered = diffs
+	}
+	return d, nil
 }
+
+// ReadOptions are how OpenReadOnlyWith opens a file.
+type ReadOptions struct {
+	// AllowTampered reads a file whose schema differs from what wfb makes
+	// (ErrTampered) instead of refusing it; DB.Tampered then names the
+	// differences, for every output to say.
+	AllowTampered bool
+}
+
+// Tampered names how the file's schema differs from what wfb makes; empty
+// for a file wfb's guarantees hold in. Only a read-only open with
+// AllowTampered returns such a file.
+func (d *DB) Tampered() []string { return d.tampered }
 
 // checkReadable refuses a file whose schema this wfb cannot read as it is.
 func checkReadable(ctx context.Context, sdb *sql.DB, path string) error {

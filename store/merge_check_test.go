@@ -27,8 +27,19 @@ func tamper(t *testing.T, path string, stmts ...string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for _, q := range append([]string{`PRAGMA ignore_check_constraints = 1`,
-		`DROP TRIGGER results_no_update`, `DROP TRIGGER evidence_no_update`, `DROP TRIGGER model_usage_no_update`, `DROP TRIGGER scores_no_update`}, stmts...) {
+	// The forger puts the guards back after: the schema is wfb's again
+	// (a file with its triggers gone is refused at open, ErrTampered), and
+	// only merge's row checks stand between these rows and the destination.
+	triggers := []string{"results_no_update", "evidence_no_update", "model_usage_no_update", "scores_no_update"}
+	defs := make([]string, len(triggers))
+	drops := []string{`PRAGMA ignore_check_constraints = 1`}
+	for i, name := range triggers {
+		if err := conn.QueryRowContext(context.Background(), `SELECT sql FROM sqlite_schema WHERE name = ?`, name).Scan(&defs[i]); err != nil {
+			t.Fatal(err)
+		}
+		drops = append(drops, "DROP TRIGGER "+name)
+	}
+	for _, q := range append(append(drops, stmts...), defs...) {
 		if _, err := conn.ExecContext(context.Background(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

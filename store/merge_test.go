@@ -199,7 +199,8 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 		{
 			name: "result",
 			alter: func(d *sql.DB) error {
-				_, err := d.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.5, num_turns = 2 WHERE attempt_id = ?`, all[1].attemptID())
+				_, err := d.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.5, num_turns = 2 WHERE attempt_id = ?;
+					CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`, all[1].attemptID())
 				return err
 			},
 			table:   "results",
@@ -234,7 +235,8 @@ func TestAConflictIsRefusedAndNothingIsMerged(t *testing.T) {
 			// source is a difference, not a match.
 			name: "model usage",
 			alter: func(d *sql.DB) error {
-				_, err := d.Exec(`DROP TRIGGER model_usage_no_update; UPDATE model_usage SET output_tokens = NULL, cost_usd = 1.5 WHERE attempt_id = ? AND model = 'm-small'`, all[2].attemptID())
+				_, err := d.Exec(`DROP TRIGGER model_usage_no_update; UPDATE model_usage SET output_tokens = NULL, cost_usd = 1.5 WHERE attempt_id = ? AND model = 'm-small';
+					CREATE TRIGGER model_usage_no_update BEFORE UPDATE ON model_usage BEGIN SELECT RAISE(ABORT, 'model usage is append-only'); END`, all[2].attemptID())
 				return err
 			},
 			table:   "model_usage",

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"io"
 	"io/fs"
@@ -162,7 +163,15 @@ func (s *Server) page(fn pageFunc) http.HandlerFunc {
 func (s *Server) render(w io.Writer, name string, data any) error {
 	var buf bytes.Buffer
 	err := s.pages[name].ExecuteTemplate(&buf, "layout", data)
-	if _, werr := io.WriteString(w, termtext.Show(buf.String(), "\t\n\r")); err == nil {
+	page := buf.String()
+	if t := s.db.Tampered(); len(t) > 0 {
+		// Read with --allow-tampered: every page says the file's
+		// guarantees are gone.
+		banner := `<p class="tampered"><strong>This results file's schema was changed outside wfb</strong> (` +
+			html.EscapeString(strings.Join(t, "; ")) + `): its guarantees — append-only rows, CHECKs, one row per cell attempt — no longer hold, and any figure here may be wrong.</p>`
+		page = strings.Replace(page, "<main>\n", "<main>\n"+banner+"\n", 1)
+	}
+	if _, werr := io.WriteString(w, termtext.Show(page, "\t\n\r")); err == nil {
 		err = werr
 	}
 	return err

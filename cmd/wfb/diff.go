@@ -104,6 +104,7 @@ when paired) to find that change, and the bench's runs: that gives them.`,
 	}
 	f := cmd.Flags()
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.Float64Var(&opts.Alpha, "alpha", 0.05, "significance level, in (0, 1)")

@@ -97,6 +97,7 @@ var exitRules = []exitRule{
 	{is(store.ErrSchemaTooNew), exitBadInput},
 	{is(store.ErrSchemaTooOld), exitBadInput},
 	{is(store.ErrMigrationRefused), exitBadInput},
+	{is(store.ErrTampered), exitBadInput},
 	{is(store.ErrReadOnly), exitBadInput},
 	{is(store.ErrBadQuery), exitBadInput},
 	{is(store.ErrMergeConflict), exitBadInput},

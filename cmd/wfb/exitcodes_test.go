@@ -150,6 +150,7 @@ func TestMergeCommandRefusesAnInvalidSourceAndCreatesNothing(t *testing.T) {
 	}
 	exec(`DROP TRIGGER results_no_update`)
 	exec(`UPDATE results SET input_tokens = -5, cost_usd = -3.452 WHERE attempt_id = 'att-2'`)
+	exec(`CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`)
 	_, errOut, code := wfbCmd(t, "merge", "--into", dst, src)
 	if code != exitBadInput {
 		t.Errorf("exit %d, want 2 (stderr %q)", code, errOut)
@@ -163,7 +164,9 @@ func TestMergeCommandRefusesAnInvalidSourceAndCreatesNothing(t *testing.T) {
 		t.Errorf("a refused merge created %s (stat: %v)", dst, err)
 	}
 
+	exec(`DROP TRIGGER results_no_update`)
 	exec(`UPDATE results SET input_tokens = 5, cost_usd = 0.5, error_detail = 'key ` + key + `' WHERE attempt_id = 'att-2'`)
+	exec(`CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`)
 	out, errOut, code := wfbCmd(t, "merge", "--into", dst, "--format", "tsv", src)
 	if code != exitOK || !strings.Contains(errOut, "1 values of the rows copied looked like secrets and were redacted") {
 		t.Errorf("merge of a source holding a key: exit %d, stderr %q; want 0 and a line saying it was redacted", code, errOut)

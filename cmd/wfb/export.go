@@ -39,6 +39,7 @@ evidence table with wfb sql for that.`,
 		},
 	}
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	cmd.Flags().StringVar(&opts.Format, "format", "csv", "output format: csv or jsonl")
 	return cmd
 }

@@ -107,7 +107,8 @@ func TestMergeCommandRefusesConflictsAndBadFilesWithExit2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75`); err != nil {
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75;
+		CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

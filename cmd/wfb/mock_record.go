@@ -47,6 +47,7 @@ from and what a script cannot carry (thinking blocks, extra usage fields).`,
 		},
 	}
 	dbFlag(cmd, &opts.db)
+	allowTamperedFlag(cmd, s)
 	cmd.Flags().StringVar(&opts.out, "out", "", `the script file to write ("-": stdout)`)
 	cmd.Flags().BoolVar(&opts.delays, "delays", false, "serve each reply after its recorded time to first byte")
 	return cmd

@@ -67,12 +67,29 @@ func (s *Streams) tableWidth() int {
 
 // render writes t to Out in format f, a box table fitted to tableWidth.
 func (s *Streams) render(t *report.Table, f report.Format) error {
-	return report.RenderFit(s.Out, t, f, s.tableWidth())
+	return report.RenderFit(s.Out, s.noted(t), f, s.tableWidth())
+}
+
+// noted is t with the tampered file's note first among its footnotes (and
+// carried to programs too: a JSON object with "notes", CSV "# " lines), or
+// t itself for a file wfb's guarantees hold in.
+func (s *Streams) noted(t *report.Table) *report.Table {
+	if s.tamperNote == "" || t == nil {
+		return t
+	}
+	c := *t
+	c.Footnotes = append([]string{s.tamperNote}, t.Footnotes...)
+	c.Notes = true
+	return &c
 }
 
 // renderAll writes tables to Out as render does.
 func (s *Streams) renderAll(tables []*report.Table, f report.Format) error {
-	return report.RenderAllFit(s.Out, tables, f, s.tableWidth())
+	noted := make([]*report.Table, len(tables))
+	for i, t := range tables {
+		noted[i] = s.noted(t)
+	}
+	return report.RenderAllFit(s.Out, noted, f, s.tableWidth())
 }
 
 // printRow prints one result row in the requested format: field/value

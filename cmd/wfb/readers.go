@@ -20,12 +20,24 @@ func dbFlag(cmd *cobra.Command, p *string) {
 // openResults opens the results file read-only (exitRules classifies what
 // the user can fix about it) and says when it had to be read immutable.
 func openResults(ctx context.Context, s *Streams, flag string) (*store.DB, error) {
-	db, err := store.OpenReadOnly(ctx, dbPath(flag, s))
+	db, err := store.OpenReadOnlyWith(ctx, dbPath(flag, s), store.ReadOptions{AllowTampered: s.allowTampered})
 	if err != nil {
 		return nil, err
 	}
 	sayImmutable(s, db)
+	if t := db.Tampered(); len(t) > 0 {
+		s.tamperNote = fmt.Sprintf("%s: its schema was changed outside wfb (%s): its guarantees (append-only rows, CHECKs, one row per cell attempt) no longer hold, and any figure here may be wrong.",
+			db.Path(), strings.Join(t, "; "))
+		fmt.Fprintln(s.ErrOut, "wfb: warning: "+s.tamperNote)
+	}
 	return db, nil
+}
+
+// allowTamperedFlag declares --allow-tampered on a command that reads a
+// results file.
+func allowTamperedFlag(cmd *cobra.Command, s *Streams) {
+	cmd.Flags().BoolVar(&s.allowTampered, "allow-tampered", false,
+		"read a results file whose schema was changed outside wfb (triggers or CHECKs dropped); every output then says its guarantees no longer hold")
 }
 
 // sayImmutable tells, in one line on stderr, that a results file was read

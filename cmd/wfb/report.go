@@ -76,6 +76,7 @@ marker; "not measured" said in words. When the selection spans several days
 	}
 	f := cmd.Flags()
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")

@@ -69,13 +69,20 @@ arms: [{id: loop, agent: claude, agent_bin: %s}]
 	if err != nil {
 		t.Fatal(err)
 	}
-	forwarded := 0
+	// The first five reached the provider; every later one was refused
+	// (or cut short as the session was stopped), none forwarded.
+	forwarded, refused := 0, 0
 	for _, q := range reqs {
-		if q.ProxyError != meter.ErrRequestCap {
+		switch {
+		case q.Seq <= 5 && q.ProxyError == "" && q.Status != nil && *q.Status == 200:
 			forwarded++
+		case q.Seq > 5 && q.ProxyError == meter.ErrRequestCap:
+			refused++
+		case q.Seq > 5:
+			t.Errorf("request %d past the cap: proxy error %q", q.Seq, q.ProxyError)
 		}
 	}
-	if forwarded != 5 || len(reqs) <= 5 {
-		t.Errorf("%d requests on the wire, %d forwarded; want 5 forwarded and the rest refused", len(reqs), forwarded)
+	if forwarded != 5 || refused == 0 {
+		t.Errorf("%d requests on the wire, %d forwarded, %d refused; want 5 forwarded and the rest refused", len(reqs), forwarded, refused)
 	}
 }

@@ -31,6 +31,7 @@ footnote (NULL in csv/json, with cost_usd_measured_sum beside it).`,
 		},
 	}
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	return cmd
 }

@@ -23,6 +23,11 @@ type Streams struct {
 	// ErrOutIsTerminal says ErrOut is a terminal: progress is one redrawn
 	// line rather than plain lines for a log.
 	ErrOutIsTerminal bool
+	// allowTampered reads a results file whose schema was changed outside
+	// wfb (--allow-tampered); tamperNote, set once such a file is open,
+	// is said under every table the command prints.
+	allowTampered bool
+	tamperNote    string
 	// Getenv reads the environment; tests inject their own.
 	Getenv func(string) string
 	// Environ lists the environment; the stand-in agent reads it.

@@ -63,6 +63,7 @@ the bench's runs:) would find that change between two buckets.`,
 	}
 	f := cmd.Flags()
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "day", "buckets: day, label or run")
 	f.StringVar(&opts.Metric, "metric", "", "metrics to show, comma-separated (default all)")

@@ -61,6 +61,7 @@ and static/) instead of serving them.`,
 	}
 	f := cmd.Flags()
 	dbFlag(cmd, &opts.DB)
+	allowTamperedFlag(cmd, s)
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "host:port to listen on (port 0: any free port); beyond loopback it needs --token")
 	f.StringVar(&opts.Token, "token", "", "a secret every request must present (required beyond loopback)")
 	f.StringVar(&opts.Bench, "bench", "", "bench file whose review labels an attempt page matches the findings against (optional)")
