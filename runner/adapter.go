@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,24 +97,32 @@ type versionProbe struct {
 // binary cannot say; the session itself then reports what is wrong with
 // the binary.
 func probeVersion(ctx context.Context, bin string, where versionProbe) string {
+	v, _ := probeVersionWhy(ctx, bin, where)
+	return v
+}
+
+// probeVersionWhy is probeVersion, with why it found no version when it
+// found none: the launch refused, the binary not found, or how the probe
+// ended and the last line it printed on stderr.
+func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (string, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	key := versionKey{path: path, size: fi.Size(), mtime: fi.ModTime(), backend: "none"}
 	if where.sandbox != nil {
 		key.backend = where.sandbox.Backend()
 	}
 	if v, ok := versionCache.Load(key); ok {
-		return v.(string)
+		return v.(string), nil
 	}
 	launch, err := launchIn(ctx, where.sandbox)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	defer launch.Close()
 	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp,
@@ -136,11 +146,33 @@ func probeVersion(ctx context.Context, bin string, where versionProbe) string {
 		},
 	})
 	if pr.State != wfb.StateExited || pr.ExitCode == nil || *pr.ExitCode != 0 || pr.KillFailure != "" {
-		return ""
+		why := "it ended " + pr.State
+		switch {
+		case pr.SpawnErr != nil:
+			why = pr.SpawnErr.Error()
+		case pr.ExitCode != nil:
+			why = fmt.Sprintf("it exited %d", *pr.ExitCode)
+		}
+		if tail := lastLine(pr.StderrTail); tail != "" {
+			why += "; its stderr ends: " + wfb.Clip(tail, 300)
+		}
+		return "", errors.New(why)
 	}
 	v := versionPattern.FindString(string(out))
 	versionCache.Store(key, v)
-	return v
+	if v == "" {
+		return "", fmt.Errorf("it printed no version (%q)", wfb.Clip(strings.TrimSpace(string(out)), 120))
+	}
+	return v, nil
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
 }
 
 // sessionProbe is where a session's version probe runs: in its sandbox and

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -375,10 +374,7 @@ func quietFailure(row *store.Result, pr processResult) {
 	if row.OK || pr.StdoutTail != "" || pr.State == wfb.StateSpawnFailure {
 		return
 	}
-	tail := strings.TrimRight(pr.StderrTail, "\n")
-	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
-		tail = tail[i+1:]
-	}
+	tail := lastLine(pr.StderrTail)
 	if tail == "" {
 		return
 	}
