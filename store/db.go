@@ -184,8 +184,10 @@ func OpenExisting(ctx context.Context, path string) (*DB, error) {
 // opened it, which would make the second -wal the hold exists to prevent.
 func openWriter(ctx context.Context, path string, params []string) (*DB, error) {
 	var made os.FileInfo // the empty file made in place, removed on failure
-	_, err := os.Stat(path)
+	fi, err := os.Stat(path)
 	switch {
+	case err == nil && fi.IsDir():
+		return nil, notADirectory(path)
 	case err == nil:
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("open results %s: %w", path, err)
@@ -357,14 +359,23 @@ func checkReadable(ctx context.Context, sdb *sql.DB, path string) error {
 
 // mustExist refuses a path that is not there with ErrNoSuchFile.
 func mustExist(path string) error {
-	_, err := os.Stat(path)
+	fi, err := os.Stat(path)
 	switch {
+	case err == nil && fi.IsDir():
+		return notADirectory(path)
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("open results %s: %w: %w", path, ErrNoSuchFile, err)
+		return fmt.Errorf("open results %s: %w: %w (give the results file with --db FILE or $WFB_DB, or record one first: wfb demo, wfb run BENCH)", path, ErrNoSuchFile, err)
 	}
 	return fmt.Errorf("open results %s: %w", path, err)
+}
+
+// notADirectory refuses a directory named as the results file: SQLite
+// says only "disk I/O error" of one.
+func notADirectory(path string) error {
+	return fmt.Errorf("open results %s: it is a directory; name a results file (e.g. --db %s): %w",
+		path, filepath.Join(path, "wfb.db"), ErrNotResultsFile)
 }
 
 func tooNew(path string, fileVersion, known int) error {
