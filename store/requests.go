@@ -189,7 +189,13 @@ func (d *DB) headerJSON(h map[string][]string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.clean(string(b)), nil
+	d.secrets.mu.Lock()
+	sc := d.secrets.scrubber
+	d.secrets.mu.Unlock()
+	if r, ok := RedactJSON(sc.Text(string(b))); ok {
+		return r, nil
+	}
+	return d.clean(string(b)), nil // a secret spanning values: the CHECK refuses what is left
 }
 
 func boolInt(b bool) int {
