@@ -112,6 +112,9 @@ func checkRow(source string, t mergeTable, cols []string, id string, row []any) 
 			if v < 0 && nonNegative(col) {
 				return bad(col, fmt.Sprintf("is %d, but a count, duration, size or cost is never negative", v))
 			}
+			if v > wfb.MaxCount && nonNegative(col) {
+				return bad(col, fmt.Sprintf("is %d, past wfb's bound on a count, duration or size (%s)", v, wfb.MaxCountText))
+			}
 		case float64:
 			switch {
 			case math.IsInf(v, 0) || math.IsNaN(v):
