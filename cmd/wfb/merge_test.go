@@ -216,3 +216,36 @@ func TestATokenCountPastTheBoundNeverReachesArmSummary(t *testing.T) {
 		t.Errorf("wfb sql at the bound: exit %d, %q, %s", code, out, errOut)
 	}
 }
+
+// TestARefusedMergeLeavesNoDestinationItCreated stops a merge whose
+// conflict is found only while merging (two sources disagreeing on a row)
+// from leaving an empty destination file behind, where the README says
+// nothing is written: the destination it created goes, with its -wal and
+// -shm.
+func TestARefusedMergeLeavesNoDestinationItCreated(t *testing.T) {
+	dir := t.TempDir()
+	s0, other, fresh := filepath.Join(dir, "s0.db"), filepath.Join(dir, "other.db"), filepath.Join(dir, "fresh.db")
+	shardFile(t, s0, 0, "att-1")
+	shardFile(t, other, 0, "att-1")
+	raw, err := sql.Open("sqlite", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, errOut, code := wfbCmd(t, "merge", "--into", fresh, s0, other)
+	if code != 2 || !strings.Contains(errOut, "different content") {
+		t.Fatalf("exit %d, stderr %q: want 2 and the conflict", code, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "fresh.db") || strings.HasPrefix(e.Name(), ".wfb-holder") {
+			t.Errorf("a refused merge left %s", e.Name())
+		}
+	}
+}
