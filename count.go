@@ -18,17 +18,29 @@ import (
 // reported, where the other refusals say the value is nonsense.
 var ErrNullCount = errors.New("is null")
 
-// ParseCount reads raw as a count that fits in an int64. The error says
-// why it is not one, after the field's name: "is negative (-5)", "is a
-// string (\"1200\")", "is not a whole number (1.5)", "is out of range
-// (...)", or ErrNullCount.
+// MaxCount bounds every count, duration and size wfb stores (tokens,
+// turns, milliseconds, bytes): 10^15, a thousand times past any session's
+// tokens, and far enough below 2^63 that SQLite's SUM over an arm's
+// attempts cannot overflow short of 9,223 attempts all at the bound. A
+// figure past it is nonsense, not a measurement: ParseCount refuses it as
+// out of range, the store refuses to write it, and a merge refuses a
+// source holding it.
+const MaxCount int64 = 1_000_000_000_000_000
+
+// MaxCountText is MaxCount as a refusal names it.
+const MaxCountText = "10^15"
+
+// ParseCount reads raw as a count of at most MaxCount. The error says why
+// it is not one, after the field's name: "is negative (-5)", "is a string
+// (\"1200\")", "is not a whole number (1.5)", "is out of range (...)", or
+// ErrNullCount.
 func ParseCount(raw []byte) (int64, error) {
 	n, err := ParseBigCount(raw)
 	if err != nil {
 		return 0, err
 	}
-	if !n.IsInt64() {
-		return 0, fmt.Errorf("is out of range (%s)", Clip(n.String(), 40)) // n.String() is raw's text
+	if !n.IsInt64() || n.Int64() > MaxCount {
+		return 0, fmt.Errorf("is out of range (%s; wfb takes at most %s)", Clip(n.String(), 40), MaxCountText) // n.String() is raw's text
 	}
 	return n.Int64(), nil
 }

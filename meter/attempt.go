@@ -28,7 +28,7 @@ type AttemptOptions struct {
 	// once. 0: no cap.
 	MaxRequests int
 	// OnCap, when set, is called (once, in its own goroutine) when the
-	// attempt first sends a request past MaxRequests: a runaway agent's
+	// first request past MaxRequests has been answered: a runaway agent's
 	// session is stopped there, not at its timeout.
 	OnCap func()
 }
@@ -107,23 +107,24 @@ func (a *Attempt) BaseURL() string { return a.p.url + "/m/" + a.token }
 
 // enter admits a request unless the attempt has ended, and numbers it;
 // overCap says the request is past the attempt's cap (it is recorded, not
-// forwarded).
-func (a *Attempt) enter() (seq int, ok, overCap bool) {
+// forwarded), notify that it is the first such and OnCap is the caller's
+// to call once the request is answered: called here, the session could
+// be stopped while the request's body was still being read, and the
+// request recorded as the agent gone instead of refused.
+func (a *Attempt) enter() (seq int, ok, overCap, notify bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ended {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	a.inflight.Add(1)
 	a.seq++
 	if a.maxRequests > 0 && a.seq > a.maxRequests {
-		if !a.capped && a.onCap != nil {
-			go a.onCap()
-		}
+		notify = !a.capped && a.onCap != nil
 		a.capped = true
-		return a.seq, true, true
+		return a.seq, true, true, notify
 	}
-	return a.seq, true, false
+	return a.seq, true, false, false
 }
 
 // Log is what an attempt recorded.

@@ -122,8 +122,8 @@ func TestSummaryProvenance(t *testing.T) {
 	if c.Outcome != wfb.VerdictAgree {
 		t.Errorf("cross-check %s", c)
 	}
-	huge := Summarize([]Record{anth(1, n(1<<62), n(1), n(0), n(0)), anth(2, n(1<<62), n(1), n(0), n(0))})
-	if huge.Input.Value != nil || !strings.Contains(huge.Input.Why, "overflows") {
+	huge := Summarize([]Record{anth(1, n(wfb.MaxCount), n(1), n(0), n(0)), anth(2, n(1), n(1), n(0), n(0))})
+	if huge.Input.Value != nil || !strings.Contains(huge.Input.Why, "bound on a count (10^15) at request 2") {
 		t.Errorf("overflow %+v", huge.Input)
 	}
 	// OpenAI reports no cache writes: not compared, not refused.

@@ -25,8 +25,11 @@
 // Every exchange is kept: request and response bodies (a stream as
 // received), scrubbed of the attempt's secrets in every wire form (as
 // given, URL-encoded, JSON-escaped), then compressed with zstd and bound to
-// a SHA-256 of the kept bytes; credential headers are dropped, never kept.
-// Bodies are bounded per attempt (64 MiB by default), truncation recorded.
+// a SHA-256 of the kept bytes; credential headers are dropped, never kept,
+// and the rest bounded (MaxKeptHeaderBytes). Bodies are bounded per attempt
+// (64 MiB by default), truncation recorded. A gzip-encoded response is
+// relayed encoded, as sent, and decoded for the meter's own reading up to
+// MaxInflatedBytes.
 //
 // meter is a leaf: it imports nothing of wfb's. It hands records to a Sink
 // and returns them from Attempt.End; the caller converts them to store

@@ -27,7 +27,7 @@ type Exchange struct {
 	RequestHeader  http.Header
 	ResponseHeader http.Header
 	Request        Body
-	Response       Body // for SSE, the whole stream as received
+	Response       Body // for SSE, the whole stream as received; gzip decoded
 }
 
 // Body is one body, scrubbed of the attempt's secrets, then compressed.

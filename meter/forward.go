@@ -38,6 +38,7 @@ type flight struct {
 	bodyShare  inflight.Share // the body's room in the attempt's bodies in flight
 	respHeader http.Header
 	reader     *bodyReader
+	inflate    *inflater // a gzip body being decoded for the reader and the capture
 	resp       capture
 	complete   bool // the upstream body ended cleanly
 }
@@ -271,17 +272,42 @@ func stripHop(h http.Header) {
 }
 
 // forwardHeader is the agent's header as sent upstream: credentials and
-// all, but no hop-by-hop header, and no Accept-Encoding — the transport
-// negotiates compression itself and hands the body back decoded, which is
-// what the meter must read.
+// all, but no hop-by-hop header, and an Accept-Encoding of gzip when the
+// agent accepts gzip, identity otherwise — the encodings the meter can
+// read. Being set, it keeps the transport from decoding the body itself:
+// the agent is relayed the bytes the upstream sent (a gzip bomb stays a
+// few MiB of gzip), and the meter decodes its own copy, bounded (see
+// inflater).
 func forwardHeader(in http.Header) http.Header {
 	h := in.Clone()
 	stripHop(h)
-	h.Del("Accept-Encoding")
+	h.Set("Accept-Encoding", "identity")
+	if acceptsGzip(in.Values("Accept-Encoding")) {
+		h.Set("Accept-Encoding", "gzip")
+	}
 	if _, ok := h["User-Agent"]; !ok {
 		h["User-Agent"] = nil // no Go default in the agent's name
 	}
 	return h
+}
+
+// acceptsGzip says whether an Accept-Encoding lists gzip (or *) with a
+// weight above zero.
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			name = strings.ToLower(strings.TrimSpace(name))
+			if name != "gzip" && name != "x-gzip" && name != "*" {
+				continue
+			}
+			q := strings.ReplaceAll(strings.ToLower(params), " ", "")
+			if q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // relayBufferSize is each relay buffer: the transport's read buffer, so
@@ -305,6 +331,7 @@ func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	if f.proto != nil {
 		f.reader = newBodyReader(f.proto.decoder(), f.rec.Streamed)
 	}
+	f.decodeAs(resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
 	if f.rec.Streamed {
@@ -315,6 +342,7 @@ func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	stop := context.AfterFunc(f.a.ctx, func() { rc.SetWriteDeadline(time.Now()) }) //nolint:errcheck
 	defer stop()
 	err := f.pump(w, r, rc, resp.Body)
+	f.endDecode()
 	if err == nil && !f.rec.Streamed {
 		rc.Flush() //nolint:errcheck // the whole answer reaches the agent now
 	}
@@ -407,11 +435,21 @@ func (f *flight) relayChunk(w http.ResponseWriter, r *http.Request, rc *http.Res
 		return errAgentGone
 	}
 	f.rec.ResponseBytes += int64(c.n)
+	if f.inflate != nil {
+		f.inflate.write(p)
+		return nil
+	}
+	f.read(p)
+	return nil
+}
+
+// read feeds the body as the upstream meant it (decoded) to the reader
+// and the capture.
+func (f *flight) read(p []byte) {
 	if f.reader != nil {
 		f.reader.write(p)
 	}
 	f.resp.write(p)
-	return nil
 }
 
 // ended records how the pump ended: the agent gone (already recorded),

@@ -247,7 +247,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveUnattributed(w, r, start)
 		return
 	}
-	seq, ok, overCap := a.enter()
+	seq, ok, overCap, notify := a.enter()
 	if !ok {
 		p.serveUnattributed(w, r, start)
 		return
@@ -255,6 +255,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := newFlight(a, seq, r, rest, start)
 	if overCap {
 		f.refuseOverCap(w, r)
+		if notify {
+			go a.onCap()
+		}
 		return
 	}
 	f.serve(w, r)

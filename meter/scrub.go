@@ -3,6 +3,8 @@ package meter
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -96,18 +98,48 @@ func (s *scrubber) bytes(b []byte) []byte {
 
 func (s *scrubber) text(v string) string { return string(s.bytes([]byte(v))) }
 
+// MaxKeptHeaderBytes bounds what the meter keeps of one header set (a
+// request's or a response's), names and values together; MaxKeptHeaderValue
+// bounds one value. The headers are relayed whole; only what is kept is cut.
+const (
+	MaxKeptHeaderBytes = 64 << 10
+	MaxKeptHeaderValue = 8 << 10
+)
+
+// HeadersNotKept is the header the meter adds to a kept header set it cut
+// at MaxKeptHeaderBytes, saying what was left out.
+const HeadersNotKept = "Wfb-Headers-Not-Kept"
+
 // keptHeader is the header as the meter keeps it: credential headers
-// dropped, the rest scrubbed.
+// dropped, the rest scrubbed, each value cut at MaxKeptHeaderValue (saying
+// how much more there was) and the set at MaxKeptHeaderBytes (the headers
+// past it left out, counted in HeadersNotKept): an upstream's 8 MiB header
+// would otherwise be kept whole, outside the attempt's budget for bodies.
 func (s *scrubber) keptHeader(h http.Header) http.Header {
 	out := http.Header{}
-	for k, vs := range h {
+	names := slices.Sorted(maps.Keys(h))
+	total, dropped, droppedBytes := 0, 0, 0
+	for _, k := range names {
 		// A credential header is forwarded, never kept.
 		if wfb.IsSecretName(k) {
 			continue
 		}
-		for _, v := range vs {
-			out.Add(k, s.text(v))
+		for _, raw := range h[k] {
+			v := s.text(raw) // whole, then cut: a secret across the cut goes too
+			if len(v) > MaxKeptHeaderValue {
+				v = wfb.Clip(v, MaxKeptHeaderValue) + fmt.Sprintf(" [%d bytes more not kept]", len(v)-MaxKeptHeaderValue)
+			}
+			if total+len(k)+len(v) > MaxKeptHeaderBytes {
+				dropped++
+				droppedBytes += len(k) + len(raw)
+				continue
+			}
+			total += len(k) + len(v)
+			out.Add(k, v)
 		}
+	}
+	if dropped > 0 {
+		out.Set(HeadersNotKept, fmt.Sprintf("%d header values (%d bytes) past the %d KiB kept of a header set", dropped, droppedBytes, MaxKeptHeaderBytes>>10))
 	}
 	return out
 }

@@ -2,8 +2,9 @@ package meter
 
 import (
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // Summary is an attempt's billed usage: each figure summed over the
@@ -103,8 +104,8 @@ func sumField(recs []Record, i int, s *Summary) Sum {
 		case Present:
 			reported = true
 			out.From = append(out.From, r.Seq)
-			if total > math.MaxInt64-c.Value {
-				return Sum{From: out.From, Why: fmt.Sprintf("the sum overflows at request %d", r.Seq)}
+			if total > wfb.MaxCount-c.Value {
+				return Sum{From: out.From, Why: fmt.Sprintf("the sum passes wfb's bound on a count (%s) at request %d", wfb.MaxCountText, r.Seq)}
 			}
 			total += c.Value
 		default:

@@ -383,6 +383,9 @@ func (o *geminiOutput) measure(row *store.Result, res *geminiResult) []string {
 		return problems
 	}
 	input, output := u.prompt-u.cached, u.candidates+u.thoughts
+	if output > wfb.MaxCount {
+		return []string{fmt.Sprintf("stats: candidates and thoughts add up past wfb's bound on a count (%s)", wfb.MaxCountText)}
+	}
 	row.UsageSemantics = wfb.SemanticsOpenAI
 	row.InputTokens, row.CacheReadInputTokens, row.OutputTokens = &input, &u.cached, &output
 	row.CacheCreationInputTokens = nil
@@ -431,6 +434,9 @@ func geminiModels(models map[string]geminiCounts, total geminiUsage) ([]store.Mo
 		}
 		sum.prompt, sum.cached, sum.candidates, sum.thoughts = sum.prompt+u.prompt, sum.cached+u.cached, sum.candidates+u.candidates, sum.thoughts+u.thoughts
 		input, output := u.prompt-u.cached, u.candidates+u.thoughts
+		if output > wfb.MaxCount {
+			return nil, derivedCost{}, []string{fmt.Sprintf("stats.models[%q]: candidates and thoughts add up past wfb's bound on a count (%s)", wfb.Clip(m, 100), wfb.MaxCountText)}
+		}
 		row := store.ModelUsage{Model: m, InputTokens: &input, OutputTokens: &output, CacheReadInputTokens: &u.cached}
 		if p, ok := PriceFor(m); ok {
 			c := p.Cost(input, output, u.cached, 0)

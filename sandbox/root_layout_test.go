@@ -230,3 +230,26 @@ func TestAWorkspaceCopyRefusesASpecialFile(t *testing.T) {
 		t.Errorf("the refusal left %v behind", left)
 	}
 }
+
+// TestARefusalOfACopiedWorkspaceNamesTheUsersPath stops a root review of a
+// checkout whose own top directory is 0700 from being refused naming wfb's
+// temporary copy of it ("cannot read the workspace
+// /tmp/wfb-sandbox-copy-…/clone"), a path the user never gave and that is
+// gone by the time they read the message: the refusal names their path.
+func TestARefusalOfACopiedWorkspaceNamesTheUsersPath(t *testing.T) {
+	requireRootLayout(t)
+	privateTmp(t)
+	ws := newWorkspace(t, traversableDir(t))
+	if err := os.Chmod(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := Prepare(context.Background(), Options{Workspace: ws, Backend: HostUnsafe, AgentBin: "/bin/sh"})
+	if err == nil {
+		sb.Close()
+		t.Skip("the session reached a 0700 workspace: nothing to refuse")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, ws) || strings.Contains(msg, CopyPrefix) {
+		t.Errorf("refusal %q: want it to name %s, not wfb's copy", msg, ws)
+	}
+}

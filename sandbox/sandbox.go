@@ -260,9 +260,20 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	if reason != "" {
-		return nil, refuse(reason)
+		return nil, refuse(sb.inOrigin(reason))
 	}
 	return sb, nil
+}
+
+// inOrigin is a refusal of the session's workspace as the user knows it:
+// a check of wfb's copy (see copyWorkspace) names the original path, the
+// one the user gave and can fix, not the copy, which is gone by then.
+func (s *Sandbox) inOrigin(reason string) string {
+	if s.origin == "" || !strings.Contains(reason, s.workspace) {
+		return reason
+	}
+	return strings.ReplaceAll(reason, s.workspace, s.origin) +
+		" (checked on the copy wfb makes of it for the session, which keeps its modes)"
 }
 
 // layout is what Prepare settles from Options before it touches the disk.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/wfbench/wfb"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -13,6 +14,15 @@ func (d *DB) insertModelUsage(ctx context.Context, tx *sql.Tx, attemptID string,
 	for _, m := range mu {
 		if m.Model == "" {
 			return fmt.Errorf("model usage: model name is empty")
+		}
+		for _, c := range []struct {
+			col string
+			v   *int64
+		}{{"input_tokens", m.InputTokens}, {"output_tokens", m.OutputTokens},
+			{"cache_read_input_tokens", m.CacheReadInputTokens}, {"cache_creation_input_tokens", m.CacheCreationInputTokens}} {
+			if c.v != nil && *c.v > wfb.MaxCount { // a negative count is the schema's to refuse
+				return fmt.Errorf("model usage %q: %w", m.Model, checkCount(c.col, c.v))
+			}
 		}
 		_, err := d.execTx(ctx, tx, insertModelUsageSQL,
 			attemptID, m.Model, nullInt(m.InputTokens), nullInt(m.OutputTokens),

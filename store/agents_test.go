@@ -112,6 +112,7 @@ func TestModelUsageIsAppendOnlyAndRefusesNonsense(t *testing.T) {
 	}{
 		{"twice", []ModelUsage{{Model: "m"}, {Model: "m"}}, `model "m" is listed twice`},
 		{"negative", []ModelUsage{{Model: "m", OutputTokens: ptr(int64(-1))}}, "CHECK"},
+		{"past the bound", []ModelUsage{{Model: "m", InputTokens: ptr(int64(1<<63 - 1))}}, "past wfb's bound on a count (10^15)"},
 		{"no name", []ModelUsage{{}}, "model name is empty"},
 	}
 	for i, c := range cases {

@@ -49,20 +49,21 @@ func (e *InvalidRowError) Unwrap() error { return ErrInvalidRow }
 // it is, since rewriting its bytes would corrupt it.
 var redactedBlobs = map[string]bool{"artifacts.content": true}
 
-// redactRow passes every text value of a row of table through Redact, in
-// place, and says how many it changed.
+// redactRow passes every text value of a row of table through Redact (a
+// JSON document through RedactJSON, so that it stays one), in place, and
+// says how many it changed.
 func redactRow(table string, cols []string, row []any) int {
 	n := 0
 	for i, v := range row {
 		switch x := v.(type) {
 		case string:
-			if r := Redact(x); r != x {
+			if r := redactText(x); r != x {
 				row[i] = r
 				n++
 			}
 		case []byte:
 			if redactedBlobs[table+"."+cols[i]] {
-				if r := Redact(string(x)); r != string(x) {
+				if r := redactText(string(x)); r != string(x) {
 					row[i] = []byte(r)
 					n++
 				}
@@ -70,6 +71,17 @@ func redactRow(table string, cols []string, row []any) int {
 		}
 	}
 	return n
+}
+
+// redactText is s redacted: by RedactJSON when s is a JSON object or
+// array, else by Redact.
+func redactText(s string) string {
+	if t := strings.TrimLeft(s, " \t\r\n"); t != "" && (t[0] == '{' || t[0] == '[') {
+		if r, ok := RedactJSON(s); ok {
+			return r
+		}
+	}
+	return Redact(s)
 }
 
 // nonNegative says whether a column holds a count, a duration, a size or a
@@ -99,6 +111,9 @@ func checkRow(source string, t mergeTable, cols []string, id string, row []any) 
 		case int64:
 			if v < 0 && nonNegative(col) {
 				return bad(col, fmt.Sprintf("is %d, but a count, duration, size or cost is never negative", v))
+			}
+			if v > wfb.MaxCount && nonNegative(col) {
+				return bad(col, fmt.Sprintf("is %d, past wfb's bound on a count, duration or size (%s)", v, wfb.MaxCountText))
 			}
 		case float64:
 			switch {

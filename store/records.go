@@ -303,7 +303,22 @@ func validateResult(r *Result) error {
 	return validateMeasures(where, r)
 }
 
-// validateMeasures refuses a negative count or duration and a cost that is
+// checkCount refuses a count, duration or size below zero or past
+// wfb.MaxCount: the views SUM them, and a sum past 2^63 fails every query
+// that reads it ("integer overflow").
+func checkCount(col string, v *int64) error {
+	switch {
+	case v == nil:
+	case *v < 0:
+		return fmt.Errorf("%s %d is negative", col, *v)
+	case *v > wfb.MaxCount:
+		return fmt.Errorf("%s %d is past wfb's bound on a count (%s)", col, *v, wfb.MaxCountText)
+	}
+	return nil
+}
+
+// validateMeasures refuses a negative count or duration (or one past
+// wfb.MaxCount) and a cost that is
 // negative or not finite: a measurement is never below zero, and a cost
 // that cannot be measured is NULL.
 func validateMeasures(where string, r *Result) error {
@@ -319,8 +334,8 @@ func validateMeasures(where string, r *Result) error {
 		{"metered_input_tokens", r.MeteredInputTokens}, {"metered_output_tokens", r.MeteredOutputTokens},
 		{"metered_cache_read_input_tokens", r.MeteredCacheReadInputTokens}, {"metered_cache_creation_input_tokens", r.MeteredCacheCreationInputTokens},
 	} {
-		if c.v != nil && *c.v < 0 {
-			return fmt.Errorf("%s: %s %d is negative", where, c.col, *c.v)
+		if err := checkCount(c.col, c.v); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
 	}
 	for _, c := range []struct {

@@ -1,7 +1,12 @@
 package store
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -162,4 +167,108 @@ func separatorAfter(s string, i int) bool {
 		i++
 	}
 	return i < len(s) && (s[i] == ':' || s[i] == '=')
+}
+
+// RedactJSON is Redact for a JSON document that stays one: every string
+// (and every member name) passes through Redact, and every string or
+// number under a member whose name Redact takes for a secret's —
+// "X-Api-Key": ["…"], "Authorization": […], "api_key": 12 — becomes
+// Redacted whole. Redact over the document's text would stop at the
+// bracket: {"X-Api-Key":["k"]} became {"X-Api-Key":[REDACTED]"k"]}, no
+// longer JSON and the key still there. A document nothing changed comes
+// back as it was, byte for byte; one that changed comes back compact.
+// ok is false when s is not one JSON document.
+func RedactJSON(s string) (out string, ok bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var b bytes.Buffer
+	changed, err := redactJSONValue(dec, &b, false)
+	if err != nil {
+		return "", false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", false // more than one document
+	}
+	if !changed {
+		return s, true
+	}
+	return b.String(), true
+}
+
+// redactJSONValue copies the next value of dec to b, redacted; secret says
+// a member name above it named a secret. It says whether anything changed.
+func redactJSONValue(dec *json.Decoder, b *bytes.Buffer, secret bool) (bool, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return false, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		closing := map[json.Delim]byte{'{': '}', '[': ']'}[t]
+		if closing == 0 {
+			return false, fmt.Errorf("unexpected %v", t)
+		}
+		b.WriteByte(byte(t))
+		changed := false
+		for i := 0; dec.More(); i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			inner := secret
+			if t == '{' {
+				nt, err := dec.Token()
+				if err != nil {
+					return false, err
+				}
+				name, _ := nt.(string)
+				r := Redact(name)
+				changed = changed || r != name
+				writeJSONString(b, r)
+				b.WriteByte(':')
+				inner = inner || secretMember(name)
+			}
+			c, err := redactJSONValue(dec, b, inner)
+			if err != nil {
+				return false, err
+			}
+			changed = changed || c
+		}
+		if _, err := dec.Token(); err != nil {
+			return false, err
+		}
+		b.WriteByte(closing)
+		return changed, nil
+	case string:
+		r := Redact(t)
+		if secret {
+			r = Redacted
+		}
+		writeJSONString(b, r)
+		return r != t, nil
+	case json.Number:
+		if secret {
+			writeJSONString(b, Redacted)
+			return true, nil
+		}
+		b.WriteString(t.String())
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case nil:
+		b.WriteString("null")
+	}
+	return false, nil
+}
+
+// secretMember says whether Redact takes a member of this name for a
+// secret's: "name": "v" loses its value.
+func secretMember(name string) bool {
+	q, _ := json.Marshal(name)
+	return Redact(string(q)+`:"v"`) != Redact(string(q))+`:"v"`
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)           //nolint:errcheck // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode's newline
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +63,30 @@ func TestRedact(t *testing.T) {
 				t.Errorf("Redact is not idempotent: %q -> %q", got, again)
 			}
 		})
+	}
+}
+
+// TestRedactJSONKeepsADocumentJSON stops redaction from breaking the JSON
+// it redacts: Redact over {"X-Api-Key":["k"]} stopped at the bracket,
+// leaving {"X-Api-Key":[REDACTED]"k"]} — not JSON, so a merge refused the
+// source, and the key still there.
+func TestRedactJSONKeepsADocumentJSON(t *testing.T) {
+	const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"
+	for _, tc := range []struct{ in, want string }{
+		{`{"X-Api-Key":["k-0123456789"]}`, `{"X-Api-Key":["[REDACTED]"]}`},
+		{`{"Authorization":["Bearer abc","Basic xyz"],"Accept":["*/*"]}`, `{"Authorization":["[REDACTED]","[REDACTED]"],"Accept":["*/*"]}`},
+		{`{"env":{"ANTHROPIC_API_KEY":12345678,"HOME":"/h"}}`, `{"env":{"ANTHROPIC_API_KEY":"[REDACTED]","HOME":"/h"}}`},
+		{`[{"note":"said ` + key + `"}, 1.5e3, true, null]`, `[{"note":"said [REDACTED]"},1.5e3,true,null]`},
+		{`{"a<b":"x&y", "input_tokens": 12, "max_tokens": [1, 2]}`, `{"a<b":"x&y", "input_tokens": 12, "max_tokens": [1, 2]}`}, // unchanged: byte for byte
+	} {
+		got, ok := RedactJSON(tc.in)
+		if !ok || got != tc.want || !json.Valid([]byte(got)) {
+			t.Errorf("RedactJSON(%s) = %s, %v; want %s", tc.in, got, ok, tc.want)
+		}
+	}
+	for _, in := range []string{`{"a":`, `{} {}`, `not json`} {
+		if _, ok := RedactJSON(in); ok {
+			t.Errorf("RedactJSON(%s) took it for a document", in)
+		}
 	}
 }

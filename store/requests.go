@@ -126,6 +126,16 @@ func validateRequest(r *MeteredRequest) error {
 	case r.Billed && r.UsageSemantics == "":
 		return fmt.Errorf("%s: billed, but its usage semantics are not named", where)
 	}
+	for _, c := range []struct {
+		col string
+		v   *int64
+	}{{"input_tokens", r.InputTokens}, {"output_tokens", r.OutputTokens}, {"cache_read_input_tokens", r.CacheReadInputTokens},
+		{"cache_creation_input_tokens", r.CacheCreationInputTokens}, {"reasoning_output_tokens", r.ReasoningOutputTokens},
+		{"latency_ms", &r.LatencyMS}, {"ttfb_ms", r.TTFBMS}, {"request_bytes", &r.RequestBytes}, {"response_bytes", &r.ResponseBytes}} {
+		if err := checkCount(c.col, c.v); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+	}
 	return nil
 }
 
@@ -189,7 +199,13 @@ func (d *DB) headerJSON(h map[string][]string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return d.clean(string(b)), nil
+	d.secrets.mu.Lock()
+	sc := d.secrets.scrubber
+	d.secrets.mu.Unlock()
+	if r, ok := RedactJSON(sc.Text(string(b))); ok {
+		return r, nil
+	}
+	return d.clean(string(b)), nil // a secret spanning values: the CHECK refuses what is left
 }
 
 func boolInt(b bool) int {

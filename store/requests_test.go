@@ -180,3 +180,38 @@ func TestMergeCopiesMeteredRequests(t *testing.T) {
 		t.Errorf("merged file differs from its source (-src +dst):\n%s", diff)
 	}
 }
+
+// TestACredentialHeaderArrayIsRedactedAsJSON stops a stored header array
+// {"X-Api-Key":["…"]} from being turned into invalid JSON by redaction:
+// a merge refused the source (the destination's json_valid CHECK), and an
+// insert of such headers failed the same way. Both now store the header
+// with its value redacted, still JSON.
+func TestACredentialHeaderArrayIsRedactedAsJSON(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const key = "k-0123456789abcdef"
+	src := filepath.Join(dir, "src.db")
+	writeFile(t, src, baseRun("run-a"), cells()[:1])
+	s, err := Open(ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := meteredRequests()
+	reqs[1].Exchange.RequestHeaders = map[string][]string{"X-Api-Key": {key}, "Authorization": {"Bearer " + key}}
+	if err := s.InsertRequests(ctx, reqs); err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	s.Close()
+	// A file written before, or by hand, holds the header as it was.
+	tamper(t, src, `DROP TRIGGER exchanges_no_update`,
+		`UPDATE exchanges SET request_headers = '{"X-Api-Key":["`+key+`"],"Authorization":["Bearer `+key+`"]}' WHERE request_id = 'req-2'`)
+	dst := openDst(t, filepath.Join(dir, "dst.db"))
+	if _, err := mergeFile(ctx, dst, src); err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	got := queryOne(t, dst, `SELECT request_headers FROM exchanges WHERE request_id = 'req-2'`)
+	want := `{"X-Api-Key":["[REDACTED]"],"Authorization":["[REDACTED]"]}`
+	if diff := cmp.Diff([]any{want}, got); diff != "" {
+		t.Errorf("merged headers (-want +got):\n%s", diff)
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,13 +14,17 @@ import (
 const MinSecretBytes = 8
 
 // Scrubber replaces known secret values in text with Redacted, in every
-// form an agent can print them: as they are, percent-encoded (any byte,
-// hex digits in either case, e.g. %2D or %2d, '+' for a space), and
-// JSON-escaped (\u002d, \/, \"), in any mix. Pattern-based Redact catches
-// values shaped like keys; a Scrubber catches the environment's own values
-// whatever their shape. The zero value and nil scrub nothing.
+// form an agent can print them: as they are, in any letter case,
+// base64-encoded (standard and URL alphabets, padded or not, alone or
+// inside a longer base64 text at any of its three alignments), and each
+// of those percent-encoded (any byte, hex digits in either case, e.g. %2D
+// or %2d, '+' for a space) and JSON-escaped (\u002d, \/, \"), in any mix.
+// Other transformations (a reversed value, hex, another encoding) are not
+// recognised. Pattern-based Redact catches values shaped like keys; a
+// Scrubber catches the environment's own values whatever their shape. The
+// zero value and nil scrub nothing.
 type Scrubber struct {
-	values []string  // longest first, so a secret containing another goes whole
+	values []string  // with their base64 forms, longest first, so a secret containing another goes whole
 	starts [256]bool // the bytes a match can start with
 }
 
@@ -28,11 +33,17 @@ type Scrubber struct {
 func NewScrubber(values ...string) *Scrubber {
 	s := &Scrubber{}
 	for _, v := range values {
-		if len(v) >= MinSecretBytes && !slices.Contains(s.values, v) {
-			s.values = append(s.values, v)
-			s.starts[v[0]] = true
+		if len(v) < MinSecretBytes {
+			continue
+		}
+		for _, f := range append([]string{v}, base64Forms(v)...) {
+			if slices.Contains(s.values, f) {
+				continue
+			}
+			s.values = append(s.values, f)
+			s.starts[lower(f[0])], s.starts[upper(f[0])] = true, true
 			s.starts['%'], s.starts['\\'] = true, true
-			if v[0] == ' ' {
+			if f[0] == ' ' {
 				s.starts['+'] = true
 			}
 		}
@@ -40,6 +51,45 @@ func NewScrubber(values ...string) *Scrubber {
 	slices.SortFunc(s.values, func(a, b string) int { return len(b) - len(a) })
 	return s
 }
+
+// base64Forms are the base64 texts that carry v: its whole encoding in
+// both alphabets, padded and not, and, for v inside a longer encoded text,
+// the characters that depend on v's bytes alone at each of the three
+// alignments v can start at (the one or two characters at either end that
+// share bits with the neighbouring bytes stay; they carry at most 10 bits
+// of v between them).
+func base64Forms(v string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(v)))
+		raw := enc.WithPadding(base64.NoPadding)
+		for k := range 3 { // k bytes of the longer text before v in v's first group
+			e := raw.EncodeToString(append(make([]byte, k), v...))
+			n := k + len(v)
+			stable := n/3*4 + n%3 // a group's last 1 or 2 bytes fix that many characters
+			drop := []int{0, 2, 3}[k]
+			out = append(out, e[drop:stable])
+		}
+	}
+	return out
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + ('a' - 'A')
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// sameLetter is whether a and b are one byte up to ASCII letter case.
+func sameLetter(a, b byte) bool { return lower(a) == lower(b) }
 
 // Text returns t with every form of every secret replaced by Redacted.
 func (s *Scrubber) Text(t string) string {
@@ -98,31 +148,38 @@ func encodedAt(t string, i int, v string) int {
 	return 0
 }
 
-// byteForms are the lengths of the forms of byte want found at t[i:]:
-// literal (1), '+' for a space (1), JSON \/ \" \\ (2), %HH (3), \u00HH (6).
+// byteForms are the lengths of the forms of byte want (a letter in either
+// case) found at t[i:]: literal (1), '+' for a space (1), JSON \/ \" \\
+// (2), %HH (3), \u00HH (6).
 func byteForms(t string, i int, want byte) []int {
 	if i >= len(t) {
 		return nil
 	}
 	var out []int
 	c := t[i]
-	if c == want || (c == '+' && want == ' ') {
+	if sameLetter(c, want) || (c == '+' && want == ' ') {
 		out = append(out, 1)
 	}
 	switch c {
 	case '%':
-		if i+2 < len(t) && hexByte(t[i+1], t[i+2]) == int(want) {
+		if i+2 < len(t) && sameHex(t[i+1], t[i+2], want) {
 			out = append(out, 3)
 		}
 	case '\\':
 		if i+1 < len(t) && t[i+1] == want && (want == '/' || want == '"' || want == '\\') {
 			out = append(out, 2)
 		}
-		if want < 0x80 && i+5 < len(t) && t[i+1] == 'u' && t[i+2] == '0' && t[i+3] == '0' && hexByte(t[i+4], t[i+5]) == int(want) {
+		if want < 0x80 && i+5 < len(t) && t[i+1] == 'u' && t[i+2] == '0' && t[i+3] == '0' && sameHex(t[i+4], t[i+5], want) {
 			out = append(out, 6)
 		}
 	}
 	return out
+}
+
+// sameHex is whether two hex digits spell want, up to letter case.
+func sameHex(hi, lo, want byte) bool {
+	h := hexByte(hi, lo)
+	return h >= 0 && sameLetter(byte(h), want)
 }
 
 // hexByte is the byte two hex digits (either case) spell, or -1.

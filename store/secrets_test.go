@@ -3,8 +3,10 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +40,51 @@ func TestScrubberCatchesASecretInEveryEncoding(t *testing.T) {
 	var none *Scrubber
 	if none.Text(key) != key {
 		t.Error("a nil scrubber changed text")
+	}
+}
+
+// TestScrubberCatchesABase64OrUpperCasedSecret stops a key from surviving
+// because the agent printed it upper-cased or base64-encoded — alone, in
+// either alphabet, padded or not, or inside a longer base64 text (a basic
+// auth header, an encoded JSON body) wherever it falls in the 3-byte
+// groups. A reversed key is not recognised (the README says so).
+func TestScrubberCatchesABase64OrUpperCasedSecret(t *testing.T) {
+	const key = "plain-key/0123 456?~~>>"
+	s := NewScrubber(key)
+	if got := s.Text("x " + strings.ToUpper(key) + " y"); got != "x "+Redacted+" y" {
+		t.Errorf("upper-cased: %q", got)
+	}
+	if got := s.Text("x PLAIN%2dKEY%2F0123+456?~~>> y"); got != "x "+Redacted+" y" {
+		t.Errorf("upper-cased, percent-encoded: %q", got)
+	}
+	encs := map[string]*base64.Encoding{
+		"std": base64.StdEncoding, "std-raw": base64.RawStdEncoding,
+		"url": base64.URLEncoding, "url-raw": base64.RawURLEncoding,
+	}
+	for name, enc := range encs {
+		for _, before := range []string{"", "a", "ab", "user:", "{\"k\":\""} {
+			for _, after := range []string{"", "z", "yz", "\"}"} {
+				in := enc.EncodeToString([]byte(before + key + after))
+				got := s.Text(in)
+				// Left: the encoding of the bytes around the key, plus at most
+				// two characters that mix its first or last bits with theirs,
+				// and padding.
+				room := len(enc.EncodeToString([]byte(before+after))) + 6
+				if !strings.Contains(got, Redacted) || len(got)-len(Redacted) > room {
+					t.Errorf("%s of %q+key+%q: %q scrubbed to %q", name, before, after, in, got)
+				}
+			}
+		}
+	}
+	if got := s.Text(`"` + base64.StdEncoding.EncodeToString([]byte(key)) + `"`); got != `"`+Redacted+`"` {
+		t.Errorf("a base64 key alone was not scrubbed whole: %q", got)
+	}
+	// Controls: another value's encoding and ordinary base64 text pass.
+	for _, in := range []string{base64.StdEncoding.EncodeToString([]byte("plain-key/0123 457?~~>>")),
+		base64.StdEncoding.EncodeToString([]byte("an ordinary sentence of some length"))} {
+		if got := s.Text(in); got != in {
+			t.Errorf("%q changed to %q", in, got)
+		}
 	}
 }
 

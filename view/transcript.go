@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/wfbench/wfb"
 )
 
 // transcriptView is an attempt's transcript as the page shows it.
@@ -38,29 +40,66 @@ func digestMatches(b []byte, want string) bool {
 // stream-json (system, assistant, user, result), Codex's --json events
 // (thread/turn/item), Gemini CLI's stream-json (init, message, tool_use,
 // tool_result, result) and anything else, which is shown as it is.
+//
+// The page shows at most maxLineShown of one line (a longer line is shown
+// as its head, unparsed, saying how much more there was) and stops after
+// maxPageShown of text, saying how much of the transcript it left out: a
+// 15 MB line made a 35 MB page, at 318 MB of the viewer's memory.
 func parseTranscript(b []byte) []turn {
 	var turns []turn
 	tools := map[string]string{} // tool call id -> tool name
 	streaming := false           // the last turn is Gemini assistant text still arriving in deltas
-	for _, line := range bytes.Split(b, []byte("\n")) {
+	shown := 0
+	for rest := b; len(rest) > 0; {
+		if shown > maxPageShown {
+			turns = append(turns, turn{Kind: "raw", Title: "not shown",
+				Text: fmt.Sprintf("… %d more bytes of the transcript (%d lines) not shown: the page shows about its first %d MiB", len(rest), bytes.Count(rest, []byte("\n"))+1, maxPageShown>>20)})
+			break
+		}
+		line := rest
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = nil
+		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
+		if len(line) > maxLineShown {
+			t := turn{Kind: "raw", Title: fmt.Sprintf("a line of %d bytes", len(line)),
+				Text: wfb.Clip(string(line[:maxLineShown+1]), maxLineShown) +
+					fmt.Sprintf("\n… %d bytes more of this line not shown: the page shows the first %d KiB of a line", len(line)-maxLineShown, maxLineShown>>10)}
+			turns, streaming, shown = append(turns, t), false, shown+len(t.Text)
+			continue
+		}
 		var ev map[string]json.RawMessage
 		if line[0] != '{' || json.Unmarshal(line, &ev) != nil {
-			turns, streaming = append(turns, turn{Kind: "raw", Title: "not JSON", Text: string(line)}), false
+			turns, streaming, shown = append(turns, turn{Kind: "raw", Title: "not JSON", Text: string(line)}), false, shown+len(line)
 			continue
 		}
 		delta := geminiDelta(ev)
 		if delta && streaming {
-			turns[len(turns)-1].Text += text(ev["content"])
+			more := text(ev["content"])
+			turns[len(turns)-1].Text += more
+			shown += len(more)
 			continue
 		}
-		turns, streaming = append(turns, eventTurns(ev, line, tools)...), delta
+		next := eventTurns(ev, line, tools)
+		for _, t := range next {
+			shown += len(t.Text) + len(t.JSON)
+		}
+		turns, streaming = append(turns, next...), delta
 	}
 	return turns
 }
+
+// maxLineShown bounds what the attempt page shows of one transcript line,
+// maxPageShown the transcript's text on the page (see parseTranscript).
+const (
+	maxLineShown = 64 << 10
+	maxPageShown = 4 << 20
+)
 
 // eventTurns reads one event.
 func eventTurns(ev map[string]json.RawMessage, line []byte, tools map[string]string) []turn {

@@ -1,11 +1,16 @@
 package view
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/store"
 )
 
 // Gemini CLI's stream-json, as a real session printed it (recorded from
@@ -58,5 +63,48 @@ func TestAGeminiTranscriptMarksItsErrors(t *testing.T) {
 	}
 	if r := got[2]; !r.Error || r.Title != "result error" || r.Text != "API_ERROR: 529 overloaded" || r.Usage != "input 10" {
 		t.Errorf("result %+v", r)
+	}
+}
+
+// TestAHugeTranscriptLineIsShownBounded stops a 15 MB transcript line from
+// rendering a 35 MB page (318 MB of the viewer's memory): the page shows
+// the first 64 KiB of a line, saying how much more there was, reads the
+// lines after it as usual, and stops after about 4 MiB of text, saying how
+// much of the transcript it left out.
+func TestAHugeTranscriptLineIsShownBounded(t *testing.T) {
+	huge := `{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", 15<<20) + `"}]}}`
+	tr := strings.Replace(claudeTranscript("hello"), "\n", "\n"+huge+"\n", 1)
+	f := newFixture(t)
+	db := f.openWritable(t)
+	r := &store.Result{RunID: f.runA, Task: "t9", Arm: "a", Attempt: 1, StartedAt: time.Now(), OK: true,
+		ProcessState: wfb.StateExited, Transcript: compressed(t, tr)}
+	if err := db.InsertResult(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ts := newTestServer(t, f, Options{})
+	resp, body := get(t, ts.Client(), ts.URL+"/attempt/"+r.AttemptID)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%d %s", resp.StatusCode, wfb.Clip(body, 300))
+	}
+	if len(body) > 256<<10 {
+		t.Errorf("the page is %d bytes; want at most about the 64 KiB shown of the line", len(body))
+	}
+	for _, want := range []string{fmt.Sprintf("a line of %d bytes", len(huge)), fmt.Sprintf("%d bytes more of this line not shown", len(huge)-maxLineShown), "tool call: Bash", "Fixed it."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+
+	// Many ordinary lines: the page stops after about maxPageShown.
+	line := `{"type":"assistant","message":{"content":[{"type":"text","text":"` + strings.Repeat("y", 60<<10) + `"}]}}` + "\n"
+	turns := parseTranscript([]byte(strings.Repeat(line, 200)))
+	text := 0
+	for _, tn := range turns {
+		text += len(tn.Text) + len(tn.JSON)
+	}
+	last := turns[len(turns)-1]
+	if text > maxPageShown+2*maxLineShown || !strings.Contains(last.Text, "more bytes of the transcript") || !strings.Contains(last.Text, "lines) not shown") {
+		t.Errorf("%d turns, %d bytes of text, the last %q", len(turns), text, wfb.Clip(last.Text, 200))
 	}
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +48,7 @@ Sources are opened read-only. Exit status 2 for a conflict, an invalid row,
 a missing or damaged file, a file written by a newer wfb, a run of the
 sources that another wfb process is recording in DST, or DST in use by
 another wfb through another name (a hard link or a bind mount of it); in
-each case nothing is written.`,
+each case nothing is written (a DST the merge created is removed again).`,
 		Example: `  wfb merge --into all.db shard-0.db shard-1.db shard-2.db`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -77,6 +80,10 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 			return err
 		}
 	}
+	// A conflict is found only while merging: a destination this merge
+	// created goes again when it is refused, so that nothing is written.
+	_, statErr := os.Lstat(opts.Into)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	dst, err := store.Open(ctx, opts.Into)
 	if err != nil {
 		return err
@@ -84,6 +91,9 @@ func mergeRun(ctx context.Context, s *Streams, opts *mergeOptions) error {
 	defer dst.Close()
 	stats, err := store.MergeFiles(ctx, dst, opts.Sources)
 	if err != nil {
+		if created {
+			removeCreated(dst, opts.Into)
+		}
 		return err
 	}
 	for _, st := range stats {
@@ -104,4 +114,13 @@ func checkSource(ctx context.Context, s *Streams, path string) error {
 	defer src.Close()
 	sayImmutable(s, src)
 	return src.CheckSource(ctx)
+}
+
+// removeCreated closes dst and removes the file a refused merge created at
+// path, with its write-ahead log and shared-memory index.
+func removeCreated(dst *store.DB, path string) {
+	dst.Close()
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(path + suffix) //nolint:errcheck // gone already, or nothing more to do
+	}
 }

@@ -151,3 +151,102 @@ func TestMergeCommandRefusesConflictsAndBadFilesWithExit2(t *testing.T) {
 		t.Errorf("a refused merge created %s", fresh)
 	}
 }
+
+// TestATokenCountPastTheBoundNeverReachesArmSummary stops a count of
+// 2^63−1 — passed by every CHECK, by InsertResult and by a merge — from
+// making arm_summary_v fail on its SUM ("integer overflow") for every
+// reader of the file: the store refuses such a count at insert and a
+// merge refuses a source holding it, naming wfb's bound (10^15); counts at
+// the bound sum.
+func TestATokenCountPastTheBoundNeverReachesArmSummary(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src, dst := filepath.Join(dir, "src.db"), filepath.Join(dir, "dst.db")
+	shardFile(t, src, 0, "att-1", "att-2")
+
+	d, err := store.Open(ctx, filepath.Join(dir, "direct.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := int64(1<<63 - 1)
+	r := &store.Result{RunID: "run-d", AttemptID: "att-d", Task: "t", Arm: "a", Attempt: 1, StartedAt: time.Now(),
+		OK: true, ProcessState: wfb.StateExited, InputTokens: &huge}
+	if err := d.CreateRun(ctx, store.Run{ID: "run-d", Kind: "run", StartedAt: time.Now(), Status: wfb.RunRunning, Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InsertResult(ctx, r); err == nil || !strings.Contains(err.Error(), "10^15") {
+		t.Errorf("insert of input_tokens 2^63-1: %v; want a refusal naming the bound 10^15", err)
+	}
+	d.Close()
+
+	raw, err := sql.Open("sqlite", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 9223372036854775807`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, errOut, code := wfbCmd(t, "merge", "--into", dst, src)
+	if code != 2 || !strings.Contains(errOut, "input_tokens") || !strings.Contains(errOut, "10^15") {
+		t.Errorf("merge of a source with input_tokens 2^63-1: exit %d, stderr %q; want 2 naming the column and the bound", code, errOut)
+	}
+	const q = `SELECT arm, input_tokens_sum FROM arm_summary_v`
+	if _, err := os.Stat(dst); err == nil {
+		if out, errOut, code := wfbCmd(t, "sql", "--db", dst, "--format", "tsv", q); code != 0 {
+			t.Errorf("wfb sql over the merged file: exit %d, %s%s", code, out, errOut)
+		}
+	}
+
+	// At the bound, the counts are stored and summed.
+	at := filepath.Join(dir, "at.db")
+	shardFile(t, at, 0, "att-1", "att-2")
+	raw, err = sql.Open("sqlite", at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 1000000000000000`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	if _, errOut, code := wfbCmd(t, "merge", "--into", dst, at); code != 0 {
+		t.Fatalf("merge at the bound: exit %d, %s", code, errOut)
+	}
+	out, errOut, code := wfbCmd(t, "sql", "--db", dst, "--format", "tsv", q)
+	if code != 0 || out != "arm\tinput_tokens_sum\na\t2000000000000000\n" {
+		t.Errorf("wfb sql at the bound: exit %d, %q, %s", code, out, errOut)
+	}
+}
+
+// TestARefusedMergeLeavesNoDestinationItCreated stops a merge whose
+// conflict is found only while merging (two sources disagreeing on a row)
+// from leaving an empty destination file behind, where the README says
+// nothing is written: the destination it created goes, with its -wal and
+// -shm.
+func TestARefusedMergeLeavesNoDestinationItCreated(t *testing.T) {
+	dir := t.TempDir()
+	s0, other, fresh := filepath.Join(dir, "s0.db"), filepath.Join(dir, "other.db"), filepath.Join(dir, "fresh.db")
+	shardFile(t, s0, 0, "att-1")
+	shardFile(t, other, 0, "att-1")
+	raw, err := sql.Open("sqlite", other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, errOut, code := wfbCmd(t, "merge", "--into", fresh, s0, other)
+	if code != 2 || !strings.Contains(errOut, "different content") {
+		t.Fatalf("exit %d, stderr %q: want 2 and the conflict", code, errOut)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "fresh.db") || strings.HasPrefix(e.Name(), ".wfb-holder") {
+			t.Errorf("a refused merge left %s", e.Name())
+		}
+	}
+}

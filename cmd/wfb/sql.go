@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,10 +13,17 @@ import (
 )
 
 type sqlOptions struct {
-	DB     string
-	Format string
-	Query  string
+	DB      string
+	Format  string
+	Query   string
+	Timeout time.Duration // 0: no limit
 }
+
+// defaultSQLTimeout bounds a query of wfb sql unless --timeout says
+// otherwise: every query over a results file of any size wfb writes ends
+// well within it, and an endless one (a recursive CTE without a bound)
+// is stopped instead of running until it is killed.
+const defaultSQLTimeout = 30 * time.Second
 
 func newSQLCmd(s *Streams) *cobra.Command {
 	opts := &sqlOptions{}
@@ -34,7 +42,11 @@ null in json); 0 is a measured zero. --format auto draws a table on a
 terminal and writes TSV when piped. Given several statements separated by
 ';', SQLite runs each and only the last one's rows are printed.
 
-Exit status 2 for a query SQLite rejects, a write (a journal or locking
+A query runs for at most --timeout (default 30s; 0 for no limit): SQLite
+is interrupted there, nothing is printed, and the exit status is 2, naming
+the limit.
+
+Exit status 2 for a query SQLite rejects, a query past --timeout, a write (a journal or locking
 mode switch included), or a missing, damaged or foreign file. A file in a
 read-only place is read with SQLite's immutable open, said on stderr.`,
 		Example: `  wfb sql "SELECT arm, ok, cost_usd FROM results_v WHERE label = 'baseline'"
@@ -52,6 +64,7 @@ read-only place is read with SQLite's immutable open, said on stderr.`,
 	}
 	cmd.Flags().StringVar(&opts.DB, "db", "", "results file (default $WFB_DB or ./wfb.db)")
 	cmd.Flags().StringVar(&opts.Format, "format", "auto", "output format: auto, table, tsv, markdown, csv, json")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultSQLTimeout, "stop the query after this long, exit 2 (0: no limit)")
 	return cmd
 }
 
@@ -64,6 +77,9 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 	if strings.TrimSpace(opts.Query) == "" {
 		return badInput("sql: the query is empty")
 	}
+	if opts.Timeout < 0 {
+		return badInput("sql: --timeout %s: want a duration of 0 (no limit) or more", opts.Timeout)
+	}
 	// wfb sql inspects any file wfb can open, one whose schema was changed
 	// outside wfb included (saying so): it is how such a file is examined.
 	s.allowTampered = true
@@ -73,8 +89,17 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 	}
 	defer db.Close()
 
-	cols, rows, err := db.Query(ctx, opts.Query)
+	qctx, cancel := ctx, context.CancelFunc(func() {})
+	if opts.Timeout > 0 {
+		// modernc's driver interrupts SQLite (sqlite3_interrupt) when the
+		// query's context ends.
+		qctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+	}
+	defer cancel()
+	cols, rows, err := db.Query(qctx, opts.Query)
 	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(qctx.Err(), context.DeadlineExceeded):
+		return badInput("sql: the query ran past --timeout %s and was stopped; nothing was printed (give a longer --timeout, or 0 for no limit)", opts.Timeout)
 	case errors.Is(err, store.ErrReadOnly):
 		// SQLite's own words say which write it refused.
 		detail := strings.TrimPrefix(err.Error(), store.ErrReadOnly.Error()+": ")

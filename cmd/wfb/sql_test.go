@@ -213,3 +213,27 @@ func sortedCopy(s []string) []string {
 	slices.Sort(c)
 	return c
 }
+
+// TestAnEndlessQueryIsStoppedAtItsTimeout stops `wfb sql` from running a
+// recursive CTE without a bound until it is killed: the query is
+// interrupted at --timeout (default 30s), exit 2 naming the limit, nothing
+// printed; a query within the limit runs as before.
+func TestAnEndlessQueryIsStoppedAtItsTimeout(t *testing.T) {
+	path := sqlFixture(t)
+	const endless = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c`
+	start := time.Now()
+	out, errOut, code := runSQL(t, nil, "--db", path, "--timeout", "300ms", endless)
+	if code != 2 || out != "" || !strings.Contains(errOut, "ran past --timeout 300ms") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want 2 naming the limit, nothing printed", code, out, errOut)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the query was stopped after %s, want about 300ms", took)
+	}
+	out, errOut, code = runSQL(t, nil, "--db", path, "--timeout", "10s", "--format", "tsv", `SELECT count(*) AS n FROM results`)
+	if code != 0 || out != "n\n3\n" {
+		t.Errorf("a query within the limit: exit %d, %q, %s", code, out, errOut)
+	}
+	if _, errOut, code := runSQL(t, nil, "--db", path, "--timeout", "-1s", "SELECT 1"); code != 2 || !strings.Contains(errOut, "--timeout") {
+		t.Errorf("a negative timeout: exit %d, %s", code, errOut)
+	}
+}
