@@ -493,6 +493,13 @@ func humanLine(l *DiffLine, v float64) any {
 // humanInterval spells a confidence interval, "lo – hi", with ∞ where the
 // sample was too small to bound it; NULL when there was nothing to bound.
 func humanInterval(l *DiffLine, lo, hi float64) any {
+	return span(lo, hi, "∞", func(v float64) string { return text(humanLine(l, v)) })
+}
+
+// span spells an interval "lo – hi", each end by show, an unbounded end
+// as -∞ or up (∞, or +∞ beside signed ends); NULL when there is nothing
+// to bound.
+func span(lo, hi float64, up string, show func(float64) string) any {
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return nil
 	}
@@ -501,9 +508,9 @@ func humanInterval(l *DiffLine, lo, hi float64) any {
 		case math.IsInf(v, -1):
 			return "-∞"
 		case math.IsInf(v, 1):
-			return "∞"
+			return up
 		}
-		return text(humanLine(l, v))
+		return show(v)
 	}
 	return end(lo) + " – " + end(hi)
 }
@@ -605,19 +612,7 @@ func humanDelta(l *DiffLine) string {
 func humanChangeInterval(l *DiffLine) any {
 	unit := naturalUnit(l)
 	lo, hi := ruleInterval(l, unit)
-	if math.IsNaN(lo) || math.IsNaN(hi) {
-		return nil
-	}
-	end := func(v float64) string {
-		switch {
-		case math.IsInf(v, -1):
-			return "-∞"
-		case math.IsInf(v, 1):
-			return "+∞"
-		}
-		return fmt.Sprintf("%+.1f%s", v, unit)
-	}
-	return end(lo) + " – " + end(hi)
+	return span(lo, hi, "+∞", func(v float64) string { return fmt.Sprintf("%+.1f%s", v, unit) })
 }
 
 var testNames = map[string]string{
