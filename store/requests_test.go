@@ -204,7 +204,8 @@ func TestACredentialHeaderArrayIsRedactedAsJSON(t *testing.T) {
 	s.Close()
 	// A file written before, or by hand, holds the header as it was.
 	tamper(t, src, `DROP TRIGGER exchanges_no_update`,
-		`UPDATE exchanges SET request_headers = '{"X-Api-Key":["`+key+`"],"Authorization":["Bearer `+key+`"]}' WHERE request_id = 'req-2'`)
+		`UPDATE exchanges SET request_headers = '{"X-Api-Key":["`+key+`"],"Authorization":["Bearer `+key+`"]}' WHERE request_id = 'req-2'`,
+		`CREATE TRIGGER exchanges_no_update BEFORE UPDATE ON exchanges BEGIN SELECT RAISE(ABORT, 'exchanges are append-only'); END`)
 	dst := openDst(t, filepath.Join(dir, "dst.db"))
 	if _, err := mergeFile(ctx, dst, src); err != nil {
 		t.Fatalf("merge: %v", err)

@@ -183,7 +183,7 @@ func TestATokenCountPastTheBoundNeverReachesArmSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 9223372036854775807`); err != nil {
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 9223372036854775807; CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -205,7 +205,7 @@ func TestATokenCountPastTheBoundNeverReachesArmSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 1000000000000000`); err != nil {
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET input_tokens = 1000000000000000; CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -232,7 +232,7 @@ func TestARefusedMergeLeavesNoDestinationItCreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75`); err != nil {
+	if _, err := raw.Exec(`DROP TRIGGER results_no_update; UPDATE results SET cost_usd = 0.75; CREATE TRIGGER results_no_update BEFORE UPDATE ON results BEGIN SELECT RAISE(ABORT, 'results are append-only'); END`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
