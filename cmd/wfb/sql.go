@@ -77,6 +77,9 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 	if strings.TrimSpace(opts.Query) == "" {
 		return badInput("sql: the query is empty")
 	}
+	if n, at := statements(opts.Query); n > 1 {
+		return badInput("sql: the query holds %d statements (the second starts at byte %d); wfb sql runs one and shows its rows — SQLite would run them all and show only the last's: run each on its own", n, at)
+	}
 	if opts.Timeout < 0 {
 		return badInput("sql: --timeout %s: want a duration of 0 (no limit) or more", opts.Timeout)
 	}
@@ -122,4 +125,50 @@ var stableRelations = struct{ tables, views []string }{
 func stableRelationsText() string {
 	return "the tables " + strings.Join(stableRelations.tables, ", ") +
 		"\nand the views " + strings.Join(stableRelations.views, ", ")
+}
+
+// statements counts the SQL statements in q and says where the second
+// starts (a byte offset): a semicolon ends a statement unless it stands in
+// a string, a quoted name or a comment, and only semicolons, white space
+// and comments may follow the last. SQLite itself would run every
+// statement and give back only the last one's rows.
+func statements(q string) (n int, second int) {
+	inStatement := false
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == ';':
+			inStatement = false
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f':
+			continue
+		case c == '-' && i+1 < len(q) && q[i+1] == '-':
+			for i < len(q) && q[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			end := strings.Index(q[i+2:], "*/")
+			if end < 0 {
+				return max(n, 1), 0
+			}
+			i += end + 3
+			continue
+		}
+		if !inStatement {
+			inStatement = true
+			n++
+			if n == 2 {
+				second = i
+			}
+		}
+		if close := map[byte]byte{'\'': '\'', '"': '"', '`': '`', '[': ']'}[c]; close != 0 {
+			end := strings.IndexByte(q[i+1:], close)
+			if end < 0 {
+				return n, second
+			}
+			i += end + 1 // a doubled quote ('') is two strings back to back: the same statement
+		}
+	}
+	return n, second
 }

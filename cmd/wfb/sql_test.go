@@ -237,3 +237,31 @@ func TestAnEndlessQueryIsStoppedAtItsTimeout(t *testing.T) {
 		t.Errorf("a negative timeout: exit %d, %s", code, errOut)
 	}
 }
+
+// TestSeveralStatementsAreRefused stops `wfb sql "select 1; select 2"`
+// from showing the last statement's rows alone, exit 0, as if the first had
+// never been asked; a semicolon in a string, a quoted name or a comment,
+// and trailing semicolons, are one statement.
+func TestSeveralStatementsAreRefused(t *testing.T) {
+	for q, want := range map[string]int{
+		"SELECT 1":                             1,
+		"SELECT 1;":                            1,
+		"SELECT 1; ;  -- done\n":               1,
+		"SELECT ';' AS a, \"x;y\", [z;]":       1,
+		"SELECT 'it''s; fine' /* ; */":         1,
+		"SELECT 1; SELECT 2":                   2,
+		"SELECT 1 -- c\n; /* x */ SELECT 2; x": 3,
+	} {
+		if n, _ := statements(q); n != want {
+			t.Errorf("statements(%q) = %d, want %d", q, n, want)
+		}
+	}
+	db := reportFixture(t)
+	_, errOut, code := wfbCmd(t, "sql", "--db", db, "SELECT 1; SELECT 2")
+	if code != exitBadInput || !strings.Contains(errOut, "holds 2 statements (the second starts at byte 10)") {
+		t.Errorf("exit %d, stderr %q; want 2 naming the second statement", code, errOut)
+	}
+	if out, errOut, code := wfbCmd(t, "sql", "--db", db, "--format", "tsv", "SELECT ';' AS x;"); code != 0 || out != "x\n;\n" {
+		t.Errorf("one statement with a semicolon in a string: exit %d, %q %s", code, out, errOut)
+	}
+}
