@@ -258,6 +258,7 @@ func runawayRisks(b *bench.Bench, requests int) []string {
 		requests = runner.DefaultRequestsMax
 	}
 	var out []string
+	loops := map[string]bool{} // script path → its default reply calls a tool; each read once
 	for _, a := range b.Arms {
 		if a.Agent == bench.AgentStandIn || a.MaxTurns > 0 {
 			continue
@@ -267,8 +268,13 @@ func runawayRisks(b *bench.Bench, requests int) []string {
 			if !p.IsMock() {
 				continue
 			}
-			sc, err := provider.LoadScript(p.Mock)
-			if err != nil || sc.Default == nil || len(sc.Default.Tools) == 0 {
+			loop, seen := loops[p.Mock]
+			if !seen {
+				sc, err := provider.LoadScript(p.Mock)
+				loop = err == nil && sc.Default != nil && len(sc.Default.Tools) > 0
+				loops[p.Mock] = loop
+			}
+			if !loop {
 				continue
 			}
 			out = append(out, fmt.Sprintf("arm %s (%s, no max_turns) on task %s: the mock script %s answers every turn past its replies with a tool call, so the agent may never end; each session is stopped as runaway after %d requests (max_requests) — set max_turns on the arm, or end the script's default reply without tools",
