@@ -137,7 +137,7 @@ func (sp *scriptParser) replyField(r *Reply, key string, v ast.Node, f string) b
 		r.Usage = sp.usage(v, f)
 	case "reasoning_tokens":
 		// Like a usage value: served verbatim, null is absent.
-		if val, ok := sp.value(v, f); ok {
+		if val, ok := sp.Value(v, f); ok {
 			r.ReasoningTokens = val
 		}
 	case "status":
@@ -216,7 +216,7 @@ func (sp *scriptParser) errorObject(v ast.Node, f string) json.RawMessage {
 		sp.Addf(v, f, "must be an error object, e.g. {type: overloaded_error, message: Overloaded}, got null")
 		return nil
 	}
-	val, ok := sp.value(v, f)
+	val, ok := sp.Value(v, f)
 	if !ok {
 		return nil
 	}
@@ -270,7 +270,7 @@ func (sp *scriptParser) tool(item ast.Node, f string, pairs []strictyaml.Pair) T
 				t.Name = s
 			}
 		case "input":
-			val, ok := sp.value(v, kf)
+			val, ok := sp.Value(v, kf)
 			if !ok {
 				continue
 			}
@@ -317,7 +317,7 @@ func (sp *scriptParser) usage(node ast.Node, field string) Usage {
 			sp.Addf(kv.KeyAt, f, "unknown usage field (usage has: %s)", strings.Join(UsageFields, ", "))
 			continue
 		}
-		v, ok := sp.value(kv.Value, f)
+		v, ok := sp.Value(kv.Value, f)
 		if !ok {
 			continue
 		}
@@ -326,72 +326,6 @@ func (sp *scriptParser) usage(node ast.Node, field string) Usage {
 		}
 	}
 	return u
-}
-
-// value converts a node to the Go value sent on the wire. Floats keep their
-// written form (json.Number) so that 1.0 is served as 1.0, not 1: a
-// consumer that refuses floats must be testable with one.
-func (sp *scriptParser) value(node ast.Node, field string) (any, bool) {
-	node = sp.Deref(node, field)
-	switch n := node.(type) {
-	case nil:
-		return nil, false
-	case *ast.NullNode:
-		return nil, true
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.LiteralNode:
-		return n.Value.Value, true
-	case *ast.BoolNode:
-		return n.Value, true
-	case *ast.IntegerNode:
-		return n.Value, true
-	case *ast.FloatNode:
-		lit := strings.TrimPrefix(n.Token.Value, "+")
-		if json.Valid([]byte(lit)) {
-			return json.Number(lit), true
-		}
-		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
-			sp.Addf(node, field, "%s cannot be sent as JSON", n.Token.Value)
-			return nil, false
-		}
-		return n.Value, true
-	case *ast.InfinityNode, *ast.NanNode:
-		sp.Addf(node, field, "%s cannot be sent as JSON", node.GetToken().Value)
-		return nil, false
-	case *ast.TagNode:
-		v, ok := sp.value(n.Value, field)
-		if ok && n.Start.Value == "!!str" && v != nil {
-			if tk := sp.Deref(n.Value, field).GetToken(); tk != nil {
-				return tk.Value, true
-			}
-		}
-		return v, ok
-	case *ast.SequenceNode:
-		list := make([]any, 0, len(n.Values))
-		good := true
-		for i, item := range n.Values {
-			v, ok := sp.value(item, fmt.Sprintf("%s[%d]", field, i))
-			good = good && ok
-			list = append(list, v)
-		}
-		return list, good
-	case *ast.MappingNode, *ast.MappingValueNode:
-		pairs, ok := sp.Mapping(n, field)
-		if !ok {
-			return nil, false
-		}
-		m := make(map[string]any, len(pairs))
-		good := true
-		for _, kv := range pairs {
-			v, ok := sp.value(kv.Value, strictyaml.Join(field, kv.Key))
-			good = good && ok
-			m[kv.Key] = v
-		}
-		return m, good
-	}
-	sp.Addf(node, field, "unsupported YAML value %s", strictyaml.Describe(node))
-	return nil, false
 }
 
 // readErrText is a read error without the path the problem already names.
