@@ -20,6 +20,11 @@ const (
 	// cap (max_requests) and wfb stopped it — a workflow that ran away, a
 	// failure of the workflow.
 	KindRunaway = "runaway"
+	// KindWorkflowNotUsed: the session ended ok but never called what its
+	// arm's expect_tools name (an MCP server's tool, a skill) — it did not
+	// measure the workflow the arm stands for. A failure of the workflow:
+	// never scored as its success, never left out of its rate.
+	KindWorkflowNotUsed = "workflow-not-used"
 )
 
 // ErrorKinds lists every error kind, in documentation order.
@@ -27,7 +32,7 @@ var ErrorKinds = []string{
 	KindSessionError, KindProviderError, KindTimeout, KindCancelled,
 	KindSpawnFailure, KindSandboxRefused, KindWorkspaceModified,
 	KindArtifactMissing, KindArtifactInvalid, KindVerifyFailed,
-	KindOracleFailed, KindInfraError, KindRunaway,
+	KindOracleFailed, KindInfraError, KindRunaway, KindWorkflowNotUsed,
 }
 
 // Error kinds split in two classes, and the split is the difference between
@@ -40,7 +45,8 @@ var ErrorKinds = []string{
 //     out of the clean rate's denominator, never out of the strict rate's.
 //   - A failure says the workflow ran and did badly (session-error, timeout,
 //     workspace-modified, artifact-missing, artifact-invalid,
-//     verify-failed). It counts against the workflow in both rates.
+//     verify-failed, runaway, workflow-not-used). It counts against the
+//     workflow in both rates.
 //
 // A kind outside the documented vocabulary counts as a failure: when wfb
 // does not know what happened it does not excuse the cell.

@@ -404,8 +404,19 @@ func (s *Sweep) fingerprint(used map[string]bool) (bench.Fingerprint, error) {
 		f.Workspaces[t.ID] = d
 	}
 	for _, a := range b.Arms {
-		if used["a/"+a.ID] {
-			f.Agents[a.ID] = s.agents[a.ID].version
+		if !used["a/"+a.ID] {
+			continue
+		}
+		f.Agents[a.ID] = s.agents[a.ID].version
+		d, err := a.KitDigest()
+		if err != nil {
+			return f, fmt.Errorf("fingerprint: arm %s: %w", a.ID, err)
+		}
+		if d != "" {
+			if f.Kits == nil {
+				f.Kits = map[string]string{}
+			}
+			f.Kits[a.ID] = d
 		}
 	}
 	return f, nil

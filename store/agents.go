@@ -80,3 +80,65 @@ func (d *DB) attachModelUsage(ctx context.Context, runID string, results []Resul
 	}
 	return rows.Err()
 }
+
+// insertToolUses records an attempt's per-tool calls inside tx. They must
+// add up to its tool_calls: a count by name with no total, or a total its
+// names exceed, is refused.
+func (d *DB) insertToolUses(ctx context.Context, tx *sql.Tx, r *Result) error {
+	if len(r.ToolUses) == 0 {
+		return nil
+	}
+	if r.ToolCalls == nil {
+		return fmt.Errorf("tool uses: %d tools listed but tool_calls is not measured", len(r.ToolUses))
+	}
+	var sum int64
+	for _, u := range r.ToolUses {
+		switch {
+		case u.Tool == "" || len(u.Tool) > MaxToolNameBytes:
+			return fmt.Errorf("tool uses: a tool name must be 1 to %d bytes, got %d", MaxToolNameBytes, len(u.Tool))
+		case u.Calls < 1 || u.Calls > wfb.MaxCount:
+			return fmt.Errorf("tool uses: %q: calls %d is not a count of at least 1", u.Tool, u.Calls)
+		}
+		sum += u.Calls
+		if _, err := d.execTx(ctx, tx, insertToolUseSQL, r.AttemptID, u.Tool, u.Calls); err != nil {
+			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return fmt.Errorf("tool uses: tool %q is listed twice", u.Tool)
+			}
+			return err
+		}
+	}
+	if sum != *r.ToolCalls {
+		return fmt.Errorf("tool uses: the calls by tool add up to %d, tool_calls says %d", sum, *r.ToolCalls)
+	}
+	return nil
+}
+
+// attachToolUses fills in the per-tool calls of a run's results, in one
+// query, tools in name order.
+func (d *DB) attachToolUses(ctx context.Context, runID string, results []Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	at := make(map[string]int, len(results))
+	for i, r := range results {
+		at[r.AttemptID] = i
+	}
+	rows, err := d.db.QueryContext(ctx, `SELECT t.attempt_id, t.tool, t.calls
+		FROM tool_uses t JOIN results r ON r.attempt_id = t.attempt_id
+		WHERE r.run_id = ? ORDER BY t.attempt_id, t.tool`, runID)
+	if err != nil {
+		return fmt.Errorf("tool uses: %w", d.classify(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var attempt string
+		var u ToolUse
+		if err := rows.Scan(&attempt, &u.Tool, &u.Calls); err != nil {
+			return fmt.Errorf("tool uses: %w", err)
+		}
+		if i, ok := at[attempt]; ok {
+			results[i].ToolUses = append(results[i].ToolUses, u)
+		}
+	}
+	return rows.Err()
+}

@@ -58,7 +58,7 @@ type TableStats struct {
 type MergeStats struct {
 	Source                                     string
 	Runs, Results, Evidence, Artifacts, Scores TableStats
-	ModelUsage                                 TableStats
+	ModelUsage, ToolUses                       TableStats
 	Requests, Exchanges                        TableStats
 	Transcripts                                TableStats
 	// Redacted counts the values of copied rows that Redact changed: text
@@ -88,6 +88,7 @@ var mergeTables = []mergeTable{
 	{"artifacts", []string{"attempt_id"}},
 	{"scores", []string{"score_id"}},
 	{"model_usage", []string{"attempt_id", "model"}},
+	{"tool_uses", []string{"attempt_id", "tool"}},
 	{"requests", []string{"request_id"}},
 	{"exchanges", []string{"request_id"}},
 }
@@ -96,7 +97,7 @@ var mergeTables = []mergeTable{
 // every source is merged or (on any error) nothing is.
 //
 // Rows are matched by their primary key (run_id, attempt_id, score_id,
-// request_id; attempt_id and model for model_usage). Every source row is first passed
+// request_id; attempt_id and model for model_usage, and tool for tool_uses). Every source row is first passed
 // through Redact (each text value, and an artifact's content) and checked
 // against the rules the store writes by (see checkRow): a row that breaks
 // one is an *InvalidRowError naming the table, the row and the column, and
@@ -199,7 +200,7 @@ func mergeOne(ctx context.Context, tx *sql.Tx, src *DB, st *MergeStats) error {
 	counts := map[string]*TableStats{
 		"runs": &st.Runs, "results": &st.Results, "evidence": &st.Evidence,
 		"artifacts": &st.Artifacts, "scores": &st.Scores, "model_usage": &st.ModelUsage,
-		"requests": &st.Requests, "exchanges": &st.Exchanges,
+		"tool_uses": &st.ToolUses, "requests": &st.Requests, "exchanges": &st.Exchanges,
 		"transcripts": &st.Transcripts,
 	}
 	for _, t := range mergeTables {

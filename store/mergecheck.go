@@ -90,7 +90,7 @@ func redactText(s string) string {
 // below. exit_code is not one (a signal's death is negative).
 func nonNegative(col string) bool {
 	switch col {
-	case "num_turns", "findings_count", "api_retries", "permission_denials", "tp", "fp", "fn", "bytes":
+	case "num_turns", "findings_count", "api_retries", "permission_denials", "tool_calls", "calls", "tp", "fp", "fn", "bytes":
 		return true
 	}
 	return slices.ContainsFunc([]string{"_tokens", "_ms", "_usd", "_bytes", "_size"}, func(s string) bool {

@@ -255,6 +255,9 @@ func (d *DB) InsertResultTx(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if err := d.insertModelUsage(ctx, tx, r.AttemptID, r.ModelUsage); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
+	if err := d.insertToolUses(ctx, tx, r); err != nil {
+		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
+	}
 	if err := d.insertTranscript(ctx, tx, r); err != nil {
 		return fmt.Errorf("insert result %s: %w", r.AttemptID, d.classify(err))
 	}
@@ -333,6 +336,7 @@ func validateMeasures(where string, r *Result) error {
 		{"reasoning_output_tokens", r.ReasoningOutputTokens}, {"api_retries", r.APIRetries}, {"permission_denials", r.PermissionDenials},
 		{"metered_input_tokens", r.MeteredInputTokens}, {"metered_output_tokens", r.MeteredOutputTokens},
 		{"metered_cache_read_input_tokens", r.MeteredCacheReadInputTokens}, {"metered_cache_creation_input_tokens", r.MeteredCacheCreationInputTokens},
+		{"tool_calls", r.ToolCalls},
 	} {
 		if err := checkCount(c.col, c.v); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
@@ -391,7 +395,7 @@ const resultColumns = `r.run_id, r.attempt_id, r.task, r.arm, r.rep, r.attempt, 
 	r.reasoning_output_tokens, r.api_retries, r.permission_denials,
 	r.metered_input_tokens, r.metered_output_tokens, r.metered_cache_read_input_tokens, r.metered_cache_creation_input_tokens,
 	r.usage_source, r.usage_check, r.metered_cost_usd, r.cost_check, r.agent_duration_ms,
-	r.usage_verdict, r.cost_verdict,
+	r.usage_verdict, r.cost_verdict, r.tool_calls,
 	e.result_event, e.stdout_tail, e.stderr_tail`
 
 // Results returns the attempts of a run, with their evidence, ordered by
@@ -418,6 +422,9 @@ func (d *DB) Results(ctx context.Context, runID string) ([]Result, error) {
 	if err := d.attachModelUsage(ctx, runID, out); err != nil {
 		return nil, fmt.Errorf("results of run %s: %w", runID, err)
 	}
+	if err := d.attachToolUses(ctx, runID, out); err != nil {
+		return nil, fmt.Errorf("results of run %s: %w", runID, err)
+	}
 	return out, nil
 }
 
@@ -432,6 +439,7 @@ func scanResult(s Scanner) (Result, error) {
 		cost                                                               sql.NullFloat64
 		semantics                                                          sql.NullString
 		repIn, repCached, reasoning, retries, denials, agentDuration       sql.NullInt64
+		toolCalls                                                          sql.NullInt64
 		m                                                                  meteredColumns
 		started                                                            string
 		ok                                                                 int64
@@ -442,7 +450,7 @@ func scanResult(s Scanner) (Result, error) {
 		&in, &outTok, &cacheRead, &cacheCreate,
 		&cost, &costSource, &turns, &sessionID, &verdict, &finding,
 		&semantics, &repIn, &repCached, &reasoning, &retries, &denials,
-		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck, &agentDuration, &m.verdict, &m.costVerdict,
+		&m.in, &m.out, &m.cacheRead, &m.cacheCreate, &m.source, &m.check, &m.cost, &m.costCheck, &agentDuration, &m.verdict, &m.costVerdict, &toolCalls,
 		&event, &stdout, &stderr); err != nil {
 		return r, err
 	}
@@ -465,6 +473,7 @@ func scanResult(s Scanner) (Result, error) {
 	r.ReportedInputTokens, r.ReportedCachedInputTokens = intPtr(repIn), intPtr(repCached)
 	r.ReasoningOutputTokens, r.APIRetries, r.PermissionDenials = intPtr(reasoning), intPtr(retries), intPtr(denials)
 	r.AgentDurationMS = intPtr(agentDuration)
+	r.ToolCalls = intPtr(toolCalls)
 	m.into(&r)
 	return r, nil
 }
@@ -545,5 +554,5 @@ func resultArgs(r *Result) []any {
 		nullInt(r.ReasoningOutputTokens), nullInt(r.APIRetries), nullInt(r.PermissionDenials),
 		nullInt(r.MeteredInputTokens), nullInt(r.MeteredOutputTokens), nullInt(r.MeteredCacheReadInputTokens), nullInt(r.MeteredCacheCreationInputTokens),
 		nullString(r.UsageSource), nullString(r.UsageCheck), nullFloat(r.MeteredCostUSD), nullString(r.CostCheck),
-		nullInt(r.AgentDurationMS), nullString(string(r.UsageVerdict)), nullString(string(r.CostVerdict))}
+		nullInt(r.AgentDurationMS), nullString(string(r.UsageVerdict)), nullString(string(r.CostVerdict)), nullInt(r.ToolCalls)}
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -232,6 +233,24 @@ func (r *Result) scrubText(f func(string) string) {
 		seen[m] = true
 		r.ModelUsage[i].Model = m
 	}
+	r.ToolUses = scrubToolNames(r.ToolUses, f)
+}
+
+// scrubToolNames passes each tool name through f; names that become one
+// are counted as one, in name order.
+func scrubToolNames(uses []ToolUse, f func(string) string) []ToolUse {
+	if len(uses) == 0 {
+		return uses
+	}
+	calls := map[string]int64{}
+	for _, u := range uses {
+		calls[f(u.Tool)] += u.Calls
+	}
+	out := make([]ToolUse, 0, len(calls))
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
+		out = append(out, ToolUse{Tool: name, Calls: calls[name]})
+	}
+	return out
 }
 
 // secretSet is the secrets a DB scrubs from everything it writes.

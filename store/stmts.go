@@ -21,18 +21,19 @@ const (
 		reasoning_output_tokens, api_retries, permission_denials,
 		metered_input_tokens, metered_output_tokens, metered_cache_read_input_tokens, metered_cache_creation_input_tokens,
 		usage_source, usage_check, metered_cost_usd, cost_check, agent_duration_ms,
-		usage_verdict, cost_verdict
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		usage_verdict, cost_verdict, tool_calls
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertEvidenceSQL   = `INSERT INTO evidence (attempt_id, result_event, stdout_tail, stderr_tail) VALUES (?, ?, ?, ?)`
 	insertModelUsageSQL = `INSERT INTO model_usage
 		(attempt_id, model, input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, cost_usd)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insertToolUseSQL    = `INSERT INTO tool_uses (attempt_id, tool, calls) VALUES (?, ?, ?)`
 	insertTranscriptSQL = `INSERT INTO transcripts
 		(attempt_id, codec, data, raw_size, kept_size, truncated, sha256, prompt) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // cachedInserts are the statements prepareInserts prepares.
-var cachedInserts = []string{insertResultSQL, insertEvidenceSQL, insertModelUsageSQL, insertTranscriptSQL}
+var cachedInserts = []string{insertResultSQL, insertEvidenceSQL, insertModelUsageSQL, insertToolUseSQL, insertTranscriptSQL}
 
 // prepareInserts prepares cachedInserts on the writer. It must run before
 // any transaction: the writer has one connection, which a transaction

@@ -88,6 +88,11 @@ type Result struct {
 	// ModelUsage is the agent's per-model usage (Claude Code's modelUsage),
 	// stored in model_usage, one row per model.
 	ModelUsage []ModelUsage
+	// ToolCalls counts the tool calls the agent's output showed; nil: not
+	// measured. ToolUses splits them by tool name (tool_uses, migration
+	// 0011), in name order; their calls add up to ToolCalls.
+	ToolCalls *int64
+	ToolUses  []ToolUse
 
 	// The wire's witness (migration 0006): the sums over the attempt's
 	// billed requests as the metering proxy read them, in the token
@@ -127,6 +132,17 @@ type Result struct {
 	// transcripts; nil: no process ran, nothing was captured.
 	Transcript *Transcript
 }
+
+// ToolUse is how many times an attempt called one tool: a built-in tool
+// as the agent names it, an MCP tool as mcp__SERVER__TOOL, a skill as
+// skill:NAME.
+type ToolUse struct {
+	Tool  string
+	Calls int64
+}
+
+// MaxToolNameBytes bounds a tool name as stored: the agent controls it.
+const MaxToolNameBytes = 200
 
 // ModelUsage is one model's share of an attempt's usage, as the agent
 // reported it (Anthropic semantics: the cache fields add to input). Nil is

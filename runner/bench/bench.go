@@ -132,6 +132,9 @@ type Arm struct {
 	RequireWitness bool
 	Env            []EnvVar
 	Provider       *Provider // nil: the task's, else the bench's
+	// Kit is the arm's MCP servers, skills, files, settings and expected
+	// tools.
+	Kit
 }
 
 // EnvVar is one variable an arm's agent gets. Its value comes from wfb's

@@ -15,7 +15,7 @@ import (
 
 // Fingerprint is what a run's results depend on besides the model: the
 // bench file, the mock scripts it names, the tasks' starting trees, the
-// agents' versions and wfb's own. A resumed run must have the same one, or
+// agents' versions, the arms' kits by content and wfb's own. A resumed run must have the same one, or
 // its cells would not be comparable; Changes says what differs.
 type Fingerprint struct {
 	BenchSHA256 string `json:"bench_sha256"`
@@ -26,7 +26,10 @@ type Fingerprint struct {
 	// content and modes, or "git COMMIT".
 	Workspaces map[string]string `json:"workspaces"`
 	// Agents maps each arm to its agent's version.
-	Agents  map[string]string `json:"agents"`
+	Agents map[string]string `json:"agents"`
+	// Kits maps each arm that has a kit (MCP servers, skills, files,
+	// settings, expected tools) to its digest by content (Arm.KitDigest).
+	Kits    map[string]string `json:"kits,omitempty"`
 	Harness string            `json:"harness"`
 }
 
@@ -52,6 +55,7 @@ func (f Fingerprint) Changes(old Fingerprint) []string {
 	out = append(out, mapChanges("mock script", f.MockScripts, old.MockScripts, true)...)
 	out = append(out, mapChanges("workspace of task", f.Workspaces, old.Workspaces, true)...)
 	out = append(out, mapChanges("agent version of arm", f.Agents, old.Agents, false)...)
+	out = append(out, mapChanges("kit (MCP servers, skills, files, settings) of arm", f.Kits, old.Kits, true)...)
 	if f.Harness != old.Harness {
 		out = append(out, fmt.Sprintf("  harness: wfb %s, was wfb %s", f.Harness, old.Harness))
 	}

@@ -581,7 +581,7 @@ func (p *benchParser) labels(n node, field string) []review.Label {
 	return out
 }
 
-const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, require_witness, env, provider"
+const armFields = "id, agent, agent_bin, model, flags, prompt_prefix, prompt_suffix, allowed_tools, max_turns, require_witness, env, provider, mcp_servers, skills, files, settings, expect_tools"
 
 func (p *benchParser) arms(n node, field string) {
 	seen := map[string]bool{}
@@ -628,6 +628,16 @@ func (p *benchParser) arms(n node, field string) {
 				if pr, ok := p.provider(kv.Value, kf); ok {
 					a.Provider = &pr
 				}
+			case "mcp_servers":
+				a.MCPServers = p.mcpServers(kv.Value, kf)
+			case "skills":
+				a.Skills = p.skills(kv.Value, kf)
+			case "files":
+				a.Files = p.files(kv.Value, kf)
+			case "settings":
+				a.Settings = p.settings(kv.Value, kf)
+			case "expect_tools":
+				a.ExpectTools = p.expectTools(kv.Value, kf)
 			default:
 				p.Addf(kv.KeyAt, kf, "unknown field (an arm has: %s)", armFields)
 			}
@@ -647,6 +657,7 @@ func (p *benchParser) arms(n node, field string) {
 				p.Addf(at, f+".allowed_tools", "gemini's approval mode decides which tools run; remove it from this arm")
 			}
 		}
+		p.checkKit(f, &a, pairs)
 		p.b.Arms = append(p.b.Arms, a)
 	})
 }
