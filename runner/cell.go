@@ -85,8 +85,11 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 	for k, v := range c.ExtraEnv {
 		env[k] = v
 	}
+	for k, v := range kitEnv(c.Kit) {
+		env[k] = v
+	}
 	if sc, ok := rec.(secretScrubber); ok {
-		sc.ScrubSecrets(secretValues(env)...)
+		sc.ScrubSecrets(append(secretValues(env), kitSecrets(c.Kit)...)...)
 	}
 	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter, RequireWitness: c.RequireWitness}
 	spec.AgentBin = sb.AgentBin()

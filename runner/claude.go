@@ -73,6 +73,11 @@ func claudeArgv(spec SessionSpec) ([]string, error) {
 		argv = append(argv, "--add-dir", d)
 	}
 	argv = append(argv, "--no-session-persistence")
+	kit, err := claudeKitArgs(spec)
+	if err != nil {
+		return nil, err
+	}
+	argv = append(argv, kit...)
 	return append(argv, spec.ExtraArgs...), nil
 }
 
@@ -91,7 +96,10 @@ type claudeOutput struct {
 	version string
 	// parsed is the one result event, once interpret decoded it.
 	parsed *claudeResult
+	tools  toolCounter
 }
+
+func (o *claudeOutput) toolCounts() *toolCounter { return &o.tools }
 
 // line consumes one stdout line. It must not retain l.
 func (o *claudeOutput) line(l []byte, truncated bool) {
@@ -110,6 +118,41 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 		o.apiRetries++
 	case head.Type == "system" && head.Subtype == "init":
 		o.streamed = true
+		o.tools.measured = true
+	case head.Type == "assistant":
+		o.countTools(l)
+	}
+}
+
+// countTools counts the tool calls of an assistant event: its tool_use
+// blocks (built-in and MCP tools, mcp__SERVER__TOOL in Claude Code's own
+// spelling) and server_tool_use blocks; a call of the Skill tool counts as
+// the skill it invokes (skill:NAME).
+func (o *claudeOutput) countTools(l []byte) {
+	var ev struct {
+		Message struct {
+			Content []struct {
+				Type  string          `json:"type"`
+				ID    string          `json:"id"`
+				Name  string          `json:"name"`
+				Input json.RawMessage `json:"input"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(l, &ev) != nil {
+		return
+	}
+	for _, b := range ev.Message.Content {
+		if b.Type != "tool_use" && b.Type != "server_tool_use" {
+			continue
+		}
+		name := b.Name
+		if name == "Skill" {
+			if s := skillName(b.Input, "skill", "command", "name"); s != "" {
+				name = skillPrefix + s
+			}
+		}
+		o.tools.call(b.ID, name)
 	}
 }
 

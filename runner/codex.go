@@ -107,6 +107,11 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 	} {
 		argv = append(argv, "-c", kv)
 	}
+	kit, err := codexKitArgs(spec.Kit)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv = append(argv, kit...)
 	argv = append(argv, spec.ExtraArgs...)
 	return append(argv, "--", prompt), env, nil
 }

@@ -182,7 +182,10 @@ func writeGeminiSettings(spec SessionSpec) (string, error) {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("gemini's settings: %w", err)
 	}
-	data, _ := json.MarshalIndent(geminiSettings(spec.MaxTurns), "", "  ")
+	data, err := json.MarshalIndent(geminiKitSettings(geminiSettings(spec.MaxTurns), spec.Kit), "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("gemini's settings: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("%s exists: wfb writes gemini's settings into a fresh private HOME and overwrites none", path)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -59,6 +60,9 @@ type SessionKey struct {
 	MaxTurns     int // 0: the agent's default
 	AllowedTools []string
 	ExtraArgs    []string
+	// Kit is the arm's MCP servers, skills, files, settings and expected
+	// tools (see installKit).
+	Kit bench.Kit
 
 	Prompt  string
 	Timeout time.Duration // 0: no timeout
@@ -147,7 +151,7 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		// Unmetered, or the wire saw no model request: the agent's word.
 		row.UsageSource = wfb.UsageReported
 	}
-	scrubSecrets(&row, spec.Env)
+	scrubSecrets(&row, spec.Env, kitSecrets(spec.Kit)...)
 	return row
 }
 
@@ -157,8 +161,8 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 // (store.Redact) catches keys that look like keys; this catches a key of
 // any shape that the agent echoed (a proxy key, a token without a NAME= in
 // front of it, a session id or model name it made up).
-func scrubSecrets(row *store.Result, env map[string]string) {
-	store.NewScrubber(secretValues(env)...).Result(row)
+func scrubSecrets(row *store.Result, env map[string]string, more ...string) {
+	store.NewScrubber(append(secretValues(env), more...)...).Result(row)
 }
 
 // secretScrubber is a Recorder that scrubs secrets by value from whatever
@@ -208,6 +212,9 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	if err != nil {
 		return failed(row, err)
 	}
+	if err := installKit(spec); err != nil {
+		return failed(row, stepFailed(wfb.KindInfraError, "install the arm's kit: %v", err))
+	}
 	cmd, err := ad.command(ctx, spec, ws.prompt)
 	if err != nil {
 		return failed(row, stepFailed(wfb.KindInfraError, "build the agent command: %v", err))
@@ -227,6 +234,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	}
 	interpret(&row, spec, pr, out)
 	quietFailure(&row, pr)
+	checkExpectations(&row, spec.Kit.ExpectTools)
 	if err := ws.restoreModes(); err != nil {
 		addFailure(&row, wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 	}
@@ -408,6 +416,11 @@ func addFailure(row *store.Result, kind, detail string) {
 // interpret turns what the process did and printed into the row's outcome
 // and measurements.
 func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentOutput) {
+	// The calls the output showed count whatever became of the process: a
+	// session stopped at its timeout called its tools all the same.
+	if tc, ok := out.(toolCounting); ok && pr.State != wfb.StateSpawnFailure {
+		tc.toolCounts().record(row)
+	}
 	if !interpretProcess(row, spec, pr) {
 		return
 	}

@@ -166,6 +166,7 @@ type Sweep struct {
 	passed     []sandbox.Status             // why auto passed each stronger backend over
 	keys       map[string]string            // api key per provider env var
 	envs       map[string]map[string]string // arm → resolved variables
+	kits       map[string]bench.Kit         // arm → its kit, secrets and programs resolved (resolveKit)
 	agents     map[string]agentCmd          // arm → command
 	trees      map[string]pristine          // task → its pristine tree
 	newID      string                       // the id a run given none is recorded under (holdRun)

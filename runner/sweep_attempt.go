@@ -35,7 +35,7 @@ func (s *Sweep) cellFor(c *cellState, dir string) Cell {
 			Agent: a.Agent, AgentBin: ag.bin, AgentArgs: ag.args, AgentVersion: ag.version,
 			Model: a.Model, Prompt: a.PromptPrefix + t.Prompt + a.PromptSuffix, Timeout: s.bench.TimeoutFor(t),
 			ExtraArgs: a.Flags, MaxTurns: a.MaxTurns, AllowedTools: a.AllowedTools,
-			Limits: s.limits(),
+			Limits: s.limits(), Kit: s.kits[a.ID],
 		},
 		AgentStaged: ag.staged,
 		Sandbox:     s.backend, Review: t.Review, WorkspaceWritable: !t.Review,
@@ -95,6 +95,9 @@ func (s *Sweep) attempt(ctx context.Context, c *cellState) (store.Result, error)
 func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[string]string, *stepFailure) {
 	if err := sandbox.CopyTree(s.trees[t.ID].dir, cell.Workspace); err != nil {
 		return nil, stepFailed(wfb.KindInfraError, "copy the workspace: %s", err)
+	}
+	if err := PlaceInWorkspace(cell.Kit, cell.Workspace); err != nil {
+		return nil, stepFailed(wfb.KindInfraError, "the arm's files: %s", err)
 	}
 	if t.Setup != "" {
 		// The tree is still the task's own, so setup may run as wfb.

@@ -28,7 +28,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	s := &Sweep{opts: opts, bench: opts.Bench, keys: map[string]string{}, envs: map[string]map[string]string{},
+	s := &Sweep{opts: opts, bench: opts.Bench, keys: map[string]string{}, envs: map[string]map[string]string{}, kits: map[string]bench.Kit{},
 		agents: map[string]agentCmd{}, trees: map[string]pristine{}, budget: opts.Bench.Budget}
 	if opts.MaxCost > 0 {
 		s.budget = opts.MaxCost
@@ -180,6 +180,9 @@ func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
 		env, missing := armEnv(a, s.opts.Getenv)
 		problems = append(problems, missing...)
 		s.envs[a.ID] = env
+		kit, missing := s.resolveKit(a)
+		problems = append(problems, missing...)
+		s.kits[a.ID] = kit
 		s.agents[a.ID] = s.agentFor(a)
 	}
 	problems = append(problems, s.witnessProblems(used)...)
@@ -316,27 +319,44 @@ func (s *Sweep) prepareTrees(ctx context.Context, used map[string]bool) error {
 // ETXTBSY ("text file busy"). What is staged is wfb's or root's, not
 // writable by a session (sandbox.StageExecutable), in a directory only wfb
 // can write, so no session can replace it.
+//
+// The stand-in MCP server (an MCP server whose command is wfb) runs from
+// the same copy.
 func (s *Sweep) stageStandIn() error {
-	var staged string
+	need := false
+	for _, ag := range s.agents {
+		need = need || (ag.bin == s.opts.StandInBin && ag.bin != "")
+	}
+	for _, k := range s.kits {
+		need = need || usesWFB(k)
+	}
+	if !need || s.opts.StandInBin == "" {
+		return nil
+	}
+	dir := filepath.Join(s.tmp, "bin")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("stage the stand-in agent: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fmt.Errorf("stage the stand-in agent: %w", err)
+	}
+	staged := filepath.Join(dir, filepath.Base(s.opts.StandInBin))
+	if err := sandbox.StageExecutable(s.opts.StandInBin, staged); err != nil {
+		return fmt.Errorf("stage the stand-in agent: %w", err)
+	}
 	for id, ag := range s.agents {
-		if ag.bin != s.opts.StandInBin || ag.bin == "" {
-			continue
+		if ag.bin == s.opts.StandInBin && ag.bin != "" {
+			ag.bin, ag.staged = staged, true
+			s.agents[id] = ag
 		}
-		if staged == "" {
-			dir := filepath.Join(s.tmp, "bin")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
-			}
-			if err := os.Chmod(dir, 0o755); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
-			}
-			staged = filepath.Join(dir, filepath.Base(ag.bin))
-			if err := sandbox.StageExecutable(ag.bin, staged); err != nil {
-				return fmt.Errorf("stage the stand-in agent: %w", err)
+	}
+	for id, k := range s.kits {
+		for i, srv := range k.MCPServers {
+			if srv.Command == bench.WFBCommand {
+				k.MCPServers[i].Command = staged
 			}
 		}
-		ag.bin, ag.staged = staged, true
-		s.agents[id] = ag
+		s.kits[id] = k
 	}
 	return nil
 }
