@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,6 +43,7 @@ type codexAdapter struct {
 	model   string
 	version string
 	named   string
+	skills  []string // the kit's skill names, to recognise a read of one
 }
 
 func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
@@ -50,11 +52,14 @@ func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt str
 		return agentCommand{}, err
 	}
 	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
+	for _, s := range spec.Kit.Skills {
+		a.skills = append(a.skills, filepath.Base(s))
+	}
 	return agentCommand{argv: argv, noStdin: true, env: env}, nil
 }
 
 func (a *codexAdapter) output() agentOutput {
-	return &codexOutput{model: a.model, version: a.version, named: a.named}
+	return &codexOutput{model: a.model, version: a.version, named: a.named, skills: a.skills}
 }
 
 // tomlString quotes s as a TOML basic string (JSON's escapes are valid
@@ -214,7 +219,11 @@ type codexOutput struct {
 	retries     int
 	errorEvents boundedList // top-level error events that are not retries
 	warnings    boundedList // error items: Codex's warnings, not failures
+	skills      []string
+	tools       toolCounter
 }
+
+func (o *codexOutput) toolCounts() *toolCounter { return &o.tools }
 
 // codexRetry matches the error event Codex prints before it retries a
 // request or reconnects a stream.
@@ -226,8 +235,12 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 		ThreadID string `json:"thread_id"`
 		Message  string `json:"message"`
 		Item     struct {
+			ID      string `json:"id"`
 			Type    string `json:"type"`
 			Message string `json:"message"`
+			Server  string `json:"server"`
+			Tool    string `json:"tool"`
+			Command string `json:"command"`
 		} `json:"item"`
 	}
 	l, ok := o.decode(l, truncated, &ev)
@@ -237,6 +250,7 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 	switch ev.Type {
 	case "thread.started":
 		o.threadID = ev.ThreadID
+		o.tools.measured = true
 	case "turn.completed", "turn.failed":
 		o.terminals.add(l)
 	case "error":
@@ -245,11 +259,38 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 		} else {
 			o.errorEvents.add(wfb.Clip(ev.Message, 300))
 		}
-	case "item.completed":
-		if ev.Item.Type == "error" {
+	case "item.started", "item.completed":
+		if ev.Type == "item.completed" && ev.Item.Type == "error" {
 			o.warnings.add(wfb.Clip(ev.Item.Message, 200))
 		}
+		if name := codexToolName(ev.Item.Type, ev.Item.Server, ev.Item.Tool, ev.Item.Command, o.skills); name != "" {
+			o.tools.call(ev.Item.ID, name)
+		}
 	}
+}
+
+// codexToolName is the name wfb counts a Codex item under, or "" for an
+// item that is not a tool call (a message, reasoning, a todo list, an
+// error). Codex reports a call by its item type (command_execution,
+// file_change, web_search, mcp_tool_call): an MCP call as
+// mcp__SERVER__TOOL with the server's own tool name; a command that reads
+// one of the kit's skills (.../skills/NAME/SKILL.md — Codex has no skill
+// tool, its model reads the file) as skill:NAME.
+func codexToolName(typ, server, tool, command string, skills []string) string {
+	switch typ {
+	case "mcp_tool_call":
+		return mcpToolName(server, tool)
+	case "command_execution":
+		for _, s := range skills {
+			if strings.Contains(command, "skills/"+s+"/SKILL.md") {
+				return skillPrefix + s
+			}
+		}
+		return typ
+	case "file_change", "web_search":
+		return typ
+	}
+	return ""
 }
 
 // codexTerminal is a turn.completed or turn.failed event; usage is kept raw

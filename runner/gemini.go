@@ -41,6 +41,7 @@ type geminiAdapter struct {
 	model   string
 	version string
 	named   string
+	servers []string // the kit's MCP server names, to read its tool names back
 }
 
 func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
@@ -49,6 +50,9 @@ func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt st
 		return agentCommand{}, err
 	}
 	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
+	for _, s := range spec.Kit.MCPServers {
+		a.servers = append(a.servers, s.Name)
+	}
 	if len(prompt) > geminiArgPromptMax || strings.ContainsRune(prompt, 0) {
 		return agentCommand{argv: argv, stdin: prompt, env: env}, nil
 	}
@@ -65,7 +69,7 @@ func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt st
 const geminiArgPromptMax = 100 << 10
 
 func (a *geminiAdapter) output() agentOutput {
-	return &geminiOutput{version: a.version, named: a.named}
+	return &geminiOutput{version: a.version, named: a.named, servers: a.servers}
 }
 
 // geminiArgv builds Gemini CLI's headless command line and the variables
@@ -219,13 +223,20 @@ type geminiOutput struct {
 	results   keptEvents // result events (one is valid)
 	sessionID string
 	errors    boundedList // error events' messages
+	servers   []string
+	tools     toolCounter
 }
+
+func (o *geminiOutput) toolCounts() *toolCounter { return &o.tools }
 
 func (o *geminiOutput) line(l []byte, truncated bool) {
 	var ev struct {
-		Type      string `json:"type"`
-		SessionID string `json:"session_id"`
-		Message   string `json:"message"`
+		Type       string          `json:"type"`
+		SessionID  string          `json:"session_id"`
+		Message    string          `json:"message"`
+		ToolName   string          `json:"tool_name"`
+		ToolID     string          `json:"tool_id"`
+		Parameters json.RawMessage `json:"parameters"`
 	}
 	l, ok := o.decode(l, truncated, &ev)
 	if !ok {
@@ -234,11 +245,37 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 	switch ev.Type {
 	case "init":
 		o.sessionID = ev.SessionID
+		o.tools.measured = true
+	case "tool_use":
+		o.tools.call(ev.ToolID, geminiToolName(ev.ToolName, ev.Parameters, o.servers))
 	case "result":
 		o.results.add(l)
 	case "error":
 		o.errors.add(wfb.Clip(ev.Message, 300))
 	}
+}
+
+// geminiToolName is a Gemini CLI tool call's name as wfb counts it: an
+// MCP tool, which Gemini CLI names mcp_SERVER_TOOL, as
+// mcp__SERVER__TOOL for the kit's server it names; activate_skill as the
+// skill it activates (skill:NAME); any other as Gemini CLI names it.
+func geminiToolName(name string, params json.RawMessage, servers []string) string {
+	if name == "activate_skill" {
+		if s := skillName(params, "name"); s != "" {
+			return skillPrefix + s
+		}
+	}
+	// The longest server name first: "a_b" before "a".
+	best := ""
+	for _, s := range servers {
+		if strings.HasPrefix(name, "mcp_"+s+"_") && len(s) > len(best) {
+			best = s
+		}
+	}
+	if best != "" {
+		return mcpToolName(best, strings.TrimPrefix(name, "mcp_"+best+"_"))
+	}
+	return name
 }
 
 // geminiResult is stream-json's result event, counts kept raw.

@@ -244,6 +244,18 @@ func claudeKitArgs(spec SessionSpec) ([]string, error) {
 			return nil, fmt.Errorf("write the MCP configuration: %w", err)
 		}
 		args = append(args, "--mcp-config", path, "--strict-mcp-config")
+		// Claude Code denies an MCP tool under acceptEdits until a rule
+		// allows it (headless, nobody is asked): the arm gave the agent
+		// its servers to use. The stand-in reads --allowedTools as the
+		// only tools that may run, so it gets the rules only beside the
+		// arm's own list.
+		if spec.Agent == bench.AgentClaude || len(spec.AllowedTools) > 0 {
+			var rules []string
+			for _, s := range k.MCPServers {
+				rules = append(rules, mcpToolPrefix+s.Name)
+			}
+			args = append(args, "--allowedTools", strings.Join(rules, ","))
+		}
 	}
 	if k.Settings != nil {
 		path, err := writeKitJSON(home, "settings.json", k.Settings)
