@@ -33,6 +33,14 @@ func newMockAgentCmd(s *Streams) *cobra.Command {
 It reads the prompt from the argument or stdin, sends it to $ANTHROPIC_BASE_URL
 (e.g. a 'wfb mock serve' provider) with $ANTHROPIC_API_KEY, runs the Write, Read
 and Bash tools the reply asks for, and prints a result shaped like Claude Code's.
+
+Like Claude Code it attaches MCP servers (--mcp-config FILE-or-JSON, repeatable:
+{"mcpServers": {"NAME": {"command": ..., "args": [...], "env": {...}}}} or
+{"type": "http", "url": ...}) and offers their tools as mcp__NAME__TOOL; the
+init event lists each server as connected or failed, and the servers are
+stopped when the session ends. Skills in $HOME/.claude/skills/NAME/SKILL.md or
+./.claude/skills/NAME/SKILL.md are offered through a Skill tool. 'wfb mock
+mcp-server' is a stand-in MCP server to attach.
 Run 'wfb mock agent --help' for its flags.`,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
