@@ -376,3 +376,49 @@ func TestAgentOffersSkillsAndLoadsThem(t *testing.T) {
 		t.Errorf("Skill offered without any skill: %v", tools)
 	}
 }
+
+// TestAgentReachesAnHTTPMCPServerWithExpandedHeaders stops the http
+// transport from rotting untested: the stand-in server serves streamable
+// HTTP and the call reaches it; a header naming a variable the agent's
+// environment lacks makes the server "failed", naming the variable. (The
+// stand-in server does not check headers, so the value sent is not seen.)
+func TestAgentReachesAnHTTPMCPServerWithExpandedHeaders(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "calls.jsonl")
+	server := exec.CommandContext(t.Context(), os.Args[0], "--http", "127.0.0.1:0", "--log", logPath)
+	server.Env = []string{"WFB_TEST_MCP_SERVER=1"}
+	out, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill(); server.Wait() })
+	line := make([]byte, 200)
+	n, _ := out.Read(line)
+	url := strings.TrimSpace(strings.TrimPrefix(string(line[:n]), "wfb mock mcp-server: listening on "))
+	if !strings.HasPrefix(url, "http://") {
+		t.Fatalf("server said %q, want where it listens", line[:n])
+	}
+	p := startProvider(t, &provider.Script{Default: &provider.Reply{Text: "asking",
+		Tools: []provider.Tool{{Name: "mcp__web__echo", Input: map[string]any{"text": "over http"}}}, Usage: provider.FullUsage(1, 1, 1, 1)}})
+	config := `{"mcpServers": {"web": {"type": "http", "url": "` + url + `", "headers": {"X-Token": "${MCP_TOKEN}"}}}}`
+	for _, token := range []string{"", "secret"} {
+		env := sessionEnv(p)
+		if token != "" {
+			env["MCP_TOKEN"] = token
+		}
+		proc := agentExec(t, agentCmd{dir: t.TempDir(), env: env, stdin: "go", args: []string{"-p", "--output-format", "stream-json", "--verbose", "--mcp-config", config}})
+		_, servers := initOf(t, proc.stdout)
+		results := toolResults(t, proc.stdout)
+		switch {
+		case token == "" && (servers[0].Status != "failed" || !strings.Contains(proc.stderr, "MCP_TOKEN")):
+			t.Errorf("without MCP_TOKEN: %+v, stderr %q; want failed, naming the missing variable", servers, proc.stderr)
+		case token != "" && (servers[0].Status != "connected" || len(results) != 1 || results[0].Content != "Echo: over http"):
+			t.Errorf("with MCP_TOKEN: %+v, results %+v\nstderr:\n%s", servers, results, proc.stderr)
+		}
+	}
+	if calls := readCalls(t, logPath); len(calls) != 1 {
+		t.Errorf("the server saw %d calls, want 1", len(calls))
+	}
+}
