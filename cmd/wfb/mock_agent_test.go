@@ -85,14 +85,14 @@ func TestMockAgentPassesArgsVerbatimAndKeepsTheAgentsExitCode(t *testing.T) {
 	}
 }
 
-// TestMockGroupsServeAndAgent stops either stand-in from going missing from
+// TestMockGroupsServeAndAgent stops any stand-in from going missing from
 // the command tree.
 func TestMockGroupsServeAndAgent(t *testing.T) {
 	var got []string
 	for _, c := range newMockCmd(&Streams{}).Commands() {
 		got = append(got, c.Name())
 	}
-	if diff := cmp.Diff([]string{"agent", "record", "serve"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"agent", "mcp-server", "record", "serve"}, got); diff != "" {
 		t.Errorf("wfb mock subcommands (-want +got):\n%s", diff)
 	}
 }

@@ -90,6 +90,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		usage:     newUsageSum(),
 		client:    &http.Client{Timeout: apiTimeout(getenv)},
 		start:     start,
+		getenv:    getenv,
 	}
 	return s.run(ctx)
 }

@@ -24,6 +24,7 @@ type options struct {
 	addDirs        []string
 	systemPrompt   string
 	sessionID      string
+	mcpServers     []mcpServerSpec // from --mcp-config, by name
 	positional     []string
 }
 
@@ -56,6 +57,8 @@ type rawFlags struct {
 	allowedA, allowedB          []string
 	disallowedA, disallowedB    []string
 	appendSystem                string
+	mcpConfigs                  []string
+	strictMCP                   bool
 }
 
 // defineFlags declares Claude Code's flags, bound to o and raw.
@@ -70,7 +73,7 @@ func defineFlags(o *options, raw *rawFlags) *pflag.FlagSet {
 	fs.IntVar(&o.maxTurns, "max-turns", 0, "model requests at most; 0 or 1: one request, whose tools run, then report")
 	fs.IntVar(&o.maxRetries, "max-retries", 0, "stand-in only: re-send a request the provider answered 529 up to N times, 200 ms apart, each announced by a system/api_retry event, as Claude Code does (it reads CLAUDE_CODE_MAX_RETRIES, default 10; wfb sets 2). 0: a 529 ends the session. Nothing else is retried")
 	fs.StringVar(&o.permissionMode, "permission-mode", "default", "default, acceptEdits, bypassPermissions, plan or dontAsk")
-	fs.StringVar(&raw.tools, "tools", "", `tools offered to the model: "" none, "default" all, or a list of Write,Read,Bash`)
+	fs.StringVar(&raw.tools, "tools", "", `built-in tools offered to the model: "" none, "default" all, or a list of Write,Read,Bash,Skill (MCP tools are offered whatever it says)`)
 	fs.StringArrayVar(&raw.allowedA, "allowedTools", nil, "only these tools may run (e.g. Write, Bash(git log:*))")
 	fs.StringArrayVar(&raw.allowedB, "allowed-tools", nil, "same as --allowedTools")
 	fs.StringArrayVar(&raw.disallowedA, "disallowedTools", nil, "these tools may not run")
@@ -81,6 +84,8 @@ func defineFlags(o *options, raw *rawFlags) *pflag.FlagSet {
 	fs.StringVar(&o.systemPrompt, "system-prompt", defaultSystemPrompt, "system prompt")
 	fs.StringVar(&raw.appendSystem, "append-system-prompt", "", "text appended to the system prompt")
 	fs.StringVar(&o.sessionID, "session-id", "", "session id to report (default: a random UUID)")
+	fs.StringArrayVar(&raw.mcpConfigs, "mcp-config", nil, `MCP servers to connect to: a JSON file or string {"mcpServers": {"NAME": {"command": ..., "args": [...], "env": {...}} or {"type": "http", "url": ...}}}; their tools are offered as mcp__NAME__TOOL; ${VAR} in env, args, url and headers is read from the agent's environment`)
+	fs.BoolVar(&raw.strictMCP, "strict-mcp-config", false, "accepted: the stand-in reads no MCP configuration but --mcp-config's")
 	return fs
 }
 
@@ -114,14 +119,19 @@ func (o *options) settle(fs *pflag.FlagSet, raw *rawFlags, stderr io.Writer) int
 	if o.maxTurns < 0 {
 		return bad("--max-turns %d: must be positive", o.maxTurns)
 	}
-	o.tools = slices.Clone(toolNames)
+	o.tools = slices.Clone(builtinNames)
 	if fs.Changed("tools") {
 		tools, unknown := offeredTools(raw.tools)
 		if unknown != "" {
-			return bad("--tools: unknown tool %q (the stand-in has %s)", unknown, strings.Join(toolNames, ", "))
+			return bad("--tools: unknown tool %q (the stand-in has %s)", unknown, strings.Join(builtinNames, ", "))
 		}
 		o.tools = tools
 	}
+	servers, err := parseMCPConfigs(raw.mcpConfigs)
+	if err != nil {
+		return bad("%v", err)
+	}
+	o.mcpServers = servers
 	for _, v := range append(raw.allowedA, raw.allowedB...) {
 		o.allowed = append(o.allowed, splitList(v)...)
 	}
@@ -142,8 +152,8 @@ func offeredTools(list string) (tools []string, unknown string) {
 	for _, name := range splitList(list) {
 		switch {
 		case name == "default":
-			tools = slices.Clone(toolNames)
-		case slices.Contains(toolNames, name):
+			tools = slices.Clone(builtinNames)
+		case slices.Contains(builtinNames, name):
 			if !slices.Contains(tools, name) {
 				tools = append(tools, name)
 			}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,6 +33,13 @@ type session struct {
 	errOut    io.Writer
 	client    *http.Client
 	start     time.Time
+	getenv    func(string) string
+
+	tools    []string // the tools offered, built-in then MCP
+	defs     []any    // their definitions, in the same order
+	skills   []skill
+	mcp      []*mcpServer
+	mcpTools map[string]*mcpTool // by the name offered, mcp__SERVER__TOOL
 
 	usage    *usageSum
 	turns    int
@@ -43,21 +51,26 @@ type session struct {
 // run is the session: model requests, each reply's tools run, until the
 // reply asks for none or the turns run out. It returns the exit code.
 func (s *session) run(ctx context.Context) int {
+	// Every way out of the session closes the MCP sessions, so that no
+	// server process outlives the agent.
+	defer s.closeMCP()
+	s.setUpTools(ctx)
+	statuses := []any{}
+	for _, srv := range s.mcp {
+		statuses = append(statuses, mcpServerStatus{Name: srv.name, Status: srv.status})
+	}
 	s.emit(initEvent{
 		Type:           "system",
 		Subtype:        "init",
 		CWD:            s.cwd,
 		SessionID:      s.sessionID,
-		Tools:          s.opts.tools,
-		MCPServers:     []any{},
+		Tools:          s.tools,
+		MCPServers:     statuses,
 		Model:          s.opts.model,
 		PermissionMode: s.opts.permissionMode,
 		APIKeySource:   s.apiKeySource(),
 	})
-	var defs []any
-	for _, name := range s.opts.tools {
-		defs = append(defs, toolDefs[name])
-	}
+	defs := s.defs
 	messages := []message{{Role: "user", Content: s.prompt}}
 	for {
 		s.turns++
@@ -187,6 +200,48 @@ func (s *session) runTools(ctx context.Context, reply *modelReply) (results []an
 	return results, false
 }
 
+// setUpTools settles the tools offered: the built-in ones --tools names
+// (Skill only when there are skills), then the tools of each MCP server
+// that connects.
+func (s *session) setUpTools(ctx context.Context) {
+	s.skills = findSkills(s.getenv("HOME"), s.cwd)
+	for _, name := range s.opts.tools {
+		switch {
+		case name != "Skill":
+			s.tools = append(s.tools, name)
+			s.defs = append(s.defs, toolDefs[name])
+		case len(s.skills) > 0:
+			s.tools = append(s.tools, name)
+			s.defs = append(s.defs, skillToolDef(s.skills))
+		}
+	}
+	if len(s.opts.mcpServers) == 0 {
+		return
+	}
+	s.mcp = connectMCP(ctx, s.opts.mcpServers, s.cwd, s.getenv, s.errOut)
+	s.mcpTools = map[string]*mcpTool{}
+	for _, srv := range s.mcp {
+		for _, t := range srv.tools {
+			name := t.def["name"].(string)
+			if _, dup := s.mcpTools[name]; dup {
+				continue // two names that normalise alike: the first is kept
+			}
+			s.mcpTools[name] = t
+			s.tools = append(s.tools, name)
+			s.defs = append(s.defs, t.def)
+		}
+	}
+}
+
+// closeMCP closes every MCP session at once.
+func (s *session) closeMCP() {
+	var wg sync.WaitGroup
+	for _, srv := range s.mcp {
+		wg.Go(srv.close)
+	}
+	wg.Wait()
+}
+
 func (s *session) apiKeySource() string {
 	if s.apiKey != "" {
 		return "ANTHROPIC_API_KEY"
@@ -198,12 +253,18 @@ func (s *session) apiKeySource() string {
 // rules, then runs it. A refusal is a tool error, and a denial by rule is
 // also listed in permission_denials.
 func (s *session) runTool(ctx context.Context, b *contentBlock) toolResult {
-	if !slices.Contains(s.opts.tools, b.Name) {
+	if !slices.Contains(s.tools, b.Name) {
 		return toolError("Error: No such tool available: %s", b.Name)
 	}
 	if reason := s.denied(b); reason != "" {
 		s.denials = append(s.denials, denial{ToolName: b.Name, ToolUseID: b.ID, ToolInput: b.Input})
 		return toolError("%s", reason)
+	}
+	if t := s.mcpTools[b.Name]; t != nil {
+		return t.call(ctx, b.Input, envDuration(s.getenv, "MCP_TOOL_TIMEOUT", mcpCallTimeout))
+	}
+	if b.Name == "Skill" {
+		return skillTool(s.skills, b.Input)
 	}
 	return execTool(ctx, s.cwd, b.Name, b.Input)
 }
@@ -223,7 +284,7 @@ func (s *session) denied(b *contentBlock) string {
 	}
 	switch s.opts.permissionMode {
 	case "plan":
-		if b.Name != "Read" {
+		if b.Name != "Read" && b.Name != "Skill" {
 			return refused + " (plan mode runs no tool that changes anything)"
 		}
 	case "acceptEdits":
@@ -254,8 +315,17 @@ func (s *session) writableUnderAcceptEdits(path string) bool {
 }
 
 // ruleMatches says whether a permission rule ("Write", "Bash",
-// "Bash(git log:*)", "Bash(make test)") covers a tool call.
+// "Bash(git log:*)", "Bash(make test)", "Skill(pdf)") covers a tool call.
+// An MCP tool mcp__S__T is covered, as in Claude Code, by "mcp__S" and
+// "mcp__S__*" (every tool of server S) and by "mcp__S__T".
 func ruleMatches(rule, tool string, input json.RawMessage) bool {
+	if strings.HasPrefix(rule, "mcp__") {
+		server := strings.TrimSuffix(rule, "__*")
+		if !strings.Contains(strings.TrimPrefix(server, "mcp__"), "__") {
+			return strings.HasPrefix(tool, server+"__")
+		}
+		return rule == tool
+	}
 	name, spec, hasSpec := strings.Cut(rule, "(")
 	if name != tool {
 		return false
@@ -268,11 +338,15 @@ func ruleMatches(rule, tool string, input json.RawMessage) bool {
 	var in struct {
 		Command  string `json:"command"`
 		FilePath string `json:"file_path"`
+		Skill    string `json:"skill"`
 	}
 	_ = json.Unmarshal(input, &in)
-	if tool == "Bash" {
+	switch tool {
+	case "Bash":
 		target = in.Command
-	} else {
+	case "Skill":
+		target = in.Skill
+	default:
 		target = in.FilePath
 	}
 	if prefix, ok := strings.CutSuffix(spec, ":*"); ok {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -26,8 +27,12 @@ const (
 )
 
 // toolNames are the tools the stand-in offers, in the order it offers
-// them.
-var toolNames = []string{"Write", "Read", "Bash"}
+// them, and builtinNames those --tools may name: Skill too, which is offered
+// only when there are skills.
+var (
+	toolNames    = []string{"Write", "Read", "Bash"}
+	builtinNames = append(slices.Clone(toolNames), "Skill")
+)
 
 // toolDefs are the tool definitions sent to the provider, shaped like
 // Claude Code's.
