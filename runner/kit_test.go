@@ -1,0 +1,114 @@
+package runner
+
+// Arms that differ by tools and skills, end to end: the stand-in agent (a
+// real subprocess) given the stand-in MCP server (a real subprocess it
+// starts, this test binary as wfb), a skill and files by its arm; a real
+// mock provider scripting the calls; rows in a real SQLite file.
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/store"
+)
+
+func TestAnArmsToolsAndSkillsAreUsedCountedAndExpected(t *testing.T) {
+	r := newBenchRig(t)
+	logDir := filepath.Join(r.dir, "log")
+	if err := os.Mkdir(logDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(logDir, 0o777); err != nil { // the session uid writes it
+		t.Fatal(err)
+	}
+	serverLog := filepath.Join(logDir, "calls.jsonl")
+	r.file("skills/review/SKILL.md", "---\nname: review\ndescription: how to review\n---\nLook twice.\n")
+	r.file("guide.md", "GUIDE-MARKER\n")
+	// Turn 1: an MCP tool, the skill and a shell command that copies the
+	// HOME file where verify checks it (the arms without the script's
+	// tools have nothing to check); turn 2: done.
+	r.file("uses.yaml", `replies:
+  - tools:
+      - {name: mcp__code__echo, input: {text: hi}}
+      - {name: Skill, input: {skill: review}}
+      - {name: Bash, input: {command: 'touch used-tools; cp "$HOME/.claude/CLAUDE.md" home-copy.md'}}
+    usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`+okScript)
+	r.file("plain.yaml", okScript)
+	b := r.bench(`sandbox: host-unsafe
+provider: {mock: uses.yaml}
+tasks:
+  - id: fix
+    workspace: ws
+    prompt: "use your tools"
+    verify: "if [ -e used-tools ]; then grep -q GUIDE-MARKER NOTES.md && grep -q GUIDE-MARKER home-copy.md; fi"
+arms:
+  - id: with-tools
+    agent: stand-in
+    max_turns: 3
+    mcp_servers:
+      code: {command: wfb, args: [mock, mcp-server, --log, ` + serverLog + `]}
+    skills: [skills/review]
+    files:
+      - {from: guide.md, to: home/.claude/CLAUDE.md}
+      - {from: guide.md, to: workspace/NOTES.md}
+    expect_tools: ["mcp__code__*", "skill:review"]
+  - id: unused
+    agent: stand-in
+    provider: {mock: plain.yaml}
+    mcp_servers:
+      code: {command: wfb, args: [mock, mcp-server]}
+    expect_tools: ["mcp__code__*"]
+  - id: baseline
+    agent: stand-in
+    provider: {mock: plain.yaml}
+`)
+	_, rows := r.sweep(context.Background(), r.opts(b))
+	byArm := map[string]store.Result{}
+	for _, row := range rows {
+		byArm[row.Arm] = row
+	}
+	with := byArm["with-tools"]
+	if !with.OK {
+		t.Fatalf("with-tools: %s: %s", with.ErrorKind, with.ErrorDetail)
+	}
+	want := []store.ToolUse{{Tool: "Bash", Calls: 1}, {Tool: "mcp__code__echo", Calls: 1}, {Tool: "skill:review", Calls: 1}}
+	if diff := cmp.Diff(want, with.ToolUses); diff != "" || with.ToolCalls == nil || *with.ToolCalls != 3 {
+		t.Errorf("with-tools: tool_calls %v, uses (-want +got):\n%s", deref(with.ToolCalls), diff)
+	}
+	// The call reached the server the arm named, which the agent started.
+	data, err := os.ReadFile(serverLog)
+	if err != nil {
+		t.Fatalf("the MCP server logged no call: %v", err)
+	}
+	var call struct {
+		Tool      string         `json:"tool"`
+		Arguments map[string]any `json:"arguments"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(string(data), "\n", 2)[0]), &call); err != nil || call.Tool != "echo" || call.Arguments["text"] != "hi" {
+		t.Errorf("server log %q: want one echo call with text hi", data)
+	}
+
+	unused := byArm["unused"]
+	if unused.OK || unused.ErrorKind != wfb.KindWorkflowNotUsed || !strings.Contains(unused.ErrorDetail, "mcp__code__*") {
+		t.Errorf("unused: ok=%v %s: %s; want workflow-not-used naming the pattern", unused.OK, unused.ErrorKind, unused.ErrorDetail)
+	}
+	base := byArm["baseline"]
+	if !base.OK || base.ToolCalls == nil || *base.ToolCalls != 0 || len(base.ToolUses) != 0 {
+		t.Errorf("baseline: ok=%v tool_calls=%v uses=%v; want ok with tool_calls measured 0", base.OK, deref(base.ToolCalls), base.ToolUses)
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
