@@ -129,8 +129,9 @@ func (*bwrap) name() string { return Bwrap }
 //
 // Everything is bound at the path it has on the host, so the workspace,
 // HOME, TMPDIR, the artifact path, the agent binary the runner computed and
-// the programs are valid inside. The order matters: later mounts go on top of earlier
-// ones, and the private tmp is bound before the paths under it are made.
+// the programs are valid inside. The order matters: later mounts go on top
+// of earlier ones, and the private tmp is bound before the paths under it
+// are made.
 func (b *bwrap) prefix(s *Sandbox) []string { return b.prefixWith(s, true) }
 
 // prefixWith is prefix, with the mounts of the agent and the programs or
@@ -216,7 +217,7 @@ func executableMounts(s *Sandbox, bins []string, covered func(string) bool) []st
 	for _, bin := range bins {
 		af, err := resolveAgentFiles(bin)
 		if err != nil {
-			continue // a missing agent: the spawn reports it
+			continue // gone: the spawn reports it (preflight refused a missing program)
 		}
 		need := af.real
 		if af.pkg != "" {
