@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,13 +128,15 @@ func (*bwrap) name() string { return Bwrap }
 // it (Options.WorkspaceWritable).
 //
 // Everything is bound at the path it has on the host, so the workspace,
-// HOME, TMPDIR, the artifact path and the agent binary the runner computed
-// are valid inside. The order matters: later mounts go on top of earlier
-// ones, and the private tmp is bound before the paths under it are made.
+// HOME, TMPDIR, the artifact path, the agent binary the runner computed and
+// the programs are valid inside. The order matters: later mounts go on top
+// of earlier ones, and the private tmp is bound before the paths under it
+// are made.
 func (b *bwrap) prefix(s *Sandbox) []string { return b.prefixWith(s, true) }
 
-// prefixWith is prefix, with the agent's mounts or without them.
-func (b *bwrap) prefixWith(s *Sandbox, agent bool) []string {
+// prefixWith is prefix, with the mounts of the agent and the programs or
+// without them.
+func (b *bwrap) prefixWith(s *Sandbox, executables bool) []string {
 	argv := []string{b.path,
 		// The user namespace is what makes the session's capabilities
 		// worthless outside it; --disable-userns forbids nesting another.
@@ -183,8 +186,8 @@ func (b *bwrap) prefixWith(s *Sandbox, agent bool) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !covered(target) {
 		argv = append(argv, "--ro-bind", filepath.Dir(target), filepath.Dir(target))
 	}
-	if agent {
-		argv = append(argv, agentMounts(s, covered)...)
+	if executables {
+		argv = append(argv, executableMounts(s, s.executables(), covered)...)
 	}
 	wsBind := "--ro-bind"
 	if s.writable {
@@ -200,21 +203,37 @@ func (b *bwrap) prefixWith(s *Sandbox, agent bool) []string {
 	return append(argv, "--chdir", s.workspace)
 }
 
-// agentMounts makes the agent's executable visible at the path the runner
-// execs, and nothing beside it: the real file read-only (for an npm
-// package, the package's directory), the symlinks on the way recreated as
-// symlinks. What covered says is visible already is left alone.
-func agentMounts(s *Sandbox, covered func(string) bool) []string {
-	af, err := resolveAgentFiles(s.agentBin)
-	if err != nil {
-		return nil // not found: the spawn reports it
+// executableMounts makes each of bins (the agent's executable, the
+// programs) visible at the path the session execs, and nothing beside it:
+// the real file read-only (for an npm package, the package's directory),
+// the symlinks on the way recreated as symlinks. Nothing is bound or made
+// twice: what covered says is visible already is left alone, as is a file
+// or package inside another one bound here (two programs of one package,
+// a package nested in another's node_modules), and a link two of them
+// follow is made once.
+func executableMounts(s *Sandbox, bins []string, covered func(string) bool) []string {
+	var files []agentFiles
+	var needs []string
+	for _, bin := range bins {
+		af, err := resolveAgentFiles(bin)
+		if err != nil {
+			continue // gone: the spawn reports it (preflight refused a missing program)
+		}
+		need := af.real
+		if af.pkg != "" {
+			need = af.pkg
+		}
+		files, needs = append(files, af), append(needs, need)
+	}
+	inNeed := func(p string) bool {
+		return slices.ContainsFunc(needs, func(n string) bool { return within(p, n) })
 	}
 	var argv []string
-	need := af.real
-	if af.pkg != "" {
-		need = af.pkg
-	}
-	if !covered(need) {
+	for i, need := range needs {
+		inOther := slices.ContainsFunc(needs, func(n string) bool { return n != need && within(need, n) })
+		if covered(need) || inOther || slices.Contains(needs[:i], need) {
+			continue
+		}
 		if within(need, "/tmp") {
 			// Its mount point lies in the private tmp, and the directories
 			// above it must be there before the links below are made by
@@ -226,21 +245,26 @@ func agentMounts(s *Sandbox, covered func(string) bool) []string {
 	}
 	// npm's node_modules/.bin/claude → ../@anthropic-ai/claude-code/...:
 	// the exec follows the same links inside, or finds nothing there.
-	for _, l := range af.links {
-		switch {
-		case covered(l.path) || within(l.path, need):
-		case within(l.path, "/tmp"):
-			// Under /tmp the link lands in the private tmp, which every
-			// launch of the sandbox shares (the version probe's, the
-			// agent's): made here, before any launch, instead of by
-			// bubblewrap, which refuses to make a symlink that exists — a
-			// launch whose arguments were built before another launch made
-			// it failed with "Can't make symlink at …: File exists".
-			if err := s.linkInTmp(l); err != nil {
+	made := map[string]bool{}
+	for _, af := range files {
+		for _, l := range af.links {
+			switch {
+			case made[l.path] || covered(l.path) || inNeed(l.path):
+			case within(l.path, "/tmp"):
+				// Under /tmp the link lands in the private tmp, which every
+				// launch of the sandbox shares (the version probe's, the
+				// agent's): made here, before any launch, instead of by
+				// bubblewrap, which refuses to make a symlink that exists —
+				// a launch whose arguments were built before another launch
+				// made it failed with "Can't make symlink at …: File
+				// exists".
+				if err := s.linkInTmp(l); err != nil {
+					argv = append(argv, "--symlink", l.target, l.path)
+				}
+			default:
 				argv = append(argv, "--symlink", l.target, l.path)
 			}
-		default:
-			argv = append(argv, "--symlink", l.target, l.path)
+			made[l.path] = true
 		}
 	}
 	return argv

@@ -23,9 +23,11 @@
 // (read-write when Options.WorkspaceWritable, see below), the agent's
 // executable alone read-only when it lies elsewhere (for a program
 // installed from npm, its package's directory; never the files beside
-// it, such as a results file); all at their host paths. What a root review session cannot do there, each tested as a
-// scripted tool call of a real session (sandbox/e2e): write, create,
-// truncate, delete or rename in the workspace; chmod it (read-only mount);
+// it, such as a results file), and so each of Options.Programs (the MCP
+// servers the agent starts); all at their host paths. What a root review
+// session cannot do there, each tested as a scripted tool call of a real
+// session (sandbox/e2e): write, create, truncate, delete or rename in the
+// workspace; chmod it (read-only mount);
 // remount it read-write or bind over it (no capabilities); unshare a mount
 // or user namespace to do so (--disable-userns; and mounts inherited into a
 // less privileged namespace stay locked read-only); reach it through
@@ -43,7 +45,8 @@
 // package launcher) that restricts itself with Landlock, strictly at ABI v3 (a
 // kernel that cannot give v3 is refused, never degraded): read and execute
 // under the system directories, /proc, /dev and the workspace, and of the
-// agent's executable alone (or its npm package); everything under the private root and the artifact dir (and
+// agent's executable and of each of Options.Programs alone (or its npm
+// package); everything under the private root and the artifact dir (and
 // the workspace, when Options.WorkspaceWritable); read and write of
 // /dev/null; nothing else. It sets no_new_privs and, when wfb
 // is root, drops to the session uid with no supplementary groups before it
@@ -137,26 +140,27 @@
 // Prepare refuses, with a *RefusedError naming the cause and the fix: no
 // bwrap on PATH, a bwrap older than MinBwrapVersion, user namespaces
 // disabled (user.max_user_namespaces = 0, kernel.unprivileged_userns_clone =
-// 0; AppArmor's restriction is named when the live probe fails), no
-// Landlock in the kernel, Landlock not enabled at boot, an ABI older than
-// MinLandlockABI, a workspace or artifact dir that is a symlink, an artifact
-// dir inside the workspace (or containing it), paths the session uid cannot
-// reach, RequirePIDNamespace on a backend without one, a workspace the
-// session uid cannot write when it must edit it. Then a live probe started
-// exactly like an agent checks the workspace promise both ways: for a
-// review (kernel backends) it must fail to create a file in the workspace;
-// for a session that edits it (every backend, host-unsafe included) a
-// temp+rename inside the workspace must succeed as the session identity and
-// the file must land at the workspace's path on the host. On the kernel
-// backends it must also succeed at temp+rename in the artifact dir, hold no
-// capabilities (CapEff), and, for bwrap, pass the PID-namespace proof.
-// Doctor runs all of it for every backend in the review configuration, the
-// one whose boundary it proves. The checks of what the session uid can
-// reach are asked of the kernel from an OS thread of wfb's that takes on the
-// session's identity and dies with the probe, not from a child process.
-// With Options.ProbeAtLaunch (the runner's sessions, on a named bwrap), the
-// live probe runs at each Launch instead, in a sandbox of its own beside
-// the agent's, and the agent, held at bubblewrap's barrier, is released only
-// once the probe passed: the same proof, without a sandbox start's wait
-// before the agent's own.
+// 0; AppArmor's restriction is named when the live probe fails), no Landlock
+// in the kernel, Landlock not enabled at boot, an ABI older than
+// MinLandlockABI, a program of Options.Programs that does not exist (a
+// missing agent is left to the runner's spawn), a workspace or artifact dir
+// that is a symlink, an artifact dir inside the workspace (or containing
+// it), paths the session uid cannot reach, RequirePIDNamespace on a backend
+// without one, a workspace the session uid cannot write when it must edit
+// it. Then a live probe started exactly like an agent checks the workspace
+// promise both ways: for a review (kernel backends) it must fail to create a
+// file in the workspace; for a session that edits it (every backend,
+// host-unsafe included) a temp+rename inside the workspace must succeed as
+// the session identity and the file must land at the workspace's path on the
+// host. On the kernel backends it must also succeed at temp+rename in the
+// artifact dir, hold no capabilities (CapEff), and, for bwrap, pass the
+// PID-namespace proof. Doctor runs all of it for every backend in the review
+// configuration, the one whose boundary it proves. The checks of what the
+// session uid can reach are asked of the kernel from an OS thread of wfb's
+// that takes on the session's identity and dies with the probe, not from a
+// child process. With Options.ProbeAtLaunch (the runner's sessions, on a
+// named bwrap), the live probe runs at each Launch instead, in a sandbox of
+// its own beside the agent's, and the agent, held at bubblewrap's barrier,
+// is released only once the probe passed: the same proof, without a sandbox
+// start's wait before the agent's own.
 package sandbox

@@ -66,14 +66,15 @@ func (*landlock) name() string { return Landlock }
 
 // prefix is `wfb sandbox-exec` with the session's rules. What the session
 // may read: the system directories, /proc, /dev, the workspace and the
-// agent's executable (or its npm package). What it may write: the private root (home, tmp, the
-// staged agent's directory is root's), the artifact dir, /dev/null, and the
-// workspace when the session edits it (Options.WorkspaceWritable). As root,
+// executables of the agent and the programs (each, or its npm package).
+// What it may write: the private root (home, tmp, the staged agent's
+// directory is root's), the artifact dir, /dev/null, and the workspace
+// when the session edits it (Options.WorkspaceWritable). As root,
 // the launcher drops to the session uid after restricting itself, so it
 // starts as wfb and needs no staging.
 func (l *landlock) prefix(s *Sandbox) []string {
 	argv := []string{l.launcher, LauncherCommand}
-	seen := map[string]bool{}
+	seen, seenFile := map[string]bool{}, map[string]bool{}
 	ro := func(p string) {
 		if !seen[p] {
 			seen[p] = true
@@ -90,12 +91,18 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
 		ro(filepath.Dir(target))
 	}
-	// The agent's executable (for an npm package, the package), not its
+	// The executables (for an npm package, the package), not their
 	// neighbours.
-	if af, err := resolveAgentFiles(s.agentBin); err == nil && af.pkg != "" {
-		ro(af.pkg)
-	} else if err == nil {
-		argv = append(argv, "--rofile", af.real)
+	for _, bin := range s.executables() {
+		af, err := resolveAgentFiles(bin)
+		switch {
+		case err != nil:
+		case af.pkg != "":
+			ro(af.pkg)
+		case !seenFile[af.real]:
+			seenFile[af.real] = true
+			argv = append(argv, "--rofile", af.real)
+		}
 	}
 	if s.writable {
 		argv = append(argv, "--rw", s.workspace)

@@ -19,18 +19,17 @@ type check struct {
 }
 
 // checks lists, in order, what the session identity must be able to do:
-// reach and read the workspace, execute the agent, write its home, tmp and
-// artifact directories. Every ancestor directory is its own check, so a
-// refusal names the exact component that blocks.
+// reach and read the workspace, execute the agent and each program, write
+// its home, tmp and artifact directories. Every ancestor directory is its
+// own check, so a refusal names the exact component that blocks.
 func (s *Sandbox) checks(agentExists, givenArtifactDir bool) []check {
 	who := s.who()
 	cs := s.workspaceChecks()
 	if agentExists {
-		cs = append(cs, reach(who, s.agentBin, "the agent binary")...)
-		cs = append(cs, check{"-x", s.agentBin, fmt.Sprintf("%s cannot execute the agent binary %s", who, s.agentBin)})
-		if isScript(s.agentBin) {
-			cs = append(cs, check{"-r", s.agentBin, fmt.Sprintf("%s cannot read the agent script %s (an interpreter must read it)", who, s.agentBin)})
-		}
+		cs = append(cs, execChecks(who, s.agentBin, "the agent binary", "the agent script")...)
+	}
+	for _, p := range s.programs {
+		cs = append(cs, execChecks(who, p.Path, p.What, p.What)...)
 	}
 	cs = append(cs, reach(who, s.root, "the private root")...)
 	for _, d := range []struct{ path, what string }{{s.home, "its home"}, {s.tmp, "its tmp"}} {
@@ -40,6 +39,17 @@ func (s *Sandbox) checks(agentExists, givenArtifactDir bool) []check {
 		)
 	}
 	return append(cs, s.artifactChecks(givenArtifactDir)...)
+}
+
+// execChecks: the session reaches bin, executes it and, a script, reads
+// it. what names it; script names it when it is a script.
+func execChecks(who, bin, what, script string) []check {
+	cs := append(reach(who, bin, what),
+		check{"-x", bin, fmt.Sprintf("%s cannot execute %s %s", who, what, bin)})
+	if isScript(bin) {
+		cs = append(cs, check{"-r", bin, fmt.Sprintf("%s cannot read %s %s (an interpreter must read it)", who, script, bin)})
+	}
+	return cs
 }
 
 // reach is a check of every directory above target: the session must

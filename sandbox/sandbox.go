@@ -61,6 +61,16 @@ type Options struct {
 	// session uid can execute it; a binary that does not exist at all is
 	// left for the runner to report as a spawn failure.
 	AgentBin string
+	// Programs are further executables the session runs from the host,
+	// such as the MCP servers the agent starts inside its sandbox. Each is
+	// treated as the agent's executable is on every backend: reachable at
+	// its host path read-only (for a program installed from npm, its
+	// package's directory; never the files beside it), never writable,
+	// and checked by preflight as the session uid (reach, execute, read a
+	// script). They are never staged. Unlike a missing agent, a program
+	// that does not exist is refused before anything runs: the agent
+	// would start, and fail later and obscurely when it spawned it.
+	Programs []Program
 	// ArtifactDir is where the session may write artifacts. Empty means
 	// artifacts/ inside the private root. A given directory must lie
 	// outside the workspace, must not be a symlink, and must be writable by
@@ -103,6 +113,15 @@ type Options struct {
 	Launcher string
 }
 
+// Program is an executable of Options.Programs. Path is absolute, or a
+// name looked up in wfb's PATH the way exec.Command does (as AgentBin).
+// What names it in refusals, "the MCP server program" say; empty means
+// "the program".
+type Program struct {
+	Path string
+	What string
+}
+
 // RefusedError is a preflight refusal: nothing ran, and Reason says exactly
 // what is wrong and, where there is one, the fix. The runner records it as
 // sandbox-refused.
@@ -136,10 +155,12 @@ type Sandbox struct {
 	home        string
 	tmp         string
 	agentBin    string
-	requirePID  bool
-	writable    bool
-	cred        *syscall.Credential
-	shmMax      int64
+	// programs are Options.Programs, each found (see resolveProgram).
+	programs   []Program
+	requirePID bool
+	writable   bool
+	cred       *syscall.Credential
+	shmMax     int64
 	// uid holds the session uid of the pool while the sandbox is open.
 	uid *uidSlot
 	// A root wfb's session works in a copy of a workspace it cannot use
@@ -234,6 +255,7 @@ func Prepare(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		home:       filepath.Join(root, "home"),
 		tmp:        filepath.Join(root, "tmp"),
 		agentBin:   l.agentBin,
+		programs:   l.programs,
 		requirePID: opts.RequirePIDNamespace,
 		writable:   opts.WorkspaceWritable,
 		cred:       l.cred,
@@ -283,6 +305,7 @@ type layout struct {
 	workspace   string
 	agentBin    string
 	agentExists bool
+	programs    []Program
 	// artifactDir is the one Options named, "" for the default under the
 	// private root; createArtifactDir says Prepare must create it (and,
 	// once it has, remove it again should Prepare fail).
@@ -291,8 +314,8 @@ type layout struct {
 }
 
 // checkOptions makes the backend and checks what needs nothing on disk
-// from wfb: the identity, the workspace, the agent and the artifact dir. A
-// non-empty string is a refusal reason.
+// from wfb: the identity, the workspace, the agent, the programs and the
+// artifact dir. A non-empty string is a refusal reason.
 func checkOptions(opts Options) (layout, string) {
 	var l layout
 	// Judged by name, before newBackend looks at the machine: no machine
@@ -314,6 +337,13 @@ func checkOptions(opts Options) (layout, string) {
 		return l, "no agent binary given"
 	}
 	l.agentBin, l.agentExists = resolveAgent(opts.AgentBin)
+	for _, p := range opts.Programs {
+		found, reason := resolveProgram(p)
+		if reason != "" {
+			return l, reason
+		}
+		l.programs = append(l.programs, found)
+	}
 	if opts.ArtifactDir != "" {
 		l.artifactDir, l.createArtifactDir, reason = checkArtifactDir(opts.ArtifactDir, l.workspace)
 	}
@@ -514,6 +544,29 @@ func resolveAgent(given string) (string, bool) {
 	return abs, true
 }
 
+// resolveProgram finds a program of Options.Programs the way resolveAgent
+// finds the agent, and names it in What's words. One that does not exist is
+// a refusal reason: nothing else would report it before the session ran.
+func resolveProgram(p Program) (Program, string) {
+	if p.What == "" {
+		p.What = "the program"
+	}
+	if p.Path == "" {
+		return p, p.What + " has an empty path"
+	}
+	bin, ok := resolveAgent(p.Path)
+	if ok {
+		return Program{Path: bin, What: p.What}, ""
+	}
+	if !strings.Contains(p.Path, "/") {
+		return p, fmt.Sprintf("%s %s does not exist: it is not on PATH (%s)", p.What, p.Path, os.Getenv("PATH"))
+	}
+	if target, err := os.Readlink(p.Path); err == nil {
+		return p, fmt.Sprintf("%s %s does not exist: it is a symlink to %s, which does not resolve", p.What, p.Path, target)
+	}
+	return p, fmt.Sprintf("%s %s does not exist", p.What, p.Path)
+}
+
 // checkArtifactDir resolves a user-given artifact directory and refuses one
 // that is a symlink, not a directory, or overlaps the workspace. create
 // reports that it does not exist yet and may be made.
@@ -615,6 +668,23 @@ func (s *Sandbox) TmpDir() string { return s.tmp }
 // AgentBin is the agent executable preflight checked: absolute when it was
 // found, as given when it was not (the spawn will then fail).
 func (s *Sandbox) AgentBin() string { return s.agentBin }
+
+// Programs are the paths of Options.Programs preflight checked, in their
+// order: absolute, a name found on PATH. They are the paths to exec inside:
+// under bwrap nothing else of the programs' directories exists there.
+func (s *Sandbox) Programs() []string {
+	var out []string
+	for _, p := range s.programs {
+		out = append(out, p.Path)
+	}
+	return out
+}
+
+// executables are the host's files the session execs: the agent's (staged
+// or not) and the programs.
+func (s *Sandbox) executables() []string {
+	return append([]string{s.agentBin}, s.Programs()...)
+}
 
 // CommandPrefix is the argv that goes before the agent's own; empty for
 // host-unsafe. Backends that pass file descriptors to their launcher put
