@@ -68,6 +68,7 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		ArtifactDir: c.ArtifactDir, RequirePIDNamespace: c.RequirePIDNamespace, ProbeAtLaunch: true,
 		StageAgent: c.Agent == bench.AgentStandIn && !c.AgentStaged,
 		ShmMax:     c.Limits.orDefault().Memory,
+		Programs:   kitSandboxPrograms(c.Kit),
 	})
 	var refused *sandbox.RefusedError
 	switch {

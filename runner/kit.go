@@ -529,13 +529,13 @@ func lookPathIn(name, path string) (string, error) {
 	return "", fs.ErrNotExist
 }
 
-// kitPrograms are the programs of the kit's stdio servers, which the
-// sandbox must let the session run.
-func kitPrograms(k bench.Kit) []string {
-	var out []string
+// kitSandboxPrograms are the programs of the kit's stdio servers, which
+// the sandbox must let the session run (read-only, like the agent).
+func kitSandboxPrograms(k bench.Kit) []sandbox.Program {
+	var out []sandbox.Program
 	for _, s := range k.MCPServers {
-		if s.Stdio() && filepath.IsAbs(s.Command) && !slices.Contains(out, s.Command) {
-			out = append(out, s.Command)
+		if s.Stdio() && !slices.ContainsFunc(out, func(p sandbox.Program) bool { return p.Path == s.Command }) {
+			out = append(out, sandbox.Program{Path: s.Command, What: "the MCP server program of " + s.Name})
 		}
 	}
 	return out
