@@ -97,6 +97,8 @@ type claudeOutput struct {
 	// parsed is the one result event, once interpret decoded it.
 	parsed *claudeResult
 	tools  toolCounter
+	// mcpFailed are the MCP servers the init event says did not start.
+	mcpFailed boundedList
 }
 
 func (o *claudeOutput) toolCounts() *toolCounter { return &o.tools }
@@ -119,8 +121,27 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 	case head.Type == "system" && head.Subtype == "init":
 		o.streamed = true
 		o.tools.measured = true
+		o.readServers(l)
 	case head.Type == "assistant":
 		o.countTools(l)
+	}
+}
+
+// readServers notes the MCP servers the init event lists as not connected.
+func (o *claudeOutput) readServers(l []byte) {
+	var ev struct {
+		Servers []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"mcp_servers"`
+	}
+	if json.Unmarshal(l, &ev) != nil {
+		return
+	}
+	for _, s := range ev.Servers {
+		if s.Status != "connected" {
+			o.mcpFailed.add(fmt.Sprintf("%s (%s)", wfb.Clip(s.Name, 64), wfb.Clip(s.Status, 32)))
+		}
 	}
 }
 
@@ -316,6 +337,11 @@ type claudeCLIOutput struct {
 func (o *claudeCLIOutput) interpret(row *store.Result, pr processResult) {
 	o.claudeOutput.interpret(row, pr)
 	o.claudeOutput.measureMore(row, o.named)
+	if len(o.mcpFailed.items) > 0 {
+		// The session ran without the tools its arm gave it: it did not
+		// measure the arm's workflow, and the environment is to blame.
+		addFailure(row, wfb.KindInfraError, "MCP servers that did not start, by the agent's init event: "+o.mcpFailed.join(", "))
+	}
 }
 
 // measureMore records what the strict parse leaves out. It never turns a

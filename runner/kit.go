@@ -313,7 +313,9 @@ func codexKitArgs(k bench.Kit) ([]string, error) {
 			args = append(args, "-c", key+"url="+tomlString(s.URL))
 			continue
 		}
-		args = append(args, "-c", key+"command="+tomlString(s.Command))
+		// required: a server that does not start fails the session, where
+		// Codex otherwise goes on without it and says nothing.
+		args = append(args, "-c", key+"command="+tomlString(s.Command), "-c", key+"required=true")
 		if len(s.Args) > 0 {
 			v, _ := tomlValue(toAny(s.Args))
 			args = append(args, "-c", key+"args="+v)

@@ -70,6 +70,11 @@ arms:
   - id: baseline
     agent: stand-in
     provider: {mock: plain.yaml}
+  - id: broken
+    agent: stand-in
+    provider: {mock: plain.yaml}
+    mcp_servers:
+      code: {command: /bin/false}
 `)
 	_, rows := r.sweep(context.Background(), r.opts(b))
 	byArm := map[string]store.Result{}
@@ -87,6 +92,12 @@ arms:
 	unused := byArm["unused"]
 	if unused.OK || unused.ErrorKind != wfb.KindWorkflowNotUsed || !strings.Contains(unused.ErrorDetail, "mcp__code__*") {
 		t.Errorf("unused: ok=%v %s: %s; want workflow-not-used naming the pattern", unused.OK, unused.ErrorKind, unused.ErrorDetail)
+	}
+	// A server that dies before it answers: the session ran without the
+	// arm's tools, which is the environment's fault, not the workflow's.
+	broken := byArm["broken"]
+	if broken.OK || broken.ErrorKind != wfb.KindInfraError || !strings.Contains(broken.ErrorDetail, "did not start") || !strings.Contains(broken.ErrorDetail, "code") {
+		t.Errorf("broken: ok=%v %s: %s; want infra-error naming the server that did not start", broken.OK, broken.ErrorKind, broken.ErrorDetail)
 	}
 	base := byArm["baseline"]
 	if !base.OK || base.ToolCalls == nil || *base.ToolCalls != 0 || len(base.ToolUses) != 0 {

@@ -16,7 +16,9 @@ import (
 //
 //   - text becomes a {text} part, tools {functionCall: {name, args}} parts
 //     (args is the tool's input), of one candidate whose content has role
-//     "model".
+//     "model". An MCP tool named as Claude Code names it
+//     (mcp__SERVER__TOOL) is called as Gemini CLI declares it,
+//     mcp_SERVER_TOOL.
 //   - stop_reason becomes the candidate's finishReason: "STOP" by default
 //     (the API says STOP after a function call too), end_turn, tool_use
 //     and stop_sequence are STOP, max_tokens is MAX_TOKENS, and anything
@@ -197,7 +199,11 @@ func gemChunks(reply Reply, id, model string) []gemResponse {
 			if args == nil {
 				args = map[string]any{}
 			}
-			calls = append(calls, gemPart{FunctionCall: &gemFuncCall{Name: t.Name, Args: args}})
+			name := t.Name
+			if server, tool, ok := splitMCPName(name); ok {
+				name = "mcp_" + server + "_" + tool
+			}
+			calls = append(calls, gemPart{FunctionCall: &gemFuncCall{Name: name, Args: args}})
 		}
 		parts = append(parts, calls)
 	}

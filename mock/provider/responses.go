@@ -21,7 +21,10 @@ import (
 //     JSON-encoded input (Codex's exec_command takes {cmd: "..."}), or, when
 //     the request declares a free-form tool of that name (type "custom",
 //     such as Codex's apply_patch), a "custom_tool_call" item whose input is
-//     the tool input's "input" string.
+//     the tool input's "input" string. An MCP tool, named as Claude Code
+//     names it (mcp__SERVER__TOOL), is served as Codex declares it: a
+//     function_call of name TOOL (each character other than a letter, a
+//     digit or '_' made '_', as Codex makes it) in namespace mcp__SERVER.
 //   - usage is translated to OpenAI's semantics, where cached tokens are a
 //     SUBSET of input tokens (Anthropic's cache fields ADD to input):
 //     input_tokens = input_tokens + cache_read_input_tokens +
@@ -73,6 +76,7 @@ type respItem struct {
 	Content   []respContent `json:"content,omitempty"`
 	CallID    string        `json:"call_id,omitempty"`
 	Name      string        `json:"name,omitempty"`
+	Namespace string        `json:"namespace,omitempty"`
 	Arguments *string       `json:"arguments,omitempty"`
 	Input     *string       `json:"input,omitempty"`
 }
@@ -233,6 +237,9 @@ func respBuild(reply Reply, id, model string, custom map[string]bool) (respObjec
 			}
 			s := string(args)
 			item.Type, item.Arguments = "function_call", &s
+			if server, tool, ok := splitMCPName(t.Name); ok {
+				item.Namespace, item.Name = "mcp__"+server, codexToolName(tool)
+			}
 		}
 		resp.Output = append(resp.Output, item)
 	}
@@ -390,4 +397,27 @@ func respDefaultError(status int) json.RawMessage {
 	}
 	out, _ := json.Marshal(obj)
 	return out
+}
+
+// splitMCPName splits an MCP tool's name as Claude Code spells it,
+// mcp__SERVER__TOOL, into the server and the tool.
+func splitMCPName(name string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok {
+		return "", "", false
+	}
+	server, tool, ok = strings.Cut(rest, "__")
+	return server, tool, ok && server != "" && tool != ""
+}
+
+// codexToolName is an MCP tool's name as Codex offers it to the model:
+// every character but a letter, a digit and '_' made '_' (get-env is
+// get_env).
+func codexToolName(tool string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '_'
+	}, tool)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -218,5 +219,31 @@ func TestResponsesCutStreamNeverCompletes(t *testing.T) {
 	}
 	if len(events) != 3 {
 		t.Errorf("events %v, want the 3 before response.completed", sseNames(events))
+	}
+}
+
+// TestAnMCPToolIsCalledInEachAgentsOwnSpelling lets one script drive an
+// MCP tool call of every agent: Claude Code calls mcp__SERVER__TOOL,
+// Codex a function TOOL (hyphens made underscores) in namespace
+// mcp__SERVER — a flat name it answers "unsupported call" — and Gemini CLI
+// mcp_SERVER_TOOL.
+func TestAnMCPToolIsCalledInEachAgentsOwnSpelling(t *testing.T) {
+	tools := []Tool{{Name: "mcp__everything__get-env", Input: map[string]any{}}, {Name: "mcp__", Input: map[string]any{}}}
+	p := startProvider(t, &Script{Default: &Reply{Tools: tools}})
+	_, body := post(t, p.URL()+"/v1/responses", respBody(false), nil)
+	out := decode(t, body)["output"].([]any)
+	first, second := out[0].(map[string]any), out[1].(map[string]any)
+	if first["namespace"] != "mcp__everything" || first["name"] != "get_env" || first["type"] != "function_call" {
+		t.Errorf("codex's MCP call: %v; want function get_env in namespace mcp__everything", first)
+	}
+	if _, ok := second["namespace"]; ok || second["name"] != "mcp__" {
+		t.Errorf("a name that is not mcp__SERVER__TOOL: %v; want it served as written, with no namespace", second)
+	}
+	_, chunks, err := gemStream(t, p, gemBody("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(chunks, ""), `"name":"mcp_everything_get-env"`) {
+		t.Errorf("gemini's MCP call: %s; want name mcp_everything_get-env", chunks)
 	}
 }
