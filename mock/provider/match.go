@@ -20,14 +20,67 @@ type Match struct {
 	// items (assistant messages, function and custom tool calls,
 	// reasoning) in "input", one run per earlier response.
 	Turn *int `json:"turn,omitempty"`
+	// Offers, when set, is a tool the request offers the model, named as
+	// Claude Code names it (an MCP tool mcp__SERVER__TOOL, whatever the
+	// agent's own spelling): a model calls only what it is offered, so an
+	// arm given a tool and one without can share a script.
+	Offers string `json:"offers,omitempty"`
 }
 
-// fits says whether a request with the given model and turn fits m.
-func (m *Match) fits(model string, turn int) bool {
+// fits says whether a request with the given model and turn, offering the
+// tools offers says it offers, fits m.
+func (m *Match) fits(model string, turn int, offers func(string) bool) bool {
 	if m == nil {
 		return true
 	}
-	return (m.Model == "" || m.Model == model) && (m.Turn == nil || *m.Turn == turn)
+	return (m.Model == "" || m.Model == model) && (m.Turn == nil || *m.Turn == turn) &&
+		(m.Offers == "" || offers(m.Offers))
+}
+
+// requestOffers reports whether a request offers the tool named (see
+// Match.Offers), in each API's own shape: Messages' tools[].name,
+// Responses' tools[].name and an MCP server's tools inside its
+// "namespace" tool, Gemini's tools[].functionDeclarations[].name.
+func requestOffers(body map[string]any, api, name string) bool {
+	server, tool, isMCP := splitMCPName(name)
+	tools, _ := body["tools"].([]any)
+	for _, t := range tools {
+		obj, _ := t.(map[string]any)
+		switch api {
+		case apiMessages:
+			if obj["name"] == name {
+				return true
+			}
+		case apiResponses:
+			if obj["name"] == name {
+				return true
+			}
+			if isMCP && obj["type"] == "namespace" && obj["name"] == "mcp__"+server && namedIn(obj["tools"], "name", codexToolName(tool)) {
+				return true
+			}
+		case apiGemini:
+			want := name
+			if isMCP {
+				want = "mcp_" + server + "_" + tool
+			}
+			if namedIn(obj["functionDeclarations"], "name", want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// namedIn reports whether list, a JSON array of objects, holds one whose
+// key is name.
+func namedIn(list any, key, name string) bool {
+	items, _ := list.([]any)
+	for _, it := range items {
+		if obj, _ := it.(map[string]any); obj[key] == name {
+			return true
+		}
+	}
+	return false
 }
 
 // requestTurn counts the assistant turns a request's conversation holds

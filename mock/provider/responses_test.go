@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -245,5 +246,45 @@ func TestAnMCPToolIsCalledInEachAgentsOwnSpelling(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(chunks, ""), `"name":"mcp_everything_get-env"`) {
 		t.Errorf("gemini's MCP call: %s; want name mcp_everything_get-env", chunks)
+	}
+}
+
+// TestAReplyCanAnswerOnlyARequestThatOffersATool lets an arm given a tool
+// and an arm without it share one script: the reply that calls the tool
+// answers only a request that offers it, in each API's own shape.
+func TestAReplyCanAnswerOnlyARequestThatOffersATool(t *testing.T) {
+	script := func() *Script {
+		return &Script{
+			Replies: []Reply{{Text: "with", Match: &Match{Offers: "mcp__code__find-symbol"}}},
+			Default: &Reply{Text: "without"},
+		}
+	}
+	text := func(t *testing.T, body []byte) string {
+		t.Helper()
+		return string(body)
+	}
+	tests := []struct {
+		name, path string
+		offering   map[string]any
+	}{
+		{"messages", "/v1/messages", map[string]any{"model": "m", "max_tokens": 10, "messages": []any{map[string]any{"role": "user", "content": "hi"}},
+			"tools": []any{map[string]any{"name": "mcp__code__find-symbol", "input_schema": map[string]any{"type": "object"}}}}},
+		{"responses", "/v1/responses", map[string]any{"model": "m", "input": []any{},
+			"tools": []any{map[string]any{"type": "namespace", "name": "mcp__code", "tools": []any{map[string]any{"type": "function", "name": "find_symbol"}}}}}},
+		{"gemini", "/v1beta/models/m:generateContent", map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "hi"}}}},
+			"tools": []any{map[string]any{"functionDeclarations": []any{map[string]any{"name": "mcp_code_find-symbol"}}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProvider(t, script())
+			bare := maps.Clone(tt.offering)
+			delete(bare, "tools")
+			if _, body := post(t, p.URL()+tt.path, bare, nil); !strings.Contains(text(t, body), "without") {
+				t.Errorf("a request offering no tool got %s; want the default", body)
+			}
+			if _, body := post(t, p.URL()+tt.path, tt.offering, nil); !strings.Contains(text(t, body), "with") || strings.Contains(text(t, body), "without") {
+				t.Errorf("a request offering the tool got %s; want the matched reply", body)
+			}
+		})
 	}
 }

@@ -74,8 +74,8 @@ import "encoding/json"
 //   - delay_ms: wait this long (>= 0) before answering, headers included.
 //   - hang: never answer; the request blocks until the client disconnects
 //     or the provider is closed, and then the connection is dropped.
-//   - match: {turn, model}, either or both: the reply answers only a
-//     request that fits (see Match). A request takes the first reply not
+//   - match: {turn, model, offers}, any of them: the reply answers only a
+//     request that fits (see Match); offers: a tool the request offers. A request takes the first reply not
 //     yet served that fits it, so replies without match are served in
 //     order; a request no reply fits gets the default. Not on the default.
 //   - cut_after_events: for a streamed reply, drop the connection after

@@ -337,7 +337,7 @@ func readErrText(err error) string {
 	return err.Error()
 }
 
-// match reads a reply's match: {turn, model}.
+// match reads a reply's match: {turn, model, offers}.
 func (sp *scriptParser) match(node ast.Node, field string) *Match {
 	pairs, ok := sp.Mapping(node, field)
 	if !ok {
@@ -367,8 +367,12 @@ func (sp *scriptParser) match(node ast.Node, field string) *Match {
 					m.Turn = &t
 				}
 			}
+		case "offers":
+			if s, ok := sp.NonEmpty(v, f); ok {
+				m.Offers = s
+			}
 		default:
-			sp.Addf(kv.KeyAt, f, "unknown field (a match has: turn, model)")
+			sp.Addf(kv.KeyAt, f, "unknown field (a match has: turn, model, offers)")
 		}
 	}
 	return m

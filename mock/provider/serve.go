@@ -183,7 +183,7 @@ func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming
 	if api == apiGemini {
 		model = geminiModel(r.URL.Path)
 	}
-	reply, label := p.nextReply(model, requestTurn(in.body, api))
+	reply, label := p.nextReply(model, requestTurn(in.body, api), func(tool string) bool { return requestOffers(in.body, api, tool) })
 	// Placeholders such as {{review_output}} take their value from this request.
 	reply = expandTemplates(reply, in.body)
 	*note = label
@@ -238,15 +238,15 @@ func (p *Provider) wait(ctx context.Context, reply Reply, note *string) bool {
 }
 
 // nextReply takes the first reply not yet served that fits a request for
-// model at turn (see Match), or the default.
-func (p *Provider) nextReply(model string, turn int) (Reply, string) {
+// model at turn, offering what offers says (see Match), or the default.
+func (p *Provider) nextReply(model string, turn int, offers func(string) bool) (Reply, string) {
 	p.mu.Lock()
 	if p.served == nil {
 		p.served = make([]bool, len(p.script.Replies))
 	}
 	i := p.next
 	for ; i < len(p.script.Replies); i++ {
-		if !p.served[i] && p.script.Replies[i].Match.fits(model, turn) {
+		if !p.served[i] && p.script.Replies[i].Match.fits(model, turn, offers) {
 			break
 		}
 	}
