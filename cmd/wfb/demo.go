@@ -42,11 +42,13 @@ mock provider and runs the stand-in agent in the host-unsafe sandbox — record
 every attempt (failures included) in the results file, and print the report.
 
 The bench has three tasks (a bug fix checked by a verify command, a review
-scored against labels, a summary), three arms and three repetitions. Its
+scored against labels, a summary), four arms and three repetitions. Its
 scripts include an upstream 529 (a failed row, retried as a new linked
 attempt), a provider that omits a cache usage field (refused, not
-zero-filled) and a review that tries to tamper with the workspace it
-reviews (the write fails; the workspace is unchanged).
+zero-filled), a review that tries to tamper with the workspace it
+reviews (the write fails; the workspace is unchanged), and an arm given an
+MCP server and a skill whose use is counted per session — where it never
+calls the tool its workflow expects, the row says workflow-not-used.
 
 Exit status 0 when every cell behaved as the demo expects.`,
 		Args: cobra.NoArgs,
@@ -62,6 +64,7 @@ var demoExpect = map[[2]string]string{
 	{"fix-sum", "baseline"}: "", {"fix-sum", "thorough"}: "", {"fix-sum", "gateway"}: wfb.KindSessionError,
 	{"review-auth", "baseline"}: "", {"review-auth", "thorough"}: "", {"review-auth", "gateway"}: wfb.KindSessionError,
 	{"summarize", "baseline"}: "", {"summarize", "thorough"}: "", {"summarize", "gateway"}: wfb.KindSessionError,
+	{"fix-sum", "code-intel"}: "", {"review-auth", "code-intel"}: "", {"summarize", "code-intel"}: wfb.KindWorkflowNotUsed,
 }
 
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {

@@ -416,9 +416,10 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	for _, r := range rows {
 		kinds[r.ErrorKind]++
 	}
-	// 27 cells; the 6 summarize cells outside the gateway arm are retried
-	// once after their 529.
-	want := map[string]int{"": 18, wfb.KindSessionError: 9, wfb.KindProviderError: 6}
+	// 36 cells; the 9 summarize cells outside the gateway arm are retried
+	// once after their 529; code-intel's 3 summarize cells never call the
+	// tool their workflow expects.
+	want := map[string]int{"": 24, wfb.KindSessionError: 9, wfb.KindProviderError: 9, wfb.KindWorkflowNotUsed: 3}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("rows by kind (-want +got):\n%s", diff)
 	}
@@ -438,8 +439,8 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(scored) != 6 {
-		t.Fatalf("%d review attempts scored, want 6", len(scored))
+	if len(scored) != 9 {
+		t.Fatalf("%d review attempts scored, want 9", len(scored))
 	}
 	for _, sc := range scored {
 		if diff := cmp.Diff([]any{int64(1), int64(1), int64(1), int64(1)}, sc); diff != "" {
@@ -611,5 +612,36 @@ func TestTheDemoHintNamesACommandThatWorks(t *testing.T) {
 		if got := hintCommand(tc.exe, tc.lookPath); got != tc.want {
 			t.Errorf("hintCommand(%s) = %q, want %q", tc.exe, got, tc.want)
 		}
+	}
+}
+
+// The manual's example of two workflows (docs/tools-and-skills.md) runs
+// as it stands: the arm given an MCP server, a skill and an instruction
+// file is seen using them, the baseline is not, and the SQL the manual
+// shows answers so.
+func TestTheToolsExampleRunsAndShowsItsEvidence(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "wfb.db")
+	s, _, errOut := testStreams("", nil)
+	code := run(context.Background(), []string{"run", "../../examples/tools/bench.yaml", "--db", db, "--sandbox", "host-unsafe", "--runs", "1"}, s)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	d, err := store.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, rows, err := d.Query(context.Background(), "SELECT arm, tool, attempts_using, attempts_measured, calls FROM arm_tools_v ORDER BY arm, tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]any{
+		{"baseline", "Write", int64(1), int64(1), int64(1)},
+		{"code-intel", "Write", int64(1), int64(1), int64(1)},
+		{"code-intel", "mcp__code__find_symbol", int64(1), int64(1), int64(1)},
+		{"code-intel", "skill:small-fixes", int64(1), int64(1), int64(1)},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("arm_tools_v (-want +got):\n%s", diff)
 	}
 }

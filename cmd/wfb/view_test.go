@@ -32,8 +32,8 @@ func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
 		t.Errorf("first line %q, want the index", first)
 	}
 	attempts, _ := filepath.Glob(filepath.Join(site, "attempt", "*.html"))
-	if len(attempts) != 33 {
-		t.Errorf("%d attempt pages, want the demo's 33", len(attempts))
+	if len(attempts) != 45 {
+		t.Errorf("%d attempt pages, want the demo's 45", len(attempts))
 	}
 	b, err := os.ReadFile(filepath.Join(site, "index.html"))
 	if err != nil || !strings.Contains(string(b), "66.7%") {

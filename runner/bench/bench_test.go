@@ -152,12 +152,14 @@ arms:
 
 // The commented example shipped for users must stay a valid bench.
 func TestTheExampleBenchIsValid(t *testing.T) {
-	b, err := Load("../../examples/bench.yaml", checkScript)
-	if err != nil {
-		t.Fatalf("examples/bench.yaml: %v", err)
-	}
-	if len(b.Tasks) == 0 || len(b.Arms) == 0 {
-		t.Fatalf("example has %d tasks and %d arms", len(b.Tasks), len(b.Arms))
+	for _, name := range []string{"examples/bench.yaml", "examples/tools/bench.yaml"} {
+		b, err := Load("../../"+name, checkScript)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(b.Tasks) == 0 || len(b.Arms) == 0 {
+			t.Fatalf("%s has %d tasks and %d arms", name, len(b.Tasks), len(b.Arms))
+		}
 	}
 }
 
