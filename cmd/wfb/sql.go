@@ -117,8 +117,8 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 // stable interface of the results file, as README's "The SQL interface"
 // lists them (a test holds the two and the schema together).
 var stableRelations = struct{ tables, views []string }{
-	tables: []string{"runs", "results", "evidence", "model_usage", "artifacts", "scores", "requests", "exchanges", "transcripts"},
-	views:  []string{"results_v", "measured_results_v", "cells_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_summary_v", "run_summary_v"},
+	tables: []string{"runs", "results", "evidence", "model_usage", "tool_uses", "artifacts", "scores", "requests", "exchanges", "transcripts"},
+	views:  []string{"results_v", "measured_results_v", "cells_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_tool_calls_v", "arm_tools_v", "arm_summary_v", "run_summary_v"},
 }
 
 // stableRelationsText spells stableRelations for the help text.
