@@ -102,12 +102,15 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
       plain: {command: bin/plain}
       http: {url: "ftp://x", env: {A: {value: b}}}
       secret: {command: wfb, env: {API_TOKEN: {value: abc}}}
+      path: {command: wfb, env: {PATH: {from_env: MY_PATH}, TOKEN: {from_env: A}}}
+      other: {command: wfb, env: {TOKEN: {from_env: B}}}
     skills: [skills/empty, skills/nope, guide.md]
     files:
       - {from: guide.md, to: etc/passwd}
       - {from: guide.md, to: workspace/../x}
       - {from: nope.md, to: home/x}
       - {from: guide.md}
+      - {from: guide.md, to: home/.wfb-kit/mcp.json}
     settings: {a: 1}
     expect_tools: ["[", " x"]
   - id: g
@@ -136,6 +139,9 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
 		`arms[0].files[2].from: nope.md: no such file or directory`,
 		`arms[0].files[3].to: is required`,
 		`arms[0].settings: the stand-in agent has no settings`,
+		`arms[0].mcp_servers.path.env.PATH: a secret reaches its server through the agent's environment`,
+		`arms[0].mcp_servers.other.env.TOKEN: another server of this arm takes TOKEN from $A`,
+		`arms[0].files: home/.wfb-kit/mcp.json: home/.wfb-kit is where wfb writes`,
 		`arms[0].expect_tools[0]: "[" is not a tool pattern`,
 		`arms[0].expect_tools[1]: " x" is not a tool pattern`,
 		`arms[1].files: wfb writes gemini's home/.gemini/settings.json`,

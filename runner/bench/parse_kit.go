@@ -40,6 +40,7 @@ func (p *benchParser) mcpServers(n node, field string) []MCPServer {
 		return nil
 	}
 	var out []MCPServer
+	secrets := map[string]string{} // variable → the wfb variable it comes from
 	for _, kv := range pairs {
 		f := strictyaml.Join(field, kv.Key)
 		if !serverName.MatchString(kv.Key) || strings.Contains(kv.Key, "__") {
@@ -48,10 +49,34 @@ func (p *benchParser) mcpServers(n node, field string) []MCPServer {
 		}
 		if s, ok := p.mcpServer(kv.Value, f); ok {
 			s.Name = kv.Key
+			p.serverSecrets(kv.Value, f, s, secrets)
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// agentOwnEnv are variables the agent's environment holds for wfb or the
+// agent itself: a server's secret, which reaches the server through the
+// agent's environment under its own name, must not replace one.
+var agentOwnEnv = regexp.MustCompile(`^(PATH|LANG|LC_[A-Z]+|HOME|TMPDIR|USER|SHELL|API_TIMEOUT_MS|(ANTHROPIC|CLAUDE|OPENAI|CODEX|GEMINI|GOOGLE|WFB)_[A-Z0-9_]*)$`)
+
+// serverSecrets refuses a secret variable that would replace one of the
+// agent's own, or that two servers of the arm take from different places.
+func (p *benchParser) serverSecrets(at node, field string, s MCPServer, seen map[string]string) {
+	for _, v := range s.Env {
+		if v.Literal {
+			continue
+		}
+		switch {
+		case agentOwnEnv.MatchString(v.Name):
+			p.Addf(at, field+".env."+v.Name, "a secret reaches its server through the agent's environment under its own name, and %s is the agent's own; name it otherwise", v.Name)
+		case seen[v.Name] != "" && seen[v.Name] != v.FromEnv:
+			p.Addf(at, field+".env."+v.Name, "another server of this arm takes %s from $%s; one name, one value", v.Name, seen[v.Name])
+		default:
+			seen[v.Name] = v.FromEnv
+		}
+	}
 }
 
 // mcpServer reads one server's mapping.
@@ -290,6 +315,11 @@ func (p *benchParser) checkKit(f string, a *Arm, pairs []strictyaml.Pair) {
 	if a.Agent == AgentStandIn {
 		if at := p.keyOf(pairs, "settings"); at != nil {
 			p.Addf(at, f+".settings", "the stand-in agent has no settings of its own; remove them from this arm")
+		}
+	}
+	for _, pl := range a.Files {
+		if pl.Into == PlaceHome && (pl.Path == ".wfb-kit" || strings.HasPrefix(pl.Path, ".wfb-kit/")) {
+			p.Addf(p.keyOf(pairs, "files"), f+".files", "%s: home/.wfb-kit is where wfb writes the agent's MCP configuration and settings", pl)
 		}
 	}
 	if a.Agent == AgentGemini {
