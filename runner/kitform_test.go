@@ -1,0 +1,189 @@
+package runner
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/store"
+)
+
+// testKit has a stdio server with a setting and a secret, an HTTP server
+// and nested settings.
+func testKit() bench.Kit {
+	return bench.Kit{
+		MCPServers: []bench.MCPServer{
+			{Name: "code", Command: "/opt/code/bin/server", Args: []string{"--stdio"},
+				Env: []bench.EnvVar{{Name: "MODE", Value: "fast", Literal: true}, {Name: "CODE_TOKEN", FromEnv: "T", Value: "s3cret-value-123"}}},
+			{Name: "docs", URL: "https://mcp.example.com/mcp"},
+		},
+		Settings: map[string]any{"model_reasoning_effort": "high", "tools": map[string]any{"view_image": false}},
+	}
+}
+
+// Codex takes the kit as -c overrides, a secret by name only: its value is
+// on no command line.
+func TestCodexGetsTheKitAsConfigOverrides(t *testing.T) {
+	args, err := codexKitArgs(testKit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"-c", `mcp_servers.code.command="/opt/code/bin/server"`, "-c", "mcp_servers.code.required=true",
+		"-c", `mcp_servers.code.args=["--stdio"]`,
+		"-c", `mcp_servers.code.env={"MODE" = "fast"}`,
+		"-c", `mcp_servers.code.env_vars=["CODE_TOKEN"]`,
+		"-c", `mcp_servers.docs.url="https://mcp.example.com/mcp"`,
+		"-c", `model_reasoning_effort="high"`,
+		"-c", "tools.view_image=false",
+	}
+	if diff := cmp.Diff(want, args); diff != "" {
+		t.Errorf("codex -c overrides (-want +got):\n%s", diff)
+	}
+	if strings.Contains(strings.Join(args, " "), "s3cret") {
+		t.Error("the secret's value is on codex's command line")
+	}
+	if _, err := codexKitArgs(bench.Kit{Settings: map[string]any{"a.b": 1}}); err == nil {
+		t.Error("a settings key with a dot was accepted: codex's -c would read it as two")
+	}
+	if _, err := codexKitArgs(bench.Kit{Settings: map[string]any{"a": nil}}); err == nil {
+		t.Error("a null setting was accepted: TOML has no null")
+	}
+}
+
+// Claude Code gets a config file in the private HOME naming the secret as
+// ${NAME}, --strict-mcp-config, and a rule that lets it call the servers'
+// tools headless; the stand-in, whose --allowedTools is a whitelist, gets
+// the rule only beside the arm's own list.
+func TestClaudeGetsTheKitAsAConfigFileAndFlags(t *testing.T) {
+	for _, tt := range []struct {
+		agent   string
+		allowed []string
+		rule    bool
+	}{{bench.AgentClaude, nil, true}, {bench.AgentStandIn, nil, false}, {bench.AgentStandIn, []string{"Write"}, true}} {
+		home := t.TempDir()
+		k := testKit()
+		k.Settings = map[string]any{"permissions": map[string]any{"allow": []any{"Bash(make:*)"}}}
+		spec := SessionSpec{SessionKey: SessionKey{Agent: tt.agent, AllowedTools: tt.allowed, Kit: k}, Env: map[string]string{"HOME": home}}
+		args, err := claudeKitArgs(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mcp := filepath.Join(home, kitDir, "mcp.json")
+		settings := filepath.Join(home, kitDir, "settings.json")
+		want := []string{"--mcp-config", mcp, "--strict-mcp-config"}
+		if tt.rule {
+			want = append(want, "--allowedTools", "mcp__code,mcp__docs")
+		}
+		want = append(want, "--settings", settings)
+		if diff := cmp.Diff(want, args); diff != "" {
+			t.Errorf("%s %v: flags (-want +got):\n%s", tt.agent, tt.allowed, diff)
+		}
+		data, err := os.ReadFile(mcp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg map[string]map[string]map[string]any
+		if err := json.Unmarshal(data, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		code := cfg["mcpServers"]["code"]
+		if code["command"] != "/opt/code/bin/server" || code["env"].(map[string]any)["CODE_TOKEN"] != "${CODE_TOKEN}" ||
+			code["env"].(map[string]any)["MODE"] != "fast" || cfg["mcpServers"]["docs"]["url"] != "https://mcp.example.com/mcp" {
+			t.Errorf("mcp config %s", data)
+		}
+		if strings.Contains(string(data), "s3cret") {
+			t.Errorf("the secret's value is in the config file: %s", data)
+		}
+		if fi, err := os.Stat(mcp); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("config mode %v, want 0600", fi.Mode())
+		}
+	}
+}
+
+// Gemini CLI's settings take the arm's over wfb's, key by key, and the
+// servers with the secret as $NAME.
+func TestGeminiGetsTheKitInItsSettings(t *testing.T) {
+	k := testKit()
+	k.Settings = map[string]any{"general": map[string]any{"maxAttempts": 3}, "ui": map[string]any{"theme": "x"}}
+	got := geminiKitSettings(geminiSettings(0), k)
+	general := got["general"].(map[string]any)
+	if general["maxAttempts"] != 3 || general["enableAutoUpdate"] != false {
+		t.Errorf("general = %v; want the arm's maxAttempts over wfb's, wfb's other keys kept", general)
+	}
+	if got["ui"].(map[string]any)["theme"] != "x" {
+		t.Errorf("the arm's own table is missing: %v", got)
+	}
+	servers := got["mcpServers"].(map[string]any)
+	code := servers["code"].(map[string]any)
+	if code["env"].(map[string]any)["CODE_TOKEN"] != "$CODE_TOKEN" || servers["docs"].(map[string]any)["httpUrl"] != "https://mcp.example.com/mcp" {
+		t.Errorf("mcpServers = %v", servers)
+	}
+	if base := geminiSettings(0); base["ui"] != nil || base["general"].(map[string]any)["maxAttempts"] != 1 {
+		t.Error("merging changed wfb's own settings")
+	}
+}
+
+// Each agent's report of a call maps into the one vocabulary.
+func TestEveryAgentsToolCallsAreNamedInOneVocabulary(t *testing.T) {
+	servers := []string{"code", "code_x"}
+	for _, tt := range []struct{ got, want string }{
+		{geminiToolName("mcp_code_find_symbol", nil, servers), "mcp__code__find_symbol"},
+		{geminiToolName("mcp_code_x_echo", nil, servers), "mcp__code_x__echo"},
+		{geminiToolName("mcp_other_echo", nil, servers), "mcp_other_echo"},
+		{geminiToolName("activate_skill", json.RawMessage(`{"name":"review"}`), servers), "skill:review"},
+		{geminiToolName("write_file", nil, servers), "write_file"},
+		{codexToolName("mcp_tool_call", "everything", "get-env", "", nil), "mcp__everything__get-env"},
+		{codexToolName("command_execution", "", "", "cat /h/skills/review/SKILL.md", []string{"review"}), "skill:review"},
+		{codexToolName("command_execution", "", "", "ls", []string{"review"}), "command_execution"},
+		{codexToolName("agent_message", "", "", "", nil), ""},
+		{codexToolName("reasoning", "", "", "", nil), ""},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+	var o claudeOutput
+	o.line([]byte(`{"type":"system","subtype":"init","mcp_servers":[{"name":"code","status":"connected"}]}`), false)
+	for i := 0; i < 2; i++ { // an event shown twice is one call
+		o.line([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"review"}},{"type":"tool_use","id":"t2","name":"mcp__code__echo","input":{}},{"type":"text","text":"hi"}]}}`), false)
+	}
+	var row store.Result
+	o.tools.record(&row)
+	want := []store.ToolUse{{Tool: "mcp__code__echo", Calls: 1}, {Tool: "skill:review", Calls: 1}}
+	if diff := cmp.Diff(want, row.ToolUses); diff != "" || row.ToolCalls == nil || *row.ToolCalls != 2 {
+		t.Errorf("claude: tool_calls %v, uses (-want +got):\n%s", deref(row.ToolCalls), diff)
+	}
+}
+
+// What a session must be seen using decides its outcome: each pattern
+// needs a call; calls that could not be read cannot show it.
+func TestExpectationsNeedACallOfEachPattern(t *testing.T) {
+	two := int64(2)
+	uses := []store.ToolUse{{Tool: "Read", Calls: 1}, {Tool: "mcp__code__find_symbol", Calls: 1}}
+	for _, tt := range []struct {
+		name   string
+		calls  *int64
+		uses   []store.ToolUse
+		expect []string
+		kind   string
+		detail string
+	}{
+		{"met", &two, uses, []string{"mcp__code__*", "Read"}, "", ""},
+		{"one missing", &two, uses, []string{"mcp__code__*", "skill:*"}, wfb.KindWorkflowNotUsed, "without a call matching skill:* (expect_tools); it called Read ×1, mcp__code__find_symbol ×1"},
+		{"not measured", nil, nil, []string{"Read"}, wfb.KindWorkflowNotUsed, "no tool calls wfb could read"},
+		{"nothing expected", nil, nil, nil, "", ""},
+	} {
+		row := store.Result{OK: true, ToolCalls: tt.calls, ToolUses: tt.uses}
+		checkExpectations(&row, tt.expect)
+		if row.ErrorKind != tt.kind || !strings.Contains(row.ErrorDetail, tt.detail) || row.OK != (tt.kind == "") {
+			t.Errorf("%s: ok=%v %s: %s; want %q containing %q", tt.name, row.OK, row.ErrorKind, row.ErrorDetail, tt.kind, tt.detail)
+		}
+	}
+}
