@@ -111,6 +111,7 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
       - {from: nope.md, to: home/x}
       - {from: guide.md}
       - {from: guide.md, to: home/.wfb-kit/mcp.json}
+      - {from: /dev/null, to: home/null}
     settings: {a: 1}
     expect_tools: ["[", " x"]
   - id: g
@@ -142,6 +143,7 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
 		`arms[0].mcp_servers.path.env.PATH: a secret reaches its server through the agent's environment`,
 		`arms[0].mcp_servers.other.env.TOKEN: another server of this arm takes TOKEN from $A`,
 		`arms[0].files: home/.wfb-kit/mcp.json: home/.wfb-kit is where wfb writes`,
+		`arms[0].files[5].from: /dev/null is neither a file nor a directory`,
 		`arms[0].expect_tools[0]: "[" is not a tool pattern`,
 		`arms[0].expect_tools[1]: " x" is not a tool pattern`,
 		`arms[1].files: wfb writes gemini's home/.gemini/settings.json`,

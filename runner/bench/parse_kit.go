@@ -20,6 +20,8 @@ const (
 	MaxSkills      = 64
 	MaxFiles       = 256
 	MaxExpectTools = 64
+	// MaxPlacedFileBytes bounds one file an arm places (files).
+	MaxPlacedFileBytes = 64 << 20
 )
 
 // serverName is an MCP server's name: it becomes part of tool names
@@ -218,8 +220,16 @@ func (p *benchParser) files(n node, field string) []Placement {
 			case "from":
 				if s, ok := p.NonEmpty(kv.Value, kf); ok {
 					pl.From = p.resolve(s)
-					if _, err := os.Stat(pl.From); err != nil {
+					fi, err := os.Stat(pl.From)
+					switch {
+					case err != nil:
 						p.Addf(kv.Value, kf, "%s: %s", s, errText(err))
+						good = false
+					case !fi.IsDir() && !fi.Mode().IsRegular():
+						p.Addf(kv.Value, kf, "%s is neither a file nor a directory", s)
+						good = false
+					case fi.Mode().IsRegular() && fi.Size() > MaxPlacedFileBytes:
+						p.Addf(kv.Value, kf, "%s has %d bytes; a placed file may have at most %d", s, fi.Size(), MaxPlacedFileBytes)
 						good = false
 					}
 				}
