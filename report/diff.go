@@ -167,6 +167,9 @@ type Diff struct {
 	ByArm     bool
 	Lines     []DiffLine
 	Footnotes []string
+	// Tools is each side's tool use (LoadToolUse, by arm), set by
+	// DiffSides; its changes are shown beside the lines, descriptive only.
+	Tools [2]*ToolUse
 }
 
 type groupKey struct{ task, arm int32 }

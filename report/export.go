@@ -155,14 +155,22 @@ func exportColumns(cols Columns) []string {
 // measured_results_v's usage_cost_usd) and its source, so a program reading
 // an export sums the figure wfb runs and wfb report show, not the agent's
 // cost_usd.
+//
+// A file with tool calls (schema 11) adds tool_uses: the attempt's calls by
+// tool as JSON text, {"Read": 3, "mcp__docs__search": 1} in name order,
+// NULL where tool_calls is NULL (not measured) and {} where it is 0.
 func exportDerived(cols Columns) []struct{ name, expr string } {
-	if !cols.Has("usage_source") || !cols.Has("metered_cost_usd") {
-		return nil
+	var out []struct{ name, expr string }
+	if cols.Has("usage_source") && cols.Has("metered_cost_usd") {
+		out = append(out, struct{ name, expr string }{"usage_cost_usd", store.UsageCostSQL("r")},
+			struct{ name, expr string }{"usage_cost_source", store.UsageCostSourceSQL("r")})
 	}
-	return []struct{ name, expr string }{
-		{"usage_cost_usd", store.UsageCostSQL("r")},
-		{"usage_cost_source", store.UsageCostSourceSQL("r")},
+	if cols.Has("tool_calls") {
+		out = append(out, struct{ name, expr string }{"tool_uses", `CASE WHEN r.tool_calls IS NULL THEN NULL ELSE
+			(SELECT json_group_object(tool, calls) FROM (SELECT t.tool, t.calls FROM tool_uses t
+			WHERE t.attempt_id = r.attempt_id ORDER BY t.tool)) END`})
 	}
+	return out
 }
 
 func csvValue(v any) string {

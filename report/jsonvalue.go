@@ -41,6 +41,8 @@ func jsonValue(v any) ([]byte, error) {
 		return jsonString(base64.StdEncoding.EncodeToString(x))
 	case string:
 		return jsonString(x)
+	case Items:
+		return jsonItems(x)
 	}
 	return jsonString(asString(v))
 }
@@ -77,4 +79,32 @@ func jsonString(s string) ([]byte, error) {
 		return nil, err
 	}
 	return jsonShowControls(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
+}
+
+// jsonItems encodes a list of records as an array of objects keyed by
+// its Keys, each value as jsonValue encodes a cell.
+func jsonItems(it Items) ([]byte, error) {
+	b := []byte{'['}
+	for i, row := range it.Rows {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, '{')
+		for j, v := range row {
+			if j > 0 {
+				b = append(b, ", "...)
+			}
+			k, err := jsonString(it.Keys[j])
+			if err != nil {
+				return nil, err
+			}
+			val, err := jsonValue(v)
+			if err != nil {
+				return nil, err
+			}
+			b = append(append(append(b, k...), ": "...), val...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
 }

@@ -264,7 +264,7 @@ var exportPinned = []string{"run_id", "attempt_id", "task", "arm", "rep", "attem
 // DuckDB users analyse.
 func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
 	db, cols, _ := openFixture(t)
-	wantHeader := append(append(slices.Clone(cols.Names), "usage_cost_usd", "usage_cost_source"), cols.Scores...)
+	wantHeader := append(append(slices.Clone(cols.Names), "usage_cost_usd", "usage_cost_source", "tool_uses"), cols.Scores...)
 	for _, f := range []ExportFormat{ExportCSV, ExportJSONL} {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
@@ -317,7 +317,7 @@ func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
 				}
 			}
 			if diff := cmp.Diff(wantHeader, header); diff != "" {
-				t.Errorf("columns are not every results column, the one cost and its source, then the score columns, in schema order (-want +got):\n%s", diff)
+				t.Errorf("columns are not every results column, the one cost and its source, the tool uses, then the score columns, in schema order (-want +got):\n%s", diff)
 			}
 			if len(records) != 13 {
 				t.Errorf("%d records; want one per attempt of r1 (13)", len(records))

@@ -19,9 +19,10 @@ import (
 // Table is a rendered-agnostic result: a title, named columns, rows of typed
 // cells and footnotes (warnings, caveats) that belong with the numbers.
 //
-// A cell is nil (NULL: not measured), int64, int, float64, string, bool or
-// []byte. NULL is never shown as 0 or as an empty string where the format
-// can tell them apart.
+// A cell is nil (NULL: not measured), int64, int, float64, string, bool,
+// []byte or Items (a list of records: structured in JSON, text elsewhere).
+// NULL is never shown as 0 or as an empty string where the format can tell
+// them apart.
 type Table struct {
 	Title     string
 	Columns   []string
@@ -103,7 +104,7 @@ func Render(w io.Writer, t *Table, f Format) error {
 		}
 		for c, v := range row {
 			switch v.(type) {
-			case nil, int64, int, float64, string, bool, []byte:
+			case nil, int64, int, float64, string, bool, []byte, Items:
 			default:
 				return fmt.Errorf("render %q: row %d, column %s: cell of type %T", t.Title, i+1, t.Columns[c], v)
 			}
@@ -142,6 +143,8 @@ func text(v any) string {
 		return strconv.FormatBool(x)
 	case []byte:
 		return "x'" + hex.EncodeToString(x) + "'"
+	case Items:
+		return x.Text
 	}
 	return fmt.Sprint(v) // unreachable: Render checks cell types first
 }
@@ -358,6 +361,8 @@ func renderCSV(w io.Writer, t *Table) error {
 			switch x := v.(type) {
 			case string:
 				cells[i] = csvCell(x)
+			case Items:
+				cells[i] = csvCell(x.Text)
 			case nil:
 			default:
 				if !nonFinite(v) {

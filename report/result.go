@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
@@ -56,6 +59,7 @@ func resultFields(r store.Result) []resultField {
 		{"metered_cost_usd", nullable(r.MeteredCostUSD)}, {"cost_verdict", nullIfEmpty(string(r.CostVerdict))},
 		{"usage_source", nullIfEmpty(r.UsageSource)}, {"usage_verdict", nullIfEmpty(string(r.UsageVerdict))},
 		{"num_turns", nullable(r.NumTurns)},
+		{"tool_calls", nullable(r.ToolCalls)}, {"tool_uses", attemptTools(r)},
 		{"session_id", nullIfEmpty(r.SessionID)}, {"verdict", nullIfEmpty(r.Verdict)}, {"findings_count", nullable(r.FindingsCount)},
 	}
 }
@@ -67,4 +71,22 @@ func nullable[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// attemptTools is an attempt's calls by tool as a cell: NULL when its tool
+// calls were not measured, an empty list ("none") when it called none.
+func attemptTools(r store.Result) any {
+	if r.ToolCalls == nil {
+		return nil
+	}
+	it := Items{Keys: []string{"tool", "calls"}, Text: "none"}
+	var parts []string
+	for _, u := range r.ToolUses {
+		it.Rows = append(it.Rows, []any{u.Tool, u.Calls})
+		parts = append(parts, fmt.Sprintf("%s ×%d", u.Tool, u.Calls))
+	}
+	if len(parts) > 0 {
+		it.Text = strings.Join(parts, ", ")
+	}
+	return it
 }

@@ -29,7 +29,7 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 		"cache_creation_input_tokens": nil, "cost_usd": 0.0, "cost_source": nil, "num_turns": nil,
 		"usage_cost_usd": 0.0, "usage_cost_source": "reported", "metered_cost_usd": nil, "cost_verdict": nil,
 		"usage_source": nil, "usage_verdict": nil,
-		"session_id": nil, "verdict": nil, "findings_count": nil,
+		"session_id": nil, "verdict": nil, "findings_count": nil, "tool_calls": nil, "tool_uses": nil,
 	}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)

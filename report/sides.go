@@ -31,6 +31,7 @@ func DiffSides(ctx context.Context, src Source, cols Columns, runs []RunInfo, a,
 		opts.Metrics = cols.Metrics()
 	}
 	d := NewDiffer(opts)
+	var tools [2]*ToolUse
 	for side, spec := range [2]string{a, b} {
 		sel, err := ResolveSelection(ctx, src, cols, runs, spec)
 		if err != nil {
@@ -47,6 +48,11 @@ func DiffSides(ctx context.Context, src Source, cols Columns, runs []RunInfo, a,
 		if n == 0 {
 			return nil, &EmptySideError{Side: [2]string{"A", "B"}[side], Spec: spec}
 		}
+		if tools[side], err = LoadToolUse(ctx, src, cols, sel, false); err != nil {
+			return nil, err
+		}
 	}
-	return d.Result(runs), nil
+	df := d.Result(runs)
+	df.Tools = tools
+	return df, nil
 }

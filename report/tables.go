@@ -310,7 +310,11 @@ func cellValueNote() string {
 // table with a line per group.
 func (t *Tabulation) Tables(title string, f Format) []*Table {
 	if Human(f) {
-		return []*Table{t.outcomeTable(title), t.metricTable()}
+		tables := []*Table{t.outcomeTable(title), t.metricTable()}
+		if t.Tools.Shown() {
+			tables = append(tables, t.toolTable())
+		}
+		return tables
 	}
 	return []*Table{t.wideTable(title)}
 }
@@ -440,6 +444,10 @@ func (t *Tabulation) wideTable(title string) *Table {
 		d.col("", c+"_p25")
 		d.col("", c+"_p75")
 	}
+	tools := t.Tools.Shown()
+	if tools {
+		toolCols(&d)
+	}
 	for _, g := range t.Groups {
 		t.groupCells(&d, g)
 		d.same(g.Cells)
@@ -473,10 +481,16 @@ func (t *Tabulation) wideTable(title string) *Table {
 				d.same(num(s.Q3))
 			}
 		}
+		if tools {
+			toolCells(&d, t.Tools.Group(g.Task, g.Arm))
+		}
 		d.endRow()
 	}
 	notes := append([]string{rateNote()}, t.OutcomeNotes...)
 	notes = append(append(notes, cellValueNote()), t.MetricNotes...)
+	if tools {
+		notes = append(notes, toolNotes(t.Tools)...)
+	}
 	tbl := d.table(false, notes)
 	tbl.Notes = true
 	return tbl
@@ -681,7 +695,16 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 		d.cell(testNames[c.Test], c.Test)
 		d.endRow()
 	}
-	tbl := d.table(human, df.Footnotes)
+	changes := ToolChanges(df.Tools)
+	if human {
+		tbl := d.table(human, df.Footnotes)
+		tbl.Notes = true
+		if len(changes) == 0 {
+			return []*Table{tbl}
+		}
+		return []*Table{tbl, toolDiffTable(changes)}
+	}
+	tbl := d.table(human, append(slices.Clone(df.Footnotes), toolDiffNotes(changes)...))
 	tbl.Notes = true
 	return []*Table{tbl}
 }

@@ -122,6 +122,10 @@ type Tabulation struct {
 	// unmeasured cost); MetricNotes explain the medians (what a cell's
 	// value is, unmeasured values).
 	OutcomeNotes, MetricNotes []string
+	// Tools is the tool use of the same attempts (LoadToolUse), set by the
+	// caller: the tables show it when some attempt's tool calls were
+	// measured.
+	Tools *ToolUse
 }
 
 // isFinal reports whether attempt r becomes its cell's final attempt over

@@ -80,8 +80,11 @@ func visibleTable(t *Table) *Table {
 	for i, row := range t.Rows {
 		v.Rows[i] = slices.Clone(row)
 		for c, cell := range row {
-			if s, ok := cell.(string); ok {
-				v.Rows[i][c] = visible(s)
+			switch x := cell.(type) {
+			case string:
+				v.Rows[i][c] = visible(x)
+			case Items:
+				v.Rows[i][c] = visible(x.Text)
 			}
 		}
 	}

@@ -34,7 +34,12 @@ type attemptData struct {
 	Scores      *report.Table
 	Transcript  *transcriptView
 	Requests    *report.Table
-	Prev, Next  string // the previous and next failed attempts of the run
+	// ToolCalls says how many tool calls the attempt made ("not measured"
+	// for NULL; "" for a file without tool calls), and Tools lists them by
+	// name.
+	ToolCalls  string
+	Tools      *report.Table
+	Prev, Next string // the previous and next failed attempts of the run
 }
 
 // field is one named value.
@@ -84,6 +89,12 @@ func (s *Server) attemptData(ctx context.Context, l links, id string) (*attemptD
 	d.Kind, d.Detail, d.RetryOf = str(v["error_kind"]), str(v["error_detail"]), str(v["retry_of"])
 	if str(v["usage_verdict"]) == string(wfb.VerdictUnwitnessed) {
 		d.Unwitnessed = str(v["usage_check"])
+	}
+	if _, has := v["tool_calls"]; has {
+		d.ToolCalls = "not measured"
+		if n := v["tool_calls"]; n != nil {
+			d.ToolCalls = value(n)
+		}
 	}
 	key := []any{d.RunID, v["task"], v["arm"], v["rep"], v["attempt"]}
 	for _, step := range []func() error{
@@ -155,6 +166,10 @@ func (s *Server) attemptTables(ctx context.Context, d *attemptData) error {
 		response_model, status, latency_ms, ttfb_ms, streamed, error_type, proxy_error, retry_of, billed,
 		input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens, reasoning_output_tokens,
 		usage_problem, error_detail FROM requests WHERE attempt_id = ? ORDER BY seq`, d.ID)
+	if err != nil || d.ToolCalls == "" {
+		return err
+	}
+	d.Tools, err = s.table(ctx, "tool uses", `SELECT tool, calls FROM tool_uses WHERE attempt_id = ? ORDER BY calls DESC, tool`, d.ID)
 	return err
 }
 

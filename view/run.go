@@ -124,6 +124,9 @@ func (s *Server) runPass(ctx context.Context, d *runData, id string, byTask bool
 		return err
 	}
 	if res := tab.Result(); len(res.Groups) > 0 {
+		if res.Tools, err = report.LoadToolUse(ctx, s.db, s.cols, sel, byTask); err != nil {
+			return err
+		}
 		d.Tables = res.Tables("run "+id, report.FormatTable)
 	}
 	if d.Agents, err = s.agents(ctx, id, acc); err != nil {

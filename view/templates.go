@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html/template"
 	"strconv"
+
+	"github.com/wfbench/wfb/report"
 )
 
 // pageNames are the templates, each parsed with the layout.
@@ -31,6 +33,8 @@ func value(v any) string {
 		return strconv.FormatFloat(x, 'g', 8, 64)
 	case []byte:
 		return string(x)
+	case report.Items:
+		return x.Text
 	}
 	return fmt.Sprint(v)
 }

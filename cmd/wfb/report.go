@@ -185,6 +185,9 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if len(result.Groups) == 0 {
 		return badInput("%s: no attempts recorded", what)
 	}
+	if result.Tools, err = report.LoadToolUse(ctx, r.db, r.cols, sel, byTask); err != nil {
+		return err
+	}
 	if opts.HTML != "" {
 		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, report.HTMLInput{
 			Title: title, Tables: result.Tables(title, report.FormatTable), Charts: result}); err != nil {
