@@ -208,8 +208,10 @@ func toolNotes(u *ToolUse) []string {
 			notes = append(notes, fmt.Sprintf("%s: tool calls not measured for %d of %d attempts (NULL, not 0); the counts are over the %d measured.",
 				who, g.Attempts-g.Measured, g.Attempts, g.Measured))
 		}
-		notes = append(notes, fmt.Sprintf("%s: %d of %d attempts %s (ended without calling what the arm's expect_tools name: a failure).",
-			who, g.WorkflowNotUsed, g.Attempts, wfb.KindWorkflowNotUsed))
+		if g.WorkflowNotUsed > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d of %d attempts %s (ended without calling what the arm's expect_tools name: a failure).",
+				who, g.WorkflowNotUsed, g.Attempts, wfb.KindWorkflowNotUsed))
+		}
 	}
 	return notes
 }
