@@ -302,13 +302,7 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 		case "base_url":
 			urlAt = kv.Value
 			if s, ok := p.NonEmpty(kv.Value, f); ok {
-				u, err := url.Parse(s)
-				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					// Redacted: a malformed URL may still carry a key.
-					p.Addf(kv.Value, f, "must be an http(s) URL, got %q", store.Redact(s))
-				} else if u.User != nil {
-					p.Addf(kv.Value, f, "must not carry credentials; name the key's variable in api_key_env")
-				}
+				p.httpURL(kv.Value, f, s, "; name the key's variable in api_key_env")
 				pr.BaseURL = strings.TrimSuffix(s, "/")
 			}
 		case "api_key_env":
@@ -336,6 +330,19 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 		pr.APIKeyEnv = DefaultKeyEnv
 	}
 	return pr, len(p.Problems) == before
+}
+
+// httpURL refuses s unless it is an http(s) URL without credentials in it
+// (fix says what to do instead).
+func (p *benchParser) httpURL(at node, field, s, fix string) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		// Redacted: a malformed URL may still carry a key.
+		p.Addf(at, field, "must be an http(s) URL, got %q", store.Redact(s))
+	case u.User != nil:
+		p.Addf(at, field, "must not carry credentials%s", fix)
+	}
 }
 
 // script checks a mock script once, its problems joining the bench's.

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb/internal/strictyaml"
-	"github.com/wfbench/wfb/store"
 )
 
 // Bounds of an arm's kit: what one bench file may ask of every session.
@@ -102,13 +100,7 @@ func (p *benchParser) mcpServer(n node, field string) (MCPServer, bool) {
 			s.Env = p.env(kv.Value, f)
 		case "url":
 			if u, ok := p.NonEmpty(kv.Value, f); ok {
-				parsed, err := url.Parse(u)
-				switch {
-				case err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "":
-					p.Addf(kv.Value, f, "must be an http(s) URL, got %q", store.Redact(u))
-				case parsed.User != nil:
-					p.Addf(kv.Value, f, "must not carry credentials")
-				}
+				p.httpURL(kv.Value, f, u, "")
 				s.URL = u
 			}
 		default:
