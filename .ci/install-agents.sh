@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the pinned agent CLIs (.ci/agent-versions) from npm into a cache
-# directory OUTSIDE the repository, one directory per package@version, and
-# skips any already present. It prints one line per CLI, for eval or
-# $GITHUB_ENV:
+# Installs the pinned agent CLIs and MCP server (.ci/agent-versions) from npm
+# into a cache directory OUTSIDE the repository, one directory per
+# package@version, and skips any already present. It prints one line per
+# binary, for eval or $GITHUB_ENV:
 #   WFB_CLAUDE_BIN=/.../claude
 #   WFB_CODEX_BIN=/.../codex
 #   WFB_GEMINI_BIN=/.../gemini (the .bin symlink to a Node script, as users get it)
+#   WFB_MCP_EVERYTHING_BIN=/.../mcp-server-everything (likewise; it serves MCP
+#     over stdio when run with no argument or `stdio`)
 # Everything else goes to stderr. The cache is made world-readable so that a
 # sandboxed session running as nobody (uid 65534) can execute the binaries;
 # as root the default cache is therefore /var/cache/wfb-agents (root's HOME is
@@ -26,8 +28,17 @@ while [ "$d" != "/" ]; do
   fi
 done
 
-while read -r pkg version bin; do
+while read -r pkg version bin options; do
   case "$pkg" in ''|'#'*) continue ;; esac
+  var="WFB_$(echo "$bin" | tr '[:lower:]-' '[:upper:]_')_BIN"
+  check=version
+  for opt in $options; do
+    case "$opt" in
+      var=?*) var="${opt#var=}" ;;
+      check=package) check=package ;;
+      *) echo "install-agents: $pkg: unknown option '$opt' in agent-versions" >&2; exit 1 ;;
+    esac
+  done
   dir="$cache/${pkg//\//+}@$version"
   exe="$dir/node_modules/.bin/$bin"
   if [ ! -x "$exe" ]; then
@@ -35,7 +46,7 @@ while read -r pkg version bin; do
     tmp="$(mktemp -d "$cache/.install.XXXXXX")"
     # --prefix keeps the install self-contained; no global state, no
     # lifecycle scripts beyond the package's own (they fetch nothing here).
-    npm install --prefix "$tmp" --no-audit --no-fund --loglevel=error "$pkg@$version" >&2
+    npm install --prefix "$tmp" --no-audit --no-fund --loglevel=error "$pkg@$version" </dev/null >&2
     chmod -R a+rX "$tmp"
     rm -rf "$dir"
     mv "$tmp" "$dir"
@@ -48,11 +59,20 @@ while read -r pkg version bin; do
   # point at the native binary so that sessions need no Node on their PATH.
   native="$(find "$dir/node_modules" -path "*/vendor/*/bin/$bin" -type f -perm -o+x 2>/dev/null | head -n1)"
   if [ -n "$native" ]; then exe="$native"; fi
-  got="$("$exe" --version 2>/dev/null | head -n1 || true)"
-  case "$got" in
-    *"$version"*) ;;
-    *) echo "install-agents: $exe --version says '$got', want $version" >&2; exit 1 ;;
-  esac
-  var="WFB_$(echo "$bin" | tr '[:lower:]-' '[:upper:]_')_BIN"
+  if [ "$check" = package ]; then
+    # No --version to ask: the installed package says what it is.
+    got="$(node -p 'require(process.argv[1]).version' "$dir/node_modules/$pkg/package.json" 2>/dev/null || true)"
+    if [ "$got" != "$version" ]; then
+      echo "install-agents: $dir/node_modules/$pkg/package.json says version '$got', want $version" >&2; exit 1
+    fi
+  else
+    # </dev/null: a CLI that reads its stdin (Gemini CLI does) would eat
+    # the rest of agent-versions, and the lines after it would be skipped.
+    got="$("$exe" --version </dev/null 2>/dev/null | head -n1 || true)"
+    case "$got" in
+      *"$version"*) ;;
+      *) echo "install-agents: $exe --version says '$got', want $version" >&2; exit 1 ;;
+    esac
+  fi
   printf '%s=%q\n' "$var" "$exe"
 done < "$here/agent-versions"

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -19,12 +22,15 @@ type symlink struct{ path, target string }
 // more: the symlinks the exec follows from the path the runner gives (in
 // the order it follows them), the real file, and, for a program installed
 // from npm, its package directory (the scripts, the wrapper and the files
-// the binary loads beside itself). The binary's other neighbours — a bench
-// file, a results file — are not part of it.
+// the binary loads beside itself) and the directories of the packages it
+// depends on (npm installs them beside it, in the node_modules above). The
+// binary's other neighbours — another package, a bench file, a results
+// file — are not part of it.
 type agentFiles struct {
 	links []symlink
 	real  string
 	pkg   string
+	deps  []string
 }
 
 // resolveAgentFiles walks bin (absolute) component by component, as the
@@ -70,6 +76,9 @@ func resolveAgentFiles(bin string) (agentFiles, error) {
 	}
 	af.real = resolved
 	af.pkg = npmPackage(resolved)
+	if af.pkg != "" {
+		af.deps = npmDependencies(af.pkg)
+	}
 	return af, nil
 }
 
@@ -97,4 +106,85 @@ func npmPackage(p string) string {
 		return strings.Join(parts[:end], "/")
 	}
 	return ""
+}
+
+// maxNpmDependencies bounds the packages npmDependencies follows: a
+// program's package.json is the host's, but a cycle or a monorepo must
+// not make a sandbox of thousands of mounts.
+const maxNpmDependencies = 2048
+
+// npmDependencies are the directories of the packages the npm package at
+// dir depends on (dependencies, optionalDependencies, peerDependencies),
+// transitively, each found as Node finds it from the package that requires
+// it: in that package's own node_modules, then in each node_modules above
+// it. A package bundled into one program (Claude Code, Gemini CLI) has
+// none; an MCP server such as @modelcontextprotocol/server-everything has
+// a hundred, which npm hoists beside it, and without them it cannot start.
+// A dependency that is not installed (optional, or for another platform)
+// is left out: Node would not find it either.
+func npmDependencies(dir string) []string {
+	var out []string
+	seen := map[string]bool{dir: true}
+	for todo := []string{dir}; len(todo) > 0 && len(out) < maxNpmDependencies; {
+		from := todo[0]
+		todo = todo[1:]
+		for _, name := range npmDependencyNames(from) {
+			dep := findNpmPackage(from, name)
+			if dep == "" || seen[dep] {
+				continue
+			}
+			seen[dep] = true
+			out = append(out, dep)
+			todo = append(todo, dep)
+		}
+	}
+	return out
+}
+
+// npmDependencyNames are the names of the packages the package.json in
+// dir names as its dependencies, sorted; a name that is not a package name
+// (a path, "..") is left out.
+func npmDependencyNames(dir string) []string {
+	data, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return nil
+	}
+	var meta struct {
+		Dependencies, OptionalDependencies, PeerDependencies map[string]json.RawMessage
+	}
+	if json.Unmarshal(data, &meta) != nil {
+		return nil
+	}
+	var names []string
+	for _, m := range []map[string]json.RawMessage{meta.Dependencies, meta.OptionalDependencies, meta.PeerDependencies} {
+		for name := range m {
+			if npmName.MatchString(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// npmName matches a package name, scoped (@scope/name) or not; never a
+// path that leaves node_modules.
+var npmName = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
+
+// findNpmPackage is the directory of package name as Node resolves it from
+// the package directory from: from/node_modules/name, then
+// DIR/node_modules/name for each directory above from that is not itself
+// a node_modules; "" when there is none.
+func findNpmPackage(from, name string) string {
+	for d := from; ; d = filepath.Dir(d) {
+		if filepath.Base(d) != "node_modules" {
+			p := filepath.Join(d, "node_modules", filepath.FromSlash(name))
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				return p
+			}
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
 }

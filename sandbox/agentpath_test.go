@@ -161,3 +161,20 @@ func TestResolveAgentFilesFollowsTheLinksTheKernelFollows(t *testing.T) {
 		}
 	}
 }
+
+// TestAnNpmProgramNeedsThePackagesItDependsOnAndNoOthers stops a sandbox
+// that binds an npm program's package without the packages npm installed
+// for it (hoisted beside it, or nested in a dependency's node_modules) —
+// the program cannot load them — or that binds the neighbours as well.
+func TestAnNpmProgramNeedsThePackagesItDependsOnAndNoOthers(t *testing.T) {
+	srv := mcpLayout(t, traversableDir(t))
+	af, err := resolveAgentFiles(srv.link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm := filepath.Dir(srv.pkg)
+	want := []string{filepath.Join(nm, "dep-pkg"), filepath.Join(nm, "dep-pkg", "node_modules", "deep-dep")}
+	if diff := cmp.Diff(want, af.deps); diff != "" {
+		t.Errorf("dependencies (-want +got):\n%s", diff)
+	}
+}

@@ -205,7 +205,8 @@ func (b *bwrap) prefixWith(s *Sandbox, executables bool) []string {
 
 // executableMounts makes each of bins (the agent's executable, the
 // programs) visible at the path the session execs, and nothing beside it:
-// the real file read-only (for an npm package, the package's directory),
+// the real file read-only (for an npm package, the package's directory
+// and those of the packages it depends on),
 // the symlinks on the way recreated as symlinks. Nothing is bound or made
 // twice: what covered says is visible already is left alone, as is a file
 // or package inside another one bound here (two programs of one package,
@@ -219,11 +220,12 @@ func executableMounts(s *Sandbox, bins []string, covered func(string) bool) []st
 		if err != nil {
 			continue // gone: the spawn reports it (preflight refused a missing program)
 		}
-		need := af.real
-		if af.pkg != "" {
-			need = af.pkg
+		files = append(files, af)
+		if af.pkg == "" {
+			needs = append(needs, af.real)
+			continue
 		}
-		files, needs = append(files, af), append(needs, need)
+		needs = append(append(needs, af.pkg), af.deps...)
 	}
 	inNeed := func(p string) bool {
 		return slices.ContainsFunc(needs, func(n string) bool { return within(p, n) })

@@ -22,8 +22,9 @@
 // private root and the artifact dir read-write, the workspace read-only
 // (read-write when Options.WorkspaceWritable, see below), the agent's
 // executable alone read-only when it lies elsewhere (for a program
-// installed from npm, its package's directory; never the files beside
-// it, such as a results file), and so each of Options.Programs (the MCP
+// installed from npm, its package's directory and those of the packages
+// it depends on; never the files beside it, such as another package or a
+// results file), and so each of Options.Programs (the MCP
 // servers the agent starts); all at their host paths. What a root review
 // session cannot do there, each tested as a scripted tool call of a real
 // session (sandbox/e2e): write, create, truncate, delete or rename in the
@@ -46,7 +47,7 @@
 // kernel that cannot give v3 is refused, never degraded): read and execute
 // under the system directories, /proc, /dev and the workspace, and of the
 // agent's executable and of each of Options.Programs alone (or its npm
-// package); everything under the private root and the artifact dir (and
+// package and the packages it depends on); everything under the private root and the artifact dir (and
 // the workspace, when Options.WorkspaceWritable); read and write of
 // /dev/null; nothing else. It sets no_new_privs and, when wfb
 // is root, drops to the session uid with no supplementary groups before it

@@ -91,14 +91,17 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	if target, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil {
 		ro(filepath.Dir(target))
 	}
-	// The executables (for an npm package, the package), not their
-	// neighbours.
+	// The executables (for an npm package, the package and the packages
+	// it depends on), not their neighbours.
 	for _, bin := range s.executables() {
 		af, err := resolveAgentFiles(bin)
 		switch {
 		case err != nil:
 		case af.pkg != "":
 			ro(af.pkg)
+			for _, d := range af.deps {
+				ro(d)
+			}
 		case !seenFile[af.real]:
 			seenFile[af.real] = true
 			argv = append(argv, "--rofile", af.real)

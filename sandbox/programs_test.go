@@ -36,19 +36,24 @@ type mcpServer struct {
 	link       string // node_modules/.bin/mcp-server-demo, what the agent execs
 	script     string // the file the link leads to
 	pkg        string // its package's directory
+	dep        string // a file of a package it depends on
 	neighbours []string
 }
 
 // mcpLayout lays out node_modules/.bin/mcp-server-demo, a symlink to
 // ../mcp-server-demo/bin/cli.sh, a script that loads its package's
-// lib/helper.sh; another package beside it and a results file beside
-// node_modules. The package's directories and files are writable by
-// anyone: only the sandbox stands between a session and them.
+// lib/helper.sh and its dependencies' lib.sh: dep-pkg, hoisted beside it,
+// and dep-pkg's own deep-dep, nested in dep-pkg's node_modules (an
+// optional dependency is not installed); another package beside it and a
+// results file beside node_modules. The package's directories and files
+// are writable by anyone: only the sandbox stands between a session and
+// them.
 func mcpLayout(t *testing.T, base string) mcpServer {
 	t.Helper()
 	nm := filepath.Join(base, "node_modules")
 	pkg := filepath.Join(nm, "mcp-server-demo")
-	for _, d := range []string{filepath.Join(nm, ".bin"), filepath.Join(pkg, "bin"), filepath.Join(pkg, "lib"), filepath.Join(nm, "other-pkg")} {
+	dep, deep := filepath.Join(nm, "dep-pkg"), filepath.Join(nm, "dep-pkg", "node_modules", "deep-dep")
+	for _, d := range []string{filepath.Join(nm, ".bin"), filepath.Join(pkg, "bin"), filepath.Join(pkg, "lib"), filepath.Join(nm, "other-pkg"), deep} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -58,10 +63,16 @@ func mcpLayout(t *testing.T, base string) mcpServer {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, filepath.Join(pkg, "package.json"), `{"name": "mcp-server-demo", "bin": {"mcp-server-demo": "bin/cli.sh"}}`, 0o666)
+	writeFile(t, filepath.Join(pkg, "package.json"), `{"name": "mcp-server-demo", "bin": {"mcp-server-demo": "bin/cli.sh"},
+  "dependencies": {"dep-pkg": "^1.0.0"}, "optionalDependencies": {"absent-pkg": "1.0.0"}}`, 0o666)
 	writeFile(t, filepath.Join(pkg, "lib", "helper.sh"), "echo helper-loaded\n", 0o666)
+	writeFile(t, filepath.Join(dep, "package.json"), `{"name": "dep-pkg", "dependencies": {"deep-dep": "2.0.0"}}`, 0o666)
+	writeFile(t, filepath.Join(dep, "lib.sh"), "echo dep-loaded\n", 0o666)
+	writeFile(t, filepath.Join(deep, "package.json"), `{"name": "deep-dep"}`, 0o666)
+	writeFile(t, filepath.Join(deep, "lib.sh"), "echo deep-dep-loaded\n", 0o666)
 	script := filepath.Join(pkg, "bin", "cli.sh")
-	writeFile(t, script, "#!/bin/sh\n. \"$(dirname \"$(readlink -f \"$0\")\")/../lib/helper.sh\"\necho program-ran\n", 0o777)
+	writeFile(t, script, "#!/bin/sh\nhere=\"$(dirname \"$(readlink -f \"$0\")\")\"\n. \"$here/../lib/helper.sh\"\n"+
+		". \"$here/../../dep-pkg/lib.sh\"\n. \"$here/../../dep-pkg/node_modules/deep-dep/lib.sh\"\necho program-ran\n", 0o777)
 	secret := filepath.Join(nm, "other-pkg", "secret.txt")
 	writeFile(t, secret, "other-package-secret\n", 0o644)
 	results := filepath.Join(base, "wfb.db")
@@ -70,12 +81,14 @@ func mcpLayout(t *testing.T, base string) mcpServer {
 	if err := os.Symlink("../mcp-server-demo/bin/cli.sh", link); err != nil {
 		t.Fatal(err)
 	}
-	return mcpServer{link: link, script: script, pkg: pkg, neighbours: []string{secret, results}}
+	return mcpServer{link: link, script: script, pkg: pkg, dep: filepath.Join(dep, "lib.sh"), neighbours: []string{secret, results}}
 }
 
 // TestAProgramRunsReadOnlyInEverySandboxAndNothingBesideIt stops a sandbox
 // that leaves an MCP server the agent starts out of reach (under bwrap only
-// the agent's own executable was bound: the spawn found nothing), that
+// the agent's own executable was bound: the spawn found nothing; then only
+// its package, without the packages npm installed beside it for it:
+// @modelcontextprotocol/server-everything could not load its SDK), that
 // makes its package writable to the session, or that shows what lies
 // beside it. The program is an npm .bin link into its package, installed
 // under /opt (a system directory, already visible whole), under /var/tmp
@@ -104,7 +117,7 @@ func TestAProgramRunsReadOnlyInEverySandboxAndNothingBesideIt(t *testing.T) {
 						t.Errorf("Programs() = %q, want %q", got, srv.link)
 					}
 					out, err := runAs(t, sb, srv.link)
-					if err != nil || !strings.Contains(out, "helper-loaded") || !strings.Contains(out, "program-ran") {
+					if err != nil || !strings.Contains(out, "helper-loaded") || !strings.Contains(out, "dep-loaded") || !strings.Contains(out, "deep-dep-loaded") || !strings.Contains(out, "program-ran") {
 						t.Fatalf("the program did not run inside: %v: %q", err, out)
 					}
 					checkProgramWrites(t, sb, srv, backend != HostUnsafe)
@@ -133,10 +146,11 @@ func TestAProgramRunsReadOnlyInEverySandboxAndNothingBesideIt(t *testing.T) {
 // leave the package as it was, else (the control) each must succeed.
 func checkProgramWrites(t *testing.T, sb *Sandbox, srv mcpServer, confined bool) {
 	t.Helper()
-	before := readFile(t, srv.script)
+	before, beforeDep := readFile(t, srv.script), readFile(t, srv.dep)
 	planted := filepath.Join(srv.pkg, "planted")
 	for _, attack := range []string{
 		"echo tampered >> " + srv.script,
+		"echo tampered >> " + srv.dep,
 		"echo tampered >> " + srv.link,
 		"echo new > " + planted + " && rm " + planted,
 		"mv " + srv.script + " " + srv.script + ".moved && mv " + srv.script + ".moved " + srv.script,
@@ -154,6 +168,9 @@ func checkProgramWrites(t *testing.T, sb *Sandbox, srv mcpServer, confined bool)
 	}
 	if got := readFile(t, srv.script); got != before {
 		t.Errorf("the program changed: %q, was %q", got, before)
+	}
+	if got := readFile(t, srv.dep); got != beforeDep {
+		t.Errorf("the program's dependency changed: %q, was %q", got, beforeDep)
 	}
 	if _, err := os.Lstat(planted); err == nil {
 		t.Errorf("the session planted %s in the program's package", planted)

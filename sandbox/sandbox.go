@@ -65,7 +65,8 @@ type Options struct {
 	// such as the MCP servers the agent starts inside its sandbox. Each is
 	// treated as the agent's executable is on every backend: reachable at
 	// its host path read-only (for a program installed from npm, its
-	// package's directory; never the files beside it), never writable,
+	// package's directory and those of the packages it depends on; never
+	// the files beside it), never writable,
 	// and checked by preflight as the session uid (reach, execute, read a
 	// script). They are never staged. Unlike a missing agent, a program
 	// that does not exist is refused before anything runs: the agent

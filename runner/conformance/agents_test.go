@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,6 @@ import (
 type cli struct {
 	name    string // the binary's name in .ci/agent-versions
 	agent   string // bench.AgentClaude, bench.AgentCodex or bench.AgentGemini
-	binEnv  string // WFB_CLAUDE_BIN, WFB_CODEX_BIN or WFB_GEMINI_BIN
 	model   string // a model the agent and wfb can price
 	version string // pinned
 	bin     string
@@ -37,7 +37,7 @@ type cli struct {
 
 var clis = []cli{
 	{
-		name: "claude", agent: bench.AgentClaude, binEnv: "WFB_CLAUDE_BIN", model: "claude-sonnet-4-5",
+		name: "claude", agent: bench.AgentClaude, model: "claude-sonnet-4-5",
 		writeFile: func(path, content string) provider.Tool {
 			return provider.Tool{Name: "Write", Input: map[string]any{"file_path": path, "content": content}}
 		},
@@ -48,7 +48,7 @@ var clis = []cli{
 		hungTimeout: hungTimeout,
 	},
 	{
-		name: "codex", agent: bench.AgentCodex, binEnv: "WFB_CODEX_BIN", model: "gpt-5-codex",
+		name: "codex", agent: bench.AgentCodex, model: "gpt-5-codex",
 		writeFile: func(path, content string) provider.Tool {
 			// A quoted heredoc delimiter: the shell expands nothing in it.
 			return provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "cat > '" + path + "' <<'WFB_EOF'\n" + content + "\nWFB_EOF"}}
@@ -60,7 +60,7 @@ var clis = []cli{
 		hungTimeout: hungTimeout,
 	},
 	{
-		name: "gemini", agent: bench.AgentGemini, binEnv: "WFB_GEMINI_BIN", model: "gemini-2.5-pro",
+		name: "gemini", agent: bench.AgentGemini, model: "gemini-2.5-pro",
 		writeFile: func(path, content string) provider.Tool {
 			return provider.Tool{Name: "write_file", Input: map[string]any{"file_path": path, "content": content}}
 		},
@@ -71,15 +71,25 @@ var clis = []cli{
 	},
 }
 
-// pinned reads .ci/agent-versions: binary name → (npm package, version).
-func pinned(t *testing.T) map[string][2]string {
+// pin is one line of .ci/agent-versions.
+type pin struct {
+	pkg, version string
+	// envVar names the variable that gives the binary's path (var=).
+	envVar string
+	// checkPackage says the version is checked in the installed package's
+	// package.json, the binary having no --version (check=package).
+	checkPackage bool
+}
+
+// pinned reads .ci/agent-versions: binary name → its pin.
+func pinned(t *testing.T) map[string]pin {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "..", ".ci", "agent-versions"))
 	if err != nil {
 		t.Fatalf("read the pinned versions: %v", err)
 	}
 	defer f.Close()
-	out := map[string][2]string{}
+	out := map[string]pin{}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -87,10 +97,21 @@ func pinned(t *testing.T) map[string][2]string {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 {
-			t.Fatalf(".ci/agent-versions:%d: want <npm package> <version> <binary>, got %q", n, line)
+		if len(f) < 3 {
+			t.Fatalf(".ci/agent-versions:%d: want <npm package> <version> <binary> [option...], got %q", n, line)
 		}
-		out[f[2]] = [2]string{f[0], f[1]}
+		p := pin{pkg: f[0], version: f[1], envVar: "WFB_" + strings.ToUpper(strings.ReplaceAll(f[2], "-", "_")) + "_BIN"}
+		for _, opt := range f[3:] {
+			switch k, v, _ := strings.Cut(opt, "="); {
+			case k == "var" && v != "":
+				p.envVar = v
+			case opt == "check=package":
+				p.checkPackage = true
+			default:
+				t.Fatalf(".ci/agent-versions:%d: unknown option %q", n, opt)
+			}
+		}
+		out[f[2]] = p
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -115,39 +136,80 @@ func agentCache() string {
 // WFB_REQUIRE_AGENTS=1).
 func require(t *testing.T, c cli) cli {
 	t.Helper()
-	pin, ok := pinned(t)[c.name]
+	c.bin, c.version = installed(t, c.name)
+	return c
+}
+
+// installed finds the binary .ci/agent-versions pins under name — through
+// its variable, else in the cache — and checks its version; it skips the
+// test when the binary is not installed (fails with WFB_REQUIRE_AGENTS=1).
+func installed(t *testing.T, name string) (bin, version string) {
+	t.Helper()
+	p, ok := pinned(t)[name]
 	if !ok {
-		t.Fatalf(".ci/agent-versions pins no %s", c.name)
+		t.Fatalf(".ci/agent-versions pins no %s", name)
 	}
-	c.version = pin[1]
-	bin := os.Getenv(c.binEnv)
+	pkgDir := filepath.Join(agentCache(), strings.ReplaceAll(p.pkg, "/", "+")+"@"+p.version, "node_modules")
+	bin = os.Getenv(p.envVar)
 	if bin == "" {
-		dir := filepath.Join(agentCache(), strings.ReplaceAll(pin[0], "/", "+")+"@"+pin[1], "node_modules")
-		candidates := []string{filepath.Join(dir, ".bin", c.name)}
+		candidates := []string{filepath.Join(pkgDir, ".bin", name)}
 		// Codex's .bin entry is a Node wrapper around a native binary.
-		native, _ := filepath.Glob(filepath.Join(dir, "@openai", "codex-*", "vendor", "*", "bin", c.name))
+		native, _ := filepath.Glob(filepath.Join(pkgDir, "@openai", "codex-*", "vendor", "*", "bin", name))
 		candidates = append(native, candidates...)
-		for _, p := range candidates {
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-				bin = p
+		for _, c := range candidates {
+			if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
+				bin = c
 				break
 			}
 		}
 	}
 	if bin == "" {
-		msg := c.name + " " + c.version + " is not installed: run .ci/install-agents.sh (cache " + agentCache() + ") or set " + c.binEnv
+		msg := name + " " + p.version + " is not installed: run .ci/install-agents.sh (cache " + agentCache() + ") or set " + p.envVar
 		if os.Getenv("WFB_REQUIRE_AGENTS") == "1" {
 			t.Fatalf("%s (WFB_REQUIRE_AGENTS=1)", msg)
 		}
 		gate.Skipf(t, "WFB_REQUIRE_AGENTS", "%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
 	}
+	if p.checkPackage {
+		if got := packageVersion(t, bin, p.pkg); got != p.version {
+			t.Fatalf("%s is %s %q; .ci/agent-versions pins %s", bin, p.pkg, got, p.version)
+		}
+		return bin, p.version
+	}
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
-	if !strings.Contains(string(out), c.version) {
-		t.Fatalf("%s --version says %q; .ci/agent-versions pins %s", bin, strings.TrimSpace(string(out)), c.version)
+	if !strings.Contains(string(out), p.version) {
+		t.Fatalf("%s --version says %q; .ci/agent-versions pins %s", bin, strings.TrimSpace(string(out)), p.version)
 	}
-	c.bin = bin
-	return c
+	return bin, p.version
+}
+
+// packageVersion is the version in the package.json of pkg in the
+// node_modules that holds bin (bin in its .bin or in the package itself).
+func packageVersion(t *testing.T, bin, pkg string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := filepath.Dir(real); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) != "node_modules" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(pkg), "package.json"))
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		var meta struct {
+			Version string `json:"version"`
+		}
+		if err := json.Unmarshal(data, &meta); err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return meta.Version
+	}
+	t.Fatalf("%s lies in no node_modules", bin)
+	return ""
 }

@@ -620,28 +620,40 @@ func TestTheAPIKeyNeverReachesTheResultsFile(t *testing.T) {
 			if h.Get("X-Api-Key") == "" && h.Get("Authorization") == "" && h.Get("X-Goog-Api-Key") == "" {
 				t.Errorf("the agent sent no credential header: %v", h)
 			}
-			for _, phase := range []string{"open", "closed"} {
-				if phase == "closed" {
-					r.db.Close()
-				}
-				files, _ := filepath.Glob(r.dbPath + "*")
-				if len(files) == 0 {
-					t.Fatalf("no results file at %s", r.dbPath)
-				}
-				for _, f := range files {
-					b, err := os.ReadFile(f)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, secret := range []string{key, echoed} {
-						if bytes.Contains(b, []byte(secret)) {
-							t.Errorf("%s (%s): the results file holds a secret %q", filepath.Base(f), phase, secret[:12]+"...")
-						}
-					}
-				}
+			for _, leak := range secretsInResultsFile(t, r, key, echoed) {
+				t.Error(leak)
 			}
 		})
 	}
+}
+
+// secretsInResultsFile says which of the secrets the rig's results file
+// holds, byte for byte, in any of its files (the database, its WAL), while
+// open and once closed; it closes the rig's handle.
+func secretsInResultsFile(t *testing.T, r *rig, secrets ...string) []string {
+	t.Helper()
+	var leaks []string
+	for _, phase := range []string{"open", "closed"} {
+		if phase == "closed" {
+			r.db.Close()
+		}
+		files, _ := filepath.Glob(r.dbPath + "*")
+		if len(files) == 0 {
+			t.Fatalf("no results file at %s", r.dbPath)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, secret := range secrets {
+				if bytes.Contains(b, []byte(secret)) {
+					leaks = append(leaks, fmt.Sprintf("%s (%s): the results file holds a secret %q", filepath.Base(f), phase, secret[:12]+"..."))
+				}
+			}
+		}
+	}
+	return leaks
 }
 
 // TestABrokenGeminiStreamIsAProviderError stops a stream that ends without

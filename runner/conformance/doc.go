@@ -6,7 +6,8 @@
 // wfb's mock provider, and checks the row in a real SQLite file.
 //
 // The package has no code of its own; it exists for its tests. They find
-// the binaries through WFB_CLAUDE_BIN, WFB_CODEX_BIN and WFB_GEMINI_BIN,
+// the binaries through WFB_CLAUDE_BIN, WFB_CODEX_BIN and WFB_GEMINI_BIN
+// (and the MCP server their kits attach, through WFB_MCP_EVERYTHING_BIN),
 // else in the cache .ci/install-agents.sh fills (WFB_AGENT_CACHE, by default
 // /var/cache/wfb-agents as root and ~/.cache/wfb-agents otherwise). When a
 // CLI is absent its tests skip with a message, unless WFB_REQUIRE_AGENTS=1,
