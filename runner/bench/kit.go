@@ -111,6 +111,7 @@ func (a Arm) KitDigest() (string, error) {
 		Name    string   `json:"name"`
 		Command string   `json:"command,omitempty"`
 		Program string   `json:"program_sha256,omitempty"`
+		Package string   `json:"package_json_sha256,omitempty"`
 		Args    []string `json:"args,omitempty"`
 		Env     []string `json:"env,omitempty"`
 		URL     string   `json:"url,omitempty"`
@@ -130,6 +131,11 @@ func (a Arm) KitDigest() (string, error) {
 				return "", fmt.Errorf("MCP server %s: %w", s.Name, err)
 			}
 			e.Program = d
+			// An npm program's entry file stays the same across many
+			// versions of its package: the package's manifest says which.
+			if e.Package, err = packageDigest(s.Command); err != nil {
+				return "", fmt.Errorf("MCP server %s: %w", s.Name, err)
+			}
 		}
 		for _, v := range s.Env {
 			if v.Literal {
@@ -160,6 +166,29 @@ func (a Arm) KitDigest() (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// packageDigest is the sha256 of the package.json of the npm package a
+// program's file (its symlinks resolved) belongs to, or "" for a program
+// that is not in a node_modules package.
+func packageDigest(program string) (string, error) {
+	real, err := filepath.EvalSymlinks(program)
+	if err != nil {
+		return "", err
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		parent := filepath.Dir(dir)
+		if parent == dir || filepath.Base(dir) == "node_modules" {
+			return "", nil
+		}
+		m := filepath.Join(dir, "package.json")
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			// Only a package that node_modules holds (@scope/name or name).
+			if filepath.Base(parent) == "node_modules" || filepath.Base(filepath.Dir(parent)) == "node_modules" {
+				return contentDigest(m)
+			}
+		}
+	}
 }
 
 // contentDigest is a directory's tree digest (content and modes) or a

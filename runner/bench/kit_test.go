@@ -200,3 +200,40 @@ func TestTheKitDigestFollowsTheContentOfSkillsAndFiles(t *testing.T) {
 		t.Errorf("changes = %q, want the arm's kit named as changed", changes)
 	}
 }
+
+// An npm server's version is its package's: a new version whose entry
+// file is byte for byte the old one still makes a different kit.
+func TestTheKitDigestFollowsAnNPMServersPackage(t *testing.T) {
+	dir := kitDir(t)
+	pkg := filepath.Join(dir, "node_modules", "@acme", "server")
+	for name, text := range map[string]string{"package.json": `{"name":"@acme/server","version":"1.0.0"}`, "bin/cli.js": "#!/usr/bin/env node\n"} {
+		p := filepath.Join(pkg, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../@acme/server/bin/cli.js", filepath.Join(bin, "acme-server")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := parseKitBench(t, dir, "  - {id: a, agent: stand-in, mcp_servers: {acme: {command: node_modules/.bin/acme-server}}}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := b.Arms[0].KitDigest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@acme/server","version":"1.0.1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := b.Arms[0].KitDigest(); after == before {
+		t.Error("a new version of the server's package left the kit digest unchanged")
+	}
+}
