@@ -124,6 +124,8 @@ func (o *claudeOutput) line(l []byte, truncated bool) {
 		o.readServers(l)
 	case head.Type == "assistant":
 		o.countTools(l)
+	case head.Type == "user":
+		o.failedTools(l)
 	}
 }
 
@@ -141,6 +143,29 @@ func (o *claudeOutput) readServers(l []byte) {
 	for _, s := range ev.Servers {
 		if s.Status != "connected" {
 			o.mcpFailed.add(fmt.Sprintf("%s (%s)", wfb.Clip(s.Name, 64), wfb.Clip(s.Status, 32)))
+		}
+	}
+}
+
+// failedTools notes the calls a user event's tool results report as
+// errors (a refusal, an unknown tool or skill, a failure).
+func (o *claudeOutput) failedTools(l []byte) {
+	var ev struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	var blocks []struct {
+		Type    string `json:"type"`
+		ID      string `json:"tool_use_id"`
+		IsError bool   `json:"is_error"`
+	}
+	if json.Unmarshal(l, &ev) != nil || json.Unmarshal(ev.Message.Content, &blocks) != nil {
+		return // a string content, a prompt: no tool results
+	}
+	for _, b := range blocks {
+		if b.Type == "tool_result" && b.IsError {
+			o.tools.failedCall(b.ID)
 		}
 	}
 }

@@ -241,6 +241,7 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 			Server  string `json:"server"`
 			Tool    string `json:"tool"`
 			Command string `json:"command"`
+			Status  string `json:"status"`
 		} `json:"item"`
 	}
 	l, ok := o.decode(l, truncated, &ev)
@@ -265,6 +266,9 @@ func (o *codexOutput) line(l []byte, truncated bool) {
 		}
 		if name := codexToolName(ev.Item.Type, ev.Item.Server, ev.Item.Tool, ev.Item.Command, o.skills); name != "" {
 			o.tools.call(ev.Item.ID, name)
+			if ev.Type == "item.completed" && ev.Item.Status == "failed" {
+				o.tools.failedCall(ev.Item.ID)
+			}
 		}
 	}
 }

@@ -237,6 +237,7 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 		ToolName   string          `json:"tool_name"`
 		ToolID     string          `json:"tool_id"`
 		Parameters json.RawMessage `json:"parameters"`
+		Status     string          `json:"status"`
 	}
 	l, ok := o.decode(l, truncated, &ev)
 	if !ok {
@@ -248,6 +249,10 @@ func (o *geminiOutput) line(l []byte, truncated bool) {
 		o.tools.measured = true
 	case "tool_use":
 		o.tools.call(ev.ToolID, geminiToolName(ev.ToolName, ev.Parameters, o.servers))
+	case "tool_result":
+		if ev.Status != "success" {
+			o.tools.failedCall(ev.ToolID)
+		}
 	case "result":
 		o.results.add(l)
 	case "error":

@@ -36,13 +36,12 @@ import (
 const kitDir = ".wfb-kit"
 
 // skillsDir is where an agent looks for skills in its HOME.
-func skillsDir(agent, home string, env map[string]string) string {
+func skillsDir(agent, home string) string {
 	switch agent {
 	case bench.AgentCodex:
-		if ch := env["CODEX_HOME"]; ch != "" {
-			return filepath.Join(ch, "skills")
-		}
-		return filepath.Join(home, "skills") // wfb's CODEX_HOME is the private HOME
+		// wfb's CODEX_HOME is the private HOME (an arm that sets its own
+		// cannot have skills: see bench's checkKit).
+		return filepath.Join(home, "skills")
 	case bench.AgentGemini:
 		return filepath.Join(home, ".gemini", "skills")
 	}
@@ -87,19 +86,12 @@ func installKit(spec SessionSpec) error {
 			return fmt.Errorf("place %s: %w", p, err)
 		}
 	}
-	dir := skillsDir(spec.Agent, home, spec.Env)
-	root, rel := home, ""
-	if r, err := filepath.Rel(home, dir); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
-		rel = r
-	} else {
-		// An arm's own CODEX_HOME outside the private HOME.
-		root = dir
-		if owner, err = ownerOf(root); err != nil {
-			return err
-		}
+	rel, err := filepath.Rel(home, skillsDir(spec.Agent, home))
+	if err != nil {
+		return err
 	}
 	for _, s := range k.Skills {
-		if err := placeInto(root, filepath.Join(rel, filepath.Base(s)), s, owner); err != nil {
+		if err := placeInto(home, filepath.Join(rel, filepath.Base(s)), s, owner); err != nil {
 			return fmt.Errorf("install skill %s: %w", filepath.Base(s), err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/sandboxtest"
@@ -110,4 +111,105 @@ func deref(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// A server's secret is a secret whatever its name: DB_URL does not look
+// like one, and its value — which the agent's environment holds for the
+// server — is scrubbed from the row, the transcript and the requests on
+// the wire alike.
+func TestAServerSecretIsScrubbedWhateverItsName(t *testing.T) {
+	r := newBenchRig(t)
+	const value = "Zq9xPlainValue77abc"
+	r.env["KIT_DB"] = value
+	r.file("leak.yaml", `replies:
+  - tools: [{name: Bash, input: {command: 'echo "db=$DB_URL"'}}]
+    usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`+okScript)
+	b := r.bench(`sandbox: host-unsafe
+provider: {mock: leak.yaml}
+tasks: [{id: t, workspace: ws, prompt: "show it"}]
+arms:
+  - id: a
+    agent: stand-in
+    max_turns: 2
+    mcp_servers:
+      code: {command: wfb, args: [mock, mcp-server], env: {DB_URL: {from_env: KIT_DB}}}
+`)
+	_, rows := r.sweep(context.Background(), r.opts(b))
+	if len(rows) != 1 || !rows[0].OK {
+		t.Fatalf("rows %+v", rows)
+	}
+	ctx := context.Background()
+	var texts []string
+	tr, err := r.db.Transcript(ctx, rows[0].AttemptID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts = append(texts, unzstd(t, tr.Data), rows[0].StdoutTail, rows[0].ResultEvent)
+	reqs, err := r.db.Requests(ctx, rows[0].AttemptID)
+	if err != nil || len(reqs) < 2 {
+		t.Fatalf("requests %d, %v: want the two turns metered", len(reqs), err)
+	}
+	for _, q := range reqs {
+		x, err := r.db.Exchange(ctx, q.RequestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, unzstd(t, x.RequestBody), unzstd(t, x.ResponseBody))
+	}
+	all := strings.Join(texts, "\n")
+	if !strings.Contains(all, "db=") {
+		t.Fatalf("the Bash output never reached the record; the test shows nothing")
+	}
+	if strings.Contains(all, value) {
+		t.Errorf("the server's secret is in the record: %q", all[max(0, strings.Index(all, value)-40):][:80])
+	}
+}
+
+func unzstd(t *testing.T, b []byte) string {
+	t.Helper()
+	if len(b) == 0 {
+		return ""
+	}
+	d, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	out, err := d.DecodeAll(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// A call that failed is not a use: a tool the server does not have and a
+// skill the agent does not know are called, counted — and leave the
+// workflow unused.
+func TestACallThatFailedDoesNotMeetAnExpectation(t *testing.T) {
+	r := newBenchRig(t)
+	r.file("fake.yaml", `default:
+  tools:
+    - {name: mcp__code__made_up, input: {}}
+    - {name: Skill, input: {skill: nonexistent}}
+  usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`)
+	b := r.bench(`sandbox: host-unsafe
+provider: {mock: fake.yaml}
+tasks: [{id: t, workspace: ws, prompt: "pretend"}]
+arms:
+  - id: a
+    agent: stand-in
+    mcp_servers: {code: {command: wfb, args: [mock, mcp-server]}}
+    expect_tools: ["mcp__code__*"]
+  - id: s
+    agent: stand-in
+    expect_tools: ["skill:*"]
+`)
+	_, rows := r.sweep(context.Background(), r.opts(b))
+	for _, row := range rows {
+		if row.OK || row.ErrorKind != wfb.KindWorkflowNotUsed || row.ToolCalls == nil || *row.ToolCalls != 2 {
+			t.Errorf("arm %s: ok=%v %s: %s, tool_calls %v; want workflow-not-used with both calls counted", row.Arm, row.OK, row.ErrorKind, row.ErrorDetail, deref(row.ToolCalls))
+		}
+	}
 }

@@ -154,6 +154,11 @@ func TestEveryAgentsToolCallsAreNamedInOneVocabulary(t *testing.T) {
 	for i := 0; i < 2; i++ { // an event shown twice is one call
 		o.line([]byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Skill","input":{"skill":"review"}},{"type":"tool_use","id":"t2","name":"mcp__code__echo","input":{}},{"type":"text","text":"hi"}]}}`), false)
 	}
+	o.line([]byte(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t2","is_error":true,"content":"Claude requested permissions to use mcp__code__echo"}]}}`), false)
+	o.line([]byte(`{"type":"user","message":{"role":"user","content":"a prompt"}}`), false)
+	if o.tools.used("mcp__code__echo") || !o.tools.used("skill:review") {
+		t.Error("claude: a refused call counts as used, or a good one does not")
+	}
 	var row store.Result
 	o.tools.record(&row)
 	want := []store.ToolUse{{Tool: "mcp__code__echo", Calls: 1}, {Tool: "skill:review", Calls: 1}}
@@ -172,16 +177,18 @@ func TestExpectationsNeedACallOfEachPattern(t *testing.T) {
 		calls  *int64
 		uses   []store.ToolUse
 		expect []string
+		failed string // a tool whose every call failed
 		kind   string
 		detail string
 	}{
-		{"met", &two, uses, []string{"mcp__code__*", "Read"}, "", ""},
-		{"one missing", &two, uses, []string{"mcp__code__*", "skill:*"}, wfb.KindWorkflowNotUsed, "without a call matching skill:* (expect_tools); it called Read ×1, mcp__code__find_symbol ×1"},
-		{"not measured", nil, nil, []string{"Read"}, wfb.KindWorkflowNotUsed, "no tool calls wfb could read"},
-		{"nothing expected", nil, nil, nil, "", ""},
+		{"met", &two, uses, []string{"mcp__code__*", "Read"}, "", "", ""},
+		{"one missing", &two, uses, []string{"mcp__code__*", "skill:*"}, "", wfb.KindWorkflowNotUsed, "without a call matching skill:* (expect_tools) that did not fail; it called Read ×1, mcp__code__find_symbol ×1"},
+		{"called but refused", &two, uses, []string{"mcp__code__*"}, "mcp__code__find_symbol", wfb.KindWorkflowNotUsed, "without a call matching mcp__code__*"},
+		{"not measured", nil, nil, []string{"Read"}, "", wfb.KindWorkflowNotUsed, "no tool calls wfb could read"},
+		{"nothing expected", nil, nil, nil, "", "", ""},
 	} {
 		row := store.Result{OK: true, ToolCalls: tt.calls, ToolUses: tt.uses}
-		checkExpectations(&row, tt.expect)
+		checkExpectations(&row, tt.expect, func(name string) bool { return name != tt.failed })
 		if row.ErrorKind != tt.kind || !strings.Contains(row.ErrorDetail, tt.detail) || row.OK != (tt.kind == "") {
 			t.Errorf("%s: ok=%v %s: %s; want %q containing %q", tt.name, row.OK, row.ErrorKind, row.ErrorDetail, tt.kind, tt.detail)
 		}

@@ -55,7 +55,7 @@ func beginMeter(spec *SessionSpec, attemptID string, onCap func()) (*meter.Attem
 	case upstream == "":
 		return nil, nil
 	}
-	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: secretValues(spec.Env),
+	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: sessionSecrets(*spec),
 		MaxRequests: spec.Limits.orDefault().Requests, OnCap: onCap})
 	if err != nil {
 		return nil, stepFailed(wfb.KindInfraError, "meter the session: %v", err)

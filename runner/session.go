@@ -151,18 +151,21 @@ func runSession(ctx context.Context, spec SessionSpec) store.Result {
 		// Unmetered, or the wire saw no model request: the agent's word.
 		row.UsageSource = wfb.UsageReported
 	}
-	scrubSecrets(&row, spec.Env, kitSecrets(spec.Kit)...)
+	// By VALUE and in every encoding (see store.Scrubber), from every text
+	// field of the row the agent controls. Pattern-based redaction
+	// (store.Redact) catches keys that look like keys; this catches a key
+	// of any shape that the agent echoed (a proxy key, a token without a
+	// NAME= in front of it, a session id or model name it made up).
+	store.NewScrubber(sessionSecrets(spec)...).Result(&row)
 	return row
 }
 
-// scrubSecrets removes, by VALUE and in every encoding (see
-// store.Scrubber), every secret the agent's environment held from every
-// text field of the row the agent controls. Pattern-based redaction
-// (store.Redact) catches keys that look like keys; this catches a key of
-// any shape that the agent echoed (a proxy key, a token without a NAME= in
-// front of it, a session id or model name it made up).
-func scrubSecrets(row *store.Result, env map[string]string, more ...string) {
-	store.NewScrubber(append(secretValues(env), more...)...).Result(row)
+// sessionSecrets are the values scrubbed from everything a session
+// records — its row, its transcript, its requests on the wire: the
+// environment's secrets by name, and the kit's servers' secrets whatever
+// their names.
+func sessionSecrets(spec SessionSpec) []string {
+	return append(secretValues(spec.Env), kitSecrets(spec.Kit)...)
 }
 
 // secretScrubber is a Recorder that scrubs secrets by value from whatever
@@ -221,7 +224,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	}
 	out := ad.output()
 	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
-	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, secretValues(spec.Env))
+	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, sessionSecrets(spec))
 	ps.Transcript = transcript
 	pr := runProcess(procCtx, ps)
 	execFailure(&pr, launch)
@@ -234,7 +237,11 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	}
 	interpret(&row, spec, pr, out)
 	quietFailure(&row, pr)
-	checkExpectations(&row, spec.Kit.ExpectTools)
+	var used func(string) bool
+	if tc, ok := out.(toolCounting); ok {
+		used = tc.toolCounts().used
+	}
+	checkExpectations(&row, spec.Kit.ExpectTools, used)
 	if err := ws.restoreModes(); err != nil {
 		addFailure(&row, wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 	}

@@ -41,8 +41,29 @@ type toolCounter struct {
 	measured bool
 	total    int64
 	calls    map[string]int64
-	ids      map[string]bool // calls counted, by the agent's id: an agent may show one twice
+	ids      map[string]string // calls counted, by the agent's id (an agent may show one twice), to their names
+	// failed counts, by name, the calls whose result the agent reported
+	// as an error (refused, unknown, failed): called, yet not used.
+	failed    map[string]int64
+	failedIDs map[string]bool
 }
+
+// failedCall notes that the call of id ended in an error (once per id).
+func (c *toolCounter) failedCall(id string) {
+	name, ok := c.ids[id]
+	if !ok || c.failedIDs[id] {
+		return
+	}
+	if c.failed == nil {
+		c.failed, c.failedIDs = map[string]int64{}, map[string]bool{}
+	}
+	c.failedIDs[id] = true
+	c.failed[name]++
+}
+
+// used reports whether a tool name was called at least once without its
+// result being an error.
+func (c *toolCounter) used(name string) bool { return c.calls[name] > c.failed[name] }
 
 // toolCounting is an agentOutput that counts the agent's tool calls.
 type toolCounting interface {
@@ -51,26 +72,21 @@ type toolCounting interface {
 
 // call counts one call of name, once per id ("" counts every time).
 func (c *toolCounter) call(id, name string) {
-	if id != "" {
-		if c.ids == nil {
-			c.ids = map[string]bool{}
-		}
-		if c.ids[id] {
-			return
-		}
-		if len(c.ids) < maxCallIDs {
-			c.ids[id] = true
-		}
+	if c.ids == nil {
+		c.ids = map[string]string{}
+	}
+	if _, seen := c.ids[id]; seen && id != "" {
+		return
 	}
 	if c.calls == nil {
 		c.calls = map[string]int64{}
 	}
-	name = wfb.Clip(strings.TrimSpace(name), store.MaxToolNameBytes)
-	if name == "" {
-		name = "(unnamed)"
-	}
+	name = store.ClipToolName(strings.TrimSpace(name))
 	if _, ok := c.calls[name]; !ok && len(c.calls) >= maxToolNames {
 		name = otherTools
+	}
+	if id != "" && len(c.ids) < maxCallIDs {
+		c.ids[id] = name
 	}
 	c.calls[name]++
 	c.total++
@@ -105,13 +121,17 @@ func skillName(input json.RawMessage, fields ...string) string {
 	return ""
 }
 
-// checkExpectations marks a session that ended ok without calling what its
+// checkExpectations marks a session that ended ok without using what its
 // arm expects workflow-not-used: each pattern needs at least one call whose
-// name it matches. A session whose tool calls could not be read cannot
+// name it matches and whose result was not an error (used says so; nil:
+// every call counts). A session whose tool calls could not be read cannot
 // show its workflow was used, and is marked so too.
-func checkExpectations(row *store.Result, expect []string) {
+func checkExpectations(row *store.Result, expect []string, used func(string) bool) {
 	if !row.OK || len(expect) == 0 {
 		return
+	}
+	if used == nil {
+		used = func(string) bool { return true }
 	}
 	if row.ToolCalls == nil {
 		addFailure(row, wfb.KindWorkflowNotUsed, fmt.Sprintf("the arm expects %s, and the agent's output showed no tool calls wfb could read: its use of the workflow is not measured",
@@ -120,26 +140,31 @@ func checkExpectations(row *store.Result, expect []string) {
 	}
 	var missing []string
 	for _, p := range expect {
-		if !slices.ContainsFunc(row.ToolUses, func(u store.ToolUse) bool { return bench.MatchTool(p, u.Tool) }) {
+		if !slices.ContainsFunc(row.ToolUses, func(u store.ToolUse) bool { return bench.MatchTool(p, u.Tool) && used(u.Tool) }) {
 			missing = append(missing, p)
 		}
 	}
 	if len(missing) == 0 {
 		return
 	}
-	addFailure(row, wfb.KindWorkflowNotUsed, fmt.Sprintf("the session ended without a call matching %s (expect_tools); it called %s",
+	addFailure(row, wfb.KindWorkflowNotUsed, fmt.Sprintf("the session ended without a call matching %s (expect_tools) that did not fail; it called %s",
 		strings.Join(missing, ", "), describeToolUses(row.ToolUses)))
 }
 
-// describeToolUses is a row's tool calls in a line: "Read ×2, Write ×1", or
-// "no tool".
+// describeToolUses is a row's tool calls in a line: "Read ×2, Write ×1",
+// the first few names only, or "no tool".
 func describeToolUses(uses []store.ToolUse) string {
 	if len(uses) == 0 {
 		return "no tool"
 	}
-	parts := make([]string, 0, len(uses))
-	for _, u := range uses {
-		parts = append(parts, fmt.Sprintf("%s ×%d", u.Tool, u.Calls))
+	const most = 12
+	parts := make([]string, 0, min(len(uses), most)+1)
+	for i, u := range uses {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("and %d more tools", len(uses)-most))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", wfb.Clip(u.Tool, 64), u.Calls))
 	}
 	return strings.Join(parts, ", ")
 }

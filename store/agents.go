@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/wfbench/wfb"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -81,9 +83,11 @@ func (d *DB) attachModelUsage(ctx context.Context, runID string, results []Resul
 	return rows.Err()
 }
 
-// insertToolUses records an attempt's per-tool calls inside tx. They must
-// add up to its tool_calls: a count by name with no total, or a total its
-// names exceed, is refused.
+// insertToolUses records an attempt's per-tool calls inside tx. Tool
+// names are the agent's text and never cost the attempt its row: a name too
+// long is clipped to MaxToolNameBytes (its marker included), an empty one
+// named, and names that become one are counted as one. The calls must add
+// up to tool_calls — the runner's own arithmetic, not the agent's.
 func (d *DB) insertToolUses(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if len(r.ToolUses) == 0 {
 		return nil
@@ -91,19 +95,14 @@ func (d *DB) insertToolUses(ctx context.Context, tx *sql.Tx, r *Result) error {
 	if r.ToolCalls == nil {
 		return fmt.Errorf("tool uses: %d tools listed but tool_calls is not measured", len(r.ToolUses))
 	}
+	r.ToolUses = normalToolUses(r.ToolUses)
 	var sum int64
 	for _, u := range r.ToolUses {
-		switch {
-		case u.Tool == "" || len(u.Tool) > MaxToolNameBytes:
-			return fmt.Errorf("tool uses: a tool name must be 1 to %d bytes, got %d", MaxToolNameBytes, len(u.Tool))
-		case u.Calls < 1 || u.Calls > wfb.MaxCount:
+		if u.Calls < 1 || u.Calls > wfb.MaxCount {
 			return fmt.Errorf("tool uses: %q: calls %d is not a count of at least 1", u.Tool, u.Calls)
 		}
 		sum += u.Calls
 		if _, err := d.execTx(ctx, tx, insertToolUseSQL, r.AttemptID, u.Tool, u.Calls); err != nil {
-			if sqliteExtCode(err) == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
-				return fmt.Errorf("tool uses: tool %q is listed twice", u.Tool)
-			}
 			return err
 		}
 	}
@@ -111,6 +110,32 @@ func (d *DB) insertToolUses(ctx context.Context, tx *sql.Tx, r *Result) error {
 		return fmt.Errorf("tool uses: the calls by tool add up to %d, tool_calls says %d", sum, *r.ToolCalls)
 	}
 	return nil
+}
+
+// ClipToolName bounds a tool name to MaxToolNameBytes, a cut marked, and
+// names an empty one.
+func ClipToolName(name string) string {
+	if name == "" {
+		return "(unnamed)"
+	}
+	if len(name) <= MaxToolNameBytes {
+		return name
+	}
+	return wfb.Clip(name, MaxToolNameBytes-len("..."))
+}
+
+// normalToolUses clips each name and adds up the calls of names that are
+// then one, in name order.
+func normalToolUses(uses []ToolUse) []ToolUse {
+	calls := map[string]int64{}
+	for _, u := range uses {
+		calls[ClipToolName(u.Tool)] += u.Calls
+	}
+	out := make([]ToolUse, 0, len(calls))
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
+		out = append(out, ToolUse{Tool: name, Calls: calls[name]})
+	}
+	return out
 }
 
 // attachToolUses fills in the per-tool calls of a run's results, in one

@@ -3,7 +3,6 @@ package store
 import (
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -236,21 +235,18 @@ func (r *Result) scrubText(f func(string) string) {
 	r.ToolUses = scrubToolNames(r.ToolUses, f)
 }
 
-// scrubToolNames passes each tool name through f; names that become one
-// are counted as one, in name order.
+// scrubToolNames passes each tool name through f (which may lengthen it:
+// [REDACTED] is longer than many a secret); names that become one are
+// counted as one, each clipped to its bound (normalToolUses).
 func scrubToolNames(uses []ToolUse, f func(string) string) []ToolUse {
 	if len(uses) == 0 {
 		return uses
 	}
-	calls := map[string]int64{}
-	for _, u := range uses {
-		calls[f(u.Tool)] += u.Calls
+	out := make([]ToolUse, len(uses))
+	for i, u := range uses {
+		out[i] = ToolUse{Tool: f(u.Tool), Calls: u.Calls}
 	}
-	out := make([]ToolUse, 0, len(calls))
-	for _, name := range slices.Sorted(maps.Keys(calls)) {
-		out = append(out, ToolUse{Tool: name, Calls: calls[name]})
-	}
-	return out
+	return normalToolUses(out)
 }
 
 // secretSet is the secrets a DB scrubs from everything it writes.

@@ -116,7 +116,12 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
     expect_tools: ["[", " x"]
   - id: g
     agent: gemini
-    files: [{from: guide.md, to: home/.gemini/settings.json}]
+    files: [{from: skills, to: home/.gemini}]
+  - id: c
+    agent: codex
+    env: {CODEX_HOME: {value: /srv/codex}, GH_TOKEN: {from_env: GH}}
+    skills: [skills/lint]
+    mcp_servers: {x: {command: wfb, env: {GH_TOKEN: {from_env: OTHER}}}}
 `)
 	var be *Error
 	if !errors.As(err, &be) {
@@ -142,11 +147,13 @@ func TestABadKitNamesEveryProblem(t *testing.T) {
 		`arms[0].settings: the stand-in agent has no settings`,
 		`arms[0].mcp_servers.path.env.PATH: a secret reaches its server through the agent's environment`,
 		`arms[0].mcp_servers.other.env.TOKEN: another server of this arm takes TOKEN from $A`,
-		`arms[0].files: home/.wfb-kit/mcp.json: home/.wfb-kit is where wfb writes`,
+		`arms[0].files: home/.wfb-kit/mcp.json would cover home/.wfb-kit: where wfb writes`,
 		`arms[0].files[5].from: /dev/null is neither a file nor a directory`,
 		`arms[0].expect_tools[0]: "[" is not a tool pattern`,
 		`arms[0].expect_tools[1]: " x" is not a tool pattern`,
-		`arms[1].files: wfb writes gemini's home/.gemini/settings.json`,
+		`arms[1].files: home/.gemini would cover home/.gemini/settings.json: gemini's settings`,
+		`arms[2].skills: wfb installs skills in the session's private CODEX_HOME`,
+		`arms[2].mcp_servers.x.env.GH_TOKEN: the arm's env sets GH_TOKEN too`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the problems do not say %q; they are:\n%s", want, got)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -319,15 +320,36 @@ func (p *benchParser) checkKit(f string, a *Arm, pairs []strictyaml.Pair) {
 			p.Addf(at, f+".settings", "the stand-in agent has no settings of its own; remove them from this arm")
 		}
 	}
-	for _, pl := range a.Files {
-		if pl.Into == PlaceHome && (pl.Path == ".wfb-kit" || strings.HasPrefix(pl.Path, ".wfb-kit/")) {
-			p.Addf(p.keyOf(pairs, "files"), f+".files", "%s: home/.wfb-kit is where wfb writes the agent's MCP configuration and settings", pl)
+	// What wfb writes in HOME: a placement there, or a directory placed
+	// over it, would collide with it.
+	reserved := map[string]string{".wfb-kit": "where wfb writes the agent's MCP configuration and settings"}
+	switch a.Agent {
+	case AgentGemini:
+		reserved[".gemini/settings.json"] = "gemini's settings, which wfb writes; give their content as this arm's settings"
+	case AgentCodex:
+		if len(a.Skills) > 0 {
+			reserved["skills"] = "where wfb installs this arm's skills"
 		}
 	}
-	if a.Agent == AgentGemini {
-		for _, pl := range a.Files {
-			if pl.Into == PlaceHome && pl.Path == ".gemini/settings.json" {
-				p.Addf(p.keyOf(pairs, "files"), f+".files", "wfb writes gemini's home/.gemini/settings.json; give its content as this arm's settings instead")
+	for _, pl := range a.Files {
+		for _, r := range slices.Sorted(maps.Keys(reserved)) {
+			why := reserved[r]
+			if pl.Into == PlaceHome && (pl.Path == r || strings.HasPrefix(pl.Path, r+"/") || strings.HasPrefix(r, pl.Path+"/")) {
+				p.Addf(p.keyOf(pairs, "files"), f+".files", "%s would cover home/%s: %s", pl, r, why)
+			}
+		}
+	}
+	armEnv := map[string]bool{}
+	for _, v := range a.Env {
+		armEnv[v.Name] = true
+		if v.Name == "CODEX_HOME" && a.Agent == AgentCodex && len(a.Skills) > 0 {
+			p.Addf(p.keyOf(pairs, "skills"), f+".skills", "wfb installs skills in the session's private CODEX_HOME; an arm that sets its own (env CODEX_HOME) cannot have skills — it would share them with every session, and keep them")
+		}
+	}
+	for _, s := range a.MCPServers {
+		for _, v := range s.Env {
+			if !v.Literal && armEnv[v.Name] {
+				p.Addf(p.keyOf(pairs, "mcp_servers"), f+".mcp_servers."+s.Name+".env."+v.Name, "the arm's env sets %s too; a server's secret reaches it through the agent's environment under its own name, so name one of them otherwise", v.Name)
 			}
 		}
 	}
