@@ -58,8 +58,14 @@ func readCalls(t *testing.T, path string) []loggedCall {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only whole lines: a test polls the file while the server writes it
+	// (it may exist, empty, or end mid-line).
+	whole := string(b[:bytes.LastIndexByte(b, '\n')+1])
 	var calls []loggedCall
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+	for _, line := range strings.Split(whole, "\n") {
+		if line == "" {
+			continue
+		}
 		var c loggedCall
 		if err := json.Unmarshal([]byte(line), &c); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
