@@ -64,7 +64,7 @@ func TestDocCLIReferenceLeavesOutHiddenCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := referenceFiles(t, dir)
-	for _, want := range []string{"wfb.md", "wfb_run.md", "wfb_completion.md", "man/wfb.1", "man/wfb-run.1"} {
+	for _, want := range []string{"wfb.md", "wfb_run.md", "wfb_init.md", "wfb_completion.md", "man/wfb.1", "man/wfb-run.1", "man/wfb-init.1"} {
 		if !slices.Contains(files, want) {
 			t.Errorf("no %s among %v", want, files)
 		}
