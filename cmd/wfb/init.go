@@ -83,8 +83,12 @@ func initRun(s *Streams, opts *initOptions) error {
 		fmt.Fprintf(s.Out, "  %s\n", filepath.Join(opts.Dir, filepath.FromSlash(name)))
 	}
 	fmt.Fprintf(s.Out, "\nIt runs offline as it stands (a scripted mock provider and wfb's stand-in\nagent). Next:\n")
+	db := dbPath("", s)
+	if !filepath.IsAbs(db) && !strings.HasPrefix(db, ".") {
+		db = "./" + db
+	}
 	next := [][2]string{
-		{wfb + " run " + bench + " --label first", "1 task × 2 arms × 3 reps, into ./wfb.db"},
+		{wfb + " run " + bench + " --label first", "1 task × 2 arms × 3 reps, into " + db},
 		{wfb + " report", "outcomes and medians per arm"},
 		{wfb + " diff arm=baseline arm=candidate", "did the prompt prefix change anything?"},
 	}
