@@ -157,6 +157,8 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newDoctorCmd(s),
 		newViewCmd(s),
 		newProxyCmd(s),
+		newInitCmd(s),
+		newGenDocsCmd(),
 	)
 	// An unknown command is bad input (exit 2), not a help page with exit 0;
 	// a bare `wfb` prints the help.
