@@ -132,7 +132,7 @@ type GateResult struct {
 }
 
 // The decision rule of a gate, the way equivalence and non-inferiority
-// tests decide (README, "Statistics"):
+// tests decide (docs/statistics.md, "A gate for CI"):
 //
 //   - fail: the change is significant and its estimate lies beyond the
 //     rule's limit. Significance is judged over the gate's family — every

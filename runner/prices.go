@@ -4,7 +4,7 @@ import "github.com/wfbench/wfb"
 
 // PriceTableVersion names the contents of Prices. Change it with any row
 // (a new model, a new price, a new date read): a stored cost is as good as
-// the table that priced it, and README's "Prices" section says which
+// the table that priced it, and docs/metering.md's "Prices" section says which
 // version it documents.
 const PriceTableVersion = "2026-12-01"
 

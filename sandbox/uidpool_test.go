@@ -67,7 +67,7 @@ func TestConcurrentSessionsCannotReachEachOther(t *testing.T) {
 	for _, backend := range Strength {
 		t.Run(backend, func(t *testing.T) {
 			if os.Geteuid() != 0 && backend == HostUnsafe {
-				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, so sessions can reach each other; README's limits say so (the pool needs root to switch uids)")
+				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, so sessions can reach each other; docs/sandboxes.md's limits say so (the pool needs root to switch uids)")
 			}
 			requireBackend(t, backend)
 			privateTmp(t)
@@ -111,7 +111,7 @@ func TestConcurrentSessionsCannotReachEachOther(t *testing.T) {
 			}
 			if os.Geteuid() == 0 || backend != Landlock {
 				// As an ordinary user both landlock sessions are wfb's uid,
-				// and Landlock v3 does not scope signals (README's limits).
+				// and Landlock v3 does not scope signals (docs/sandboxes.md's limits).
 				attacks = append(attacks, "kill -STOP "+strconv.Itoa(bpid))
 			}
 			for _, attack := range attacks {

@@ -33,6 +33,6 @@
 // readers of many rows (a report over a million attempts).
 //
 // The stable interface for ad hoc SQL is the set of tables and views
-// documented in the README: runs, results, and the views results_v and
+// documented in docs/sql.md: runs, results, and the views results_v and
 // arm_summary_v. Times are text, "2006-01-02T15:04:05.000Z" (UTC).
 package store

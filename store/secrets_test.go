@@ -47,7 +47,7 @@ func TestScrubberCatchesASecretInEveryEncoding(t *testing.T) {
 // because the agent printed it upper-cased or base64-encoded — alone, in
 // either alphabet, padded or not, or inside a longer base64 text (a basic
 // auth header, an encoded JSON body) wherever it falls in the 3-byte
-// groups. A reversed key is not recognised (the README says so).
+// groups. A reversed key is not recognised (docs/agents-and-real-apis.md says so).
 func TestScrubberCatchesABase64OrUpperCasedSecret(t *testing.T) {
 	const key = "plain-key/0123 456?~~>>"
 	s := NewScrubber(key)

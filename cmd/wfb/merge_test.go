@@ -220,7 +220,7 @@ func TestATokenCountPastTheBoundNeverReachesArmSummary(t *testing.T) {
 
 // TestARefusedMergeLeavesNoDestinationItCreated stops a merge whose
 // conflict is found only while merging (two sources disagreeing on a row)
-// from leaving an empty destination file behind, where the README says
+// from leaving an empty destination file behind, where docs/scaling-out.md says
 // nothing is written: the destination it created goes, with its -wal and
 // -shm.
 func TestARefusedMergeLeavesNoDestinationItCreated(t *testing.T) {

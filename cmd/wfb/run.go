@@ -81,8 +81,8 @@ no retry owed). Earlier rows stay; new attempts are appended to the same run.
 A run is held by the process recording it, from before its first row to
 after its last: a --resume of a run still being recorded is refused (exit
 2), naming that process. Two names of one results file (a hard link, a bind
-mount of the file) are never written at once (see README: Who writes a
-results file).
+mount of the file) are never written at once (see docs/results-file.md:
+Who writes a results file).
 
 --shard i/n (or JOB_COMPLETION_INDEX + WFB_SHARD_COUNT, or SLURM_ARRAY_TASK_ID)
 runs a deterministic, disjoint slice of the cells. Every shard of one run

@@ -34,7 +34,7 @@ func newSQLCmd(s *Streams) *cobra.Command {
 
 The file is opened read-only by the engine itself: INSERT, UPDATE, DELETE,
 DROP, ATTACH and PRAGMA tricks are refused by SQLite, whatever the query
-looks like. The stable interface (names and columns; the README describes
+looks like. The stable interface (names and columns; docs/sql.md describes
 each) is ` + stableRelationsText() + `.
 
 NULL means "not measured" and is printed as NULL (an empty field in csv,
@@ -114,8 +114,8 @@ func sqlRun(ctx context.Context, s *Streams, opts *sqlOptions) error {
 }
 
 // stableRelations are the tables and views whose names and columns are the
-// stable interface of the results file, as README's "The SQL interface"
-// lists them (a test holds the two and the schema together).
+// stable interface of the results file, as docs/sql.md's "The stable
+// interface" lists them (a test holds the two and the schema together).
 var stableRelations = struct{ tables, views []string }{
 	tables: []string{"runs", "results", "evidence", "model_usage", "tool_uses", "artifacts", "scores", "requests", "exchanges", "transcripts"},
 	views:  []string{"results_v", "measured_results_v", "cells_v", "latest_scores_v", "scored_results_v", "run_agents_v", "arm_tool_calls_v", "arm_tools_v", "arm_summary_v", "run_summary_v"},

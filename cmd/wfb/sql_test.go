@@ -167,21 +167,23 @@ func TestSQLRefusesWritesAndBadInputWithExit2(t *testing.T) {
 	}
 }
 
-// TestSQLHelpAndREADMEAgreeOnTheStableInterface stops `wfb sql --help` and
-// README's "The SQL interface" from naming different tables and views as
-// the stable interface, or either naming one the schema lacks.
-func TestSQLHelpAndREADMEAgreeOnTheStableInterface(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestSQLHelpAndDocsAgreeOnTheStableInterface stops `wfb sql --help` and
+// docs/sql.md's "The stable interface" from naming different tables and
+// views as the stable interface, or either naming one the schema lacks.
+func TestSQLHelpAndDocsAgreeOnTheStableInterface(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "sql.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)
-	start := strings.Index(section, "## The SQL interface")
+	section := string(doc)
+	start := strings.Index(section, "\n## The stable interface\n")
 	if start < 0 {
-		t.Fatal(`README has no "## The SQL interface"`)
+		t.Fatal(`docs/sql.md has no "## The stable interface"`)
 	}
-	section = section[start+3:]
-	section = section[:strings.Index(section, "\n## ")]
+	section = section[start+1:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
 	var listed []string
 	for _, line := range strings.Split(section, "\n") {
 		if !strings.HasPrefix(line, "- **`") {
@@ -194,7 +196,7 @@ func TestSQLHelpAndREADMEAgreeOnTheStableInterface(t *testing.T) {
 	}
 	stable := append(append([]string{}, stableRelations.tables...), stableRelations.views...)
 	if diff := cmp.Diff(sortedCopy(stable), sortedCopy(listed)); diff != "" {
-		t.Errorf("README's stable tables and views differ from wfb sql --help's (-help +README):\n%s", diff)
+		t.Errorf("docs/sql.md's stable tables and views differ from wfb sql --help's (-help +docs):\n%s", diff)
 	}
 	out, _, code := wfbCmd(t, "sql", "--help")
 	if code != exitOK || !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(stableRelationsText()), " ")) {

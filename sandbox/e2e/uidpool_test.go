@@ -25,7 +25,7 @@ func TestTwoConcurrentSessionsCannotReadEachOthersKey(t *testing.T) {
 	for _, backend := range sandbox.Strength {
 		t.Run(backend, func(t *testing.T) {
 			if os.Geteuid() != 0 && backend == sandbox.HostUnsafe {
-				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, which can read its own processes' environment; README's limits say so")
+				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, which can read its own processes' environment; docs/sandboxes.md's limits say so")
 			}
 			requireBackend(t, backend)
 			ra, rb := newRig(t), newRig(t)
