@@ -194,7 +194,11 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 	for _, r := range runs {
 		d.same(r.ID)
 		d.same(nullIfEmpty(r.Label))
-		d.same(r.StartedAt)
+		if f == FormatTable {
+			d.same(boxTime(r.StartedAt))
+		} else {
+			d.same(r.StartedAt)
+		}
 		d.same(r.Status)
 		d.same(r.Cells)
 		d.same(r.OK)
@@ -215,7 +219,21 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 		d.endRow()
 		notes = append(notes, CostNotes("run "+r.ID, r.Cost)...)
 	}
-	return d.table(Human(f), notes)
+	t := d.table(Human(f), notes)
+	t.Whole = []string{"run", "started"}
+	t.Shed = []string{"budget (USD)", "cost n", "attempts", "started", "label", "cost (USD)"}
+	return t
+}
+
+// boxTime is a stored RFC 3339 time to the second, as a box table shows
+// it: the milliseconds matter to programs ordering runs, not to a person
+// finding one, and they cost a narrow screen a column. TSV and markdown
+// keep them: they are read by programs and diffed too.
+func boxTime(rfc3339 string) string {
+	if i := strings.LastIndexByte(rfc3339, '.'); i > 0 && strings.HasSuffix(rfc3339, "Z") {
+		return rfc3339[:i] + "Z"
+	}
+	return rfc3339
 }
 
 // runsNote says once what the counts of `wfb runs` are.
@@ -367,7 +385,10 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 		}
 		d.endRow()
 	}
-	return d.table(true, append([]string{rateNote()}, t.OutcomeNotes...))
+	tbl := d.table(true, append([]string{rateNote()}, t.OutcomeNotes...))
+	// A narrow screen keeps the outcome: cells, ok and each kind.
+	tbl.Shed = []string{"attempts", "clean %", "cost total (USD)", "retried", "strict %"}
+	return tbl
 }
 
 func (t *Tabulation) metricTable() *Table {
@@ -699,6 +720,9 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 	if human {
 		tbl := d.table(human, df.Footnotes)
 		tbl.Notes = true
+		// A narrow screen keeps what changed and whether it is real.
+		tbl.Shed = []string{"test", "n needed", "detectable", d.names[slices.Index(d.keys, "a_lo")], d.names[slices.Index(d.keys, "b_lo")],
+			"n", "p", d.names[slices.Index(d.keys, "delta_lo")]}
 		if len(changes) == 0 {
 			return []*Table{tbl}
 		}
