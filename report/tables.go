@@ -391,6 +391,28 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 	return tbl
 }
 
+// OutcomeTable is the report's outcomes at a glance, for a screen that
+// holds little else (wfb demo): per group its cells, how many ended ok,
+// how the others failed (each kind with its count: "session-error ×3"),
+// and the attempts superseded by a retry. No notes: wfb report has them.
+func (t *Tabulation) OutcomeTable(title string) *Table {
+	d := dual{title: title}
+	t.groupCols(&d)
+	d.col("cells", "cells")
+	d.col("ok", "ok")
+	d.col("failed (by kind)", "failed")
+	d.col("retried", "retried")
+	for _, g := range t.Groups {
+		t.groupCells(&d, g)
+		d.same(g.Cells)
+		d.same(g.OK)
+		d.same(kindCounts(t.Kinds, g.Failed, func(string) bool { return true }))
+		d.same(g.Retried)
+		d.endRow()
+	}
+	return d.table(true, nil)
+}
+
 func (t *Tabulation) metricTable() *Table {
 	d := dual{title: "medians per cell (n = cells measured)"}
 	t.groupCols(&d)
