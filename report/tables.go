@@ -385,7 +385,7 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 		}
 		d.endRow()
 	}
-	tbl := d.table(true, append([]string{rateNote()}, t.OutcomeNotes...))
+	tbl := d.table(true, append([]string{rateNote()}, t.outcomeGrouped...))
 	// A narrow screen keeps the outcome: cells, ok and each kind.
 	tbl.Shed = []string{"attempts", "clean %", "cost total (USD)", "retried", "strict %"}
 	return tbl
@@ -437,7 +437,7 @@ func (t *Tabulation) metricTable() *Table {
 	if hasProportion(t.Options.Metrics) {
 		notes = append(notes, "A proportion (verdict accuracy) shows its mean as the median; it has no quartiles.")
 	}
-	notes = append(notes, t.MetricNotes...)
+	notes = append(notes, t.metricGrouped...)
 	return d.table(true, notes)
 }
 
