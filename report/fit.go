@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -10,14 +11,21 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
-// RenderFit is Render for a screen width columns wide: a FormatTable
-// table's widest text columns wrap, word by word, until the box fits
-// (when columns of minColumn can make it fit; otherwise its rows stay one
-// line each), and its footnotes wrap under a hanging indent. width ≤ 0, and every other format, leaves lines whole: programs
-// split TSV and CSV by line, and markdown is wrapped by whatever renders it.
+// RenderFit is Render for a screen width columns wide. A FormatTable
+// table that is wider leaves out its Shed columns, first to go first, until
+// the rest fit (a footnote names them and says how to see them), and its
+// widest text columns wrap, word by word, until the box fits; its Whole
+// columns (ids, times) are never wrapped. When even that does not
+// fit, its rows stay one line each and every column stays. Its title and
+// footnotes wrap under a hanging indent. width ≤ 0, and every other
+// format, leaves lines whole and every column in: programs split TSV and
+// CSV by line, and markdown is wrapped by whatever renders it.
 func RenderFit(w io.Writer, t *Table, f Format, width int) error {
 	if f != FormatTable || width <= 0 {
 		return Render(w, t, f)
+	}
+	if err := checkCells(t); err != nil {
+		return err
 	}
 	return renderBoxFit(w, t, width)
 }
@@ -41,41 +49,100 @@ func RenderAllFit(w io.Writer, tables []*Table, f Format, width int) error {
 // mid-way and a cell reads as a column of syllables.
 const minColumn = 12
 
-// renderBoxFit draws t as a box table no wider than width where it can:
-// the text of columns wider than a cap is wrapped to it, the cap being the
-// widest that fits. Numbers are never wrapped.
+// renderBoxFit draws t as a box table no wider than width where it can
+// (see RenderFit). Numbers are never wrapped.
 func renderBoxFit(w io.Writer, t *Table, width int) error {
-	t = visibleTable(t) // a copy: wrapping it leaves the caller's table whole
-	fitted := *t
-	fitted.Footnotes = nil
-	if limit := columnCap(t, width); limit > 0 {
-		for c := range fitted.Columns {
-			fitted.Columns[c] = wrapText(fitted.Columns[c], limit)
-			for _, row := range fitted.Rows {
-				if s, ok := row[c].(string); ok {
-					row[c] = wrapText(s, limit)
-				}
-			}
-		}
+	whole := columnSet(t, t.Whole)
+	t = visibleTable(t) // a copy: fitting it leaves the caller's table whole
+	fitted, shed := shedToFit(t, whole, width)
+	notes := t.Footnotes
+	if len(shed) > 0 {
+		notes = append(slices.Clone(notes), shedNote(shed, width, boxWidth(naturalWidths(t))))
 	}
-	if err := drawBox(w, &fitted); err != nil {
+	fitted.Footnotes = nil
+	var b strings.Builder
+	if fitted.Title != "" {
+		writeHanging(&b, "", fitted.Title, width)
+		fitted.Title = ""
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	var b strings.Builder
-	if len(t.Footnotes) > 0 {
+	if err := drawBox(w, fitted); err != nil {
+		return err
+	}
+	b.Reset()
+	if len(notes) > 0 {
 		b.WriteString("\n")
 	}
-	for i, n := range t.Footnotes {
+	for i, n := range notes {
 		writeHanging(&b, "["+strconv.Itoa(i+1)+"] ", n, width)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// columnCap returns the widest a text column may be for t's box to fit in
-// width, or 0 when it fits as it is. A box of n columns takes 3n+1
-// characters beside its cells (a border and a space each side).
-func columnCap(t *Table, width int) int {
+// columnSet marks the columns of t named in names.
+func columnSet(t *Table, names []string) []bool {
+	set := make([]bool, len(t.Columns))
+	for c, name := range t.Columns {
+		set[c] = slices.Contains(names, name)
+	}
+	return set
+}
+
+// shedToFit returns t, wrapped to fit width, and the names of the Shed
+// columns it left out to get there (in t's visible spelling). When no
+// shedding makes it fit, t is returned whole, every column in.
+func shedToFit(t *Table, whole []bool, width int) (*Table, []string) {
+	cur, keep := t, whole
+	var shed []string
+	for {
+		if widths := fitWidths(cur, keep, width); widths != nil {
+			return wrapTo(cur, widths), shed
+		}
+		c := nextShed(cur, t.Shed)
+		if c < 0 {
+			return t, nil
+		}
+		shed = append(shed, cur.Columns[c])
+		cur, keep = dropColumn(cur, c), slices.Delete(slices.Clone(keep), c, c+1)
+	}
+}
+
+// nextShed is the column of t to leave out next: the first of names that
+// t still has; -1 when there is none. names are spelled as the caller
+// spelled the columns, before visible.
+func nextShed(t *Table, names []string) int {
+	for _, name := range names {
+		for c, col := range t.Columns {
+			if col == visible(name) {
+				return c
+			}
+		}
+	}
+	return -1
+}
+
+// dropColumn returns a copy of t without column c.
+func dropColumn(t *Table, c int) *Table {
+	d := *t
+	d.Columns = slices.Delete(slices.Clone(t.Columns), c, c+1)
+	d.Rows = make([][]any, len(t.Rows))
+	for i, row := range t.Rows {
+		d.Rows[i] = slices.Delete(slices.Clone(row), c, c+1)
+	}
+	return &d
+}
+
+// shedNote says which columns a box left out, and how to see them.
+func shedNote(shed []string, width, full int) string {
+	return fmt.Sprintf("left out to fit %d columns: %s. Every column shows with --format tsv (or csv, json), or on a screen %d columns wide (COLUMNS=%d).",
+		width, strings.Join(shed, ", "), full, full)
+}
+
+// naturalWidths is each column's width unwrapped.
+func naturalWidths(t *Table) []int {
 	nat := make([]int, len(t.Columns))
 	for c, name := range t.Columns {
 		nat[c] = textWidth(name)
@@ -83,28 +150,99 @@ func columnCap(t *Table, width int) int {
 			nat[c] = max(nat[c], textWidth(text(row[c])))
 		}
 	}
-	room := width - 3*len(nat) - 1
-	total := 0
-	for _, n := range nat {
-		total += n
+	return nat
+}
+
+// boxWidth is the width of a box whose columns are widths wide: a box of
+// n columns takes 3n+1 characters beside its cells (a border and a space
+// each side).
+func boxWidth(widths []int) int {
+	total := 3*len(widths) + 1
+	for _, w := range widths {
+		total += w
 	}
-	if total <= room {
-		return 0
-	}
-	// The cap is the widest at which the capped columns fit: lower it
-	// from the widest column until they do. When even columns of
-	// minColumn do not fit, wrapping only makes the rows taller: the
-	// viewer breaks the lines either way, so they stay whole.
-	for limit := slices.Max(nat); limit >= minColumn; limit-- {
-		sum := 0
-		for _, n := range nat {
-			sum += min(n, limit)
+	return total
+}
+
+// floorWidths is the narrowest each column of t may get: a whole column
+// its natural width, a column of numbers its widest number, a text column
+// minColumn (or its natural width, when narrower); none narrower than the
+// widest piece of its name (a word, or a part of a hyphenated one), which
+// wraps there.
+func floorWidths(t *Table, whole []bool) []int {
+	nat := naturalWidths(t)
+	num := numericColumns(t)
+	floor := make([]int, len(t.Columns))
+	for c := range t.Columns {
+		cells := 0
+		for _, row := range t.Rows {
+			cells = max(cells, textWidth(text(row[c])))
 		}
-		if sum <= room {
-			return limit
+		switch {
+		case whole[c]:
+			floor[c] = nat[c]
+		case num[c]:
+			floor[c] = max(cells, namePiece(t.Columns[c]))
+		default:
+			floor[c] = min(nat[c], max(min(cells, minColumn), namePiece(t.Columns[c])))
 		}
 	}
-	return 0
+	return floor
+}
+
+// namePiece is the width of the widest piece a column name wraps into:
+// its words, a hyphenated word broken after its hyphens.
+func namePiece(name string) int {
+	widest := 0
+	for _, word := range strings.Fields(name) {
+		for _, piece := range strings.SplitAfter(word, "-") {
+			widest = max(widest, displayWidth(piece))
+		}
+	}
+	return widest
+}
+
+// fitWidths returns the width of each column of t for its box to fit in
+// width, or nil when it cannot: text wider than a cap is wrapped to it,
+// the cap being the widest that fits, and no column goes below its floor.
+func fitWidths(t *Table, whole []bool, width int) []int {
+	nat := naturalWidths(t)
+	if boxWidth(nat) <= width {
+		return nat
+	}
+	floor := floorWidths(t, whole)
+	if boxWidth(floor) > width {
+		return nil
+	}
+	capped := make([]int, len(nat))
+	for limit := slices.Max(nat); ; limit-- {
+		for c := range nat {
+			capped[c] = max(floor[c], min(nat[c], limit))
+		}
+		if boxWidth(capped) <= width {
+			return capped
+		}
+	}
+}
+
+// wrapTo returns a copy of t with each column's name and text wrapped to
+// widths; numbers stay as they are (their floor is their width).
+func wrapTo(t *Table, widths []int) *Table {
+	w := *t
+	w.Columns = slices.Clone(t.Columns)
+	w.Rows = make([][]any, len(t.Rows))
+	for i, row := range t.Rows {
+		w.Rows[i] = slices.Clone(row)
+	}
+	for c := range w.Columns {
+		w.Columns[c] = wrapText(w.Columns[c], widths[c])
+		for _, row := range w.Rows {
+			if s, ok := row[c].(string); ok {
+				row[c] = wrapText(s, widths[c])
+			}
+		}
+	}
+	return &w
 }
 
 // textWidth is the display width of s's widest line.
@@ -161,7 +299,7 @@ func wrapLine(s string, width int) []string {
 			lines = append(lines, line)
 		}
 		for wordW > width {
-			head := cutWidth(word, width)
+			head := cutHyphen(word, width)
 			lines = append(lines, head)
 			word = word[len(head):]
 			wordW = displayWidth(word)
@@ -172,6 +310,17 @@ func wrapLine(s string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// cutHyphen returns the longest prefix of s at most width wide that ends
+// in a hyphen, so that "workflow-not-used" wraps as "workflow-" and
+// "not-used"; else cutWidth's.
+func cutHyphen(s string, width int) string {
+	head := cutWidth(s, width)
+	if i := strings.LastIndexByte(head, '-'); i > 0 && i < len(head)-1 {
+		return head[:i+1]
+	}
+	return head
 }
 
 // cutWidth returns the longest prefix of s, cut between runes, at most

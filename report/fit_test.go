@@ -216,3 +216,63 @@ func isSubsequence(want, got []rune) bool {
 	}
 	return len(want) == 0
 }
+
+// TestANarrowBoxLeavesOutColumnsNotIds stops the run id — the value people
+// copy most — from wrapping over three lines on a narrow screen: a box too
+// wide leaves out its Shed columns, first to go first, says so in a note,
+// and keeps its Whole columns whole; other formats keep every column.
+func TestANarrowBoxLeavesOutColumnsNotIds(t *testing.T) {
+	id := "run-20261202T111245Z-70657e43"
+	tbl := &Table{Title: "runs", Columns: []string{"run", "label", "started", "workflow-not-used", "cost n", "budget (USD)"},
+		Rows:  [][]any{{id, "nightly", "2026-12-02T11:12:45Z", int64(3), int64(27), "none"}},
+		Whole: []string{"run", "started"}, Shed: []string{"budget (USD)", "cost n", "started"}}
+	for _, tt := range []struct {
+		width int
+		shed  []string
+	}{
+		{120, nil},
+		{90, []string{"budget (USD)"}},
+		{70, []string{"budget (USD)", "cost n", "started"}},
+	} {
+		var buf bytes.Buffer
+		if err := RenderFit(&buf, tbl, FormatTable, tt.width); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if w := widest(out); w > tt.width {
+			t.Errorf("width %d: widest line %d:\n%s", tt.width, w, out)
+		}
+		if !strings.Contains(out, "│ "+id+" │") {
+			t.Errorf("width %d: the run id is not whole on one line:\n%s", tt.width, out)
+		}
+		header := strings.SplitN(out, "\n", 4)[2]
+		for _, c := range tbl.Columns {
+			if gone := slices.Contains(tt.shed, c); gone == strings.Contains(header, "│ "+c[:min(len(c), 4)]) {
+				t.Errorf("width %d: column %q left out %v, want %v:\n%s", tt.width, c, !gone, gone, out)
+			}
+		}
+		note := strings.Contains(out, "left out to fit")
+		if note != (tt.shed != nil) {
+			t.Errorf("width %d: note of left-out columns shown %v:\n%s", tt.width, note, out)
+		}
+		if tt.shed != nil && !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(tt.shed, ", ")+". Every column shows with --format tsv") {
+			t.Errorf("width %d: the note does not name %v:\n%s", tt.width, tt.shed, out)
+		}
+	}
+	var buf bytes.Buffer
+	if err := RenderFit(&buf, tbl, FormatTSV, 40); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), strings.Join(tbl.Columns, "\t")+"\n") {
+		t.Errorf("tsv left out a column:\n%s", buf.String())
+	}
+}
+
+// TestAHyphenatedNameWrapsAtItsHyphens stops a column of small counts
+// from being as wide as its kind's name: "workflow-not-used" wraps after
+// a hyphen, never mid-word.
+func TestAHyphenatedNameWrapsAtItsHyphens(t *testing.T) {
+	if got, want := wrapText("workflow-not-used", 9), "workflow-\nnot-used"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

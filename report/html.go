@@ -122,6 +122,7 @@ th{background:#f6f8fa;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.null{color:#8c959f;font-style:italic}
 ol.notes{font-size:12px;color:#57606a;max-width:1000px}
+details.notes>summary{font-size:12px;color:#57606a;cursor:pointer}
 .legend span{display:inline-block;margin-right:12px;font-size:12px}
 .legend i{display:inline-block;width:10px;height:10px;margin-right:4px;vertical-align:middle}
 h2.section{flex-basis:100%;margin:16px 0 0}
@@ -343,13 +344,25 @@ func htmlTable(b *bytes.Buffer, t *Table) {
 	}
 	b.WriteString("</tbody>\n</table>\n")
 	if len(t.Footnotes) > 0 {
+		fold := len(t.Footnotes) > FoldNotesOver
+		if fold {
+			fmt.Fprintf(b, "<details class=\"notes\"><summary>%d notes</summary>\n", len(t.Footnotes))
+		}
 		b.WriteString("<ol class=\"notes\">\n")
 		for _, n := range t.Footnotes {
 			fmt.Fprintf(b, "<li>%s</li>\n", esc(n))
 		}
 		b.WriteString("</ol>\n")
+		if fold {
+			b.WriteString("</details>\n")
+		}
 	}
 }
+
+// FoldNotesOver is how many notes a page shows open under a table: more
+// fold into a <details> that says how many there are, so that the next
+// table is not pushed out of sight. Every note is still in the page.
+const FoldNotesOver = 4
 
 // htmlText is s escaped for HTML text or a quoted attribute, its controls
 // shown as a box table shows them: a bidirectional override in an arm or

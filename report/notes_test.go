@@ -189,3 +189,53 @@ func TestGateRulesReadPassRatesInPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesOfOneKindAreGroupedForPeople stops a report whose notes pile up:
+// the same "no measured value" note once per arm. People get one note per
+// kind that counts the groups and names each with its figures; programs
+// (json) keep one note per group; a page folds more than a few notes.
+func TestNotesOfOneKindAreGroupedForPeople(t *testing.T) {
+	tab := NewTabulator(TabulateOptions{ByTask: true, Metrics: baseMetrics})
+	for _, task := range []string{"t1", "t2"} {
+		for _, arm := range []string{"a", "b", "c"} {
+			for rep := range 2 {
+				r := Row{RunID: "r", Task: task, Arm: arm, Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+				tab.Add(&r)
+			}
+		}
+	}
+	res := tab.Result()
+	human := res.Tables("t", FormatTable)[1].Footnotes
+	var grouped []string
+	for _, n := range human {
+		if strings.Contains(strings.ToLower(n), "no measured value") {
+			grouped = append(grouped, n)
+		}
+	}
+	if len(grouped) != 1 {
+		t.Fatalf("%d notes of no measured value for people, want 1:\n%s", len(grouped), strings.Join(human, "\n"))
+	}
+	if want := "for 6 of 6 groups: "; !strings.Contains(grouped[0], want) || !strings.Contains(grouped[0], "tasks t1, t2 (arms a, b, c)") {
+		t.Errorf("the grouped note does not count and name the groups:\n%s", grouped[0])
+	}
+	if n := strings.Count(strings.Join(res.MetricNotes, "\n"), "no measured value"); n != 6 {
+		t.Errorf("programs get %d notes of no measured value, want one per group (6)", n)
+	}
+	var buf bytes.Buffer
+	if err := RenderAll(&buf, res.Tables("t", FormatJSON), FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "no measured value"); n != 6 {
+		t.Errorf("json holds %d notes of no measured value, want 6", n)
+	}
+	page := &bytes.Buffer{}
+	htmlTable(page, &Table{Columns: []string{"x"}, Footnotes: []string{"1", "2", "3", "4", "5"}})
+	if !strings.Contains(page.String(), "<details class=\"notes\"><summary>5 notes</summary>") {
+		t.Errorf("five notes are not folded:\n%s", page)
+	}
+	page.Reset()
+	htmlTable(page, &Table{Columns: []string{"x"}, Footnotes: []string{"1", "2"}})
+	if strings.Contains(page.String(), "<details") {
+		t.Errorf("two notes are folded:\n%s", page)
+	}
+}

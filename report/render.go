@@ -35,6 +35,13 @@ type Table struct {
 	// export, runs) leave it false and stay one bare array or one CSV
 	// table.
 	Notes bool
+	// Whole names the columns a box table never wraps: the ids people
+	// copy (a run id, an attempt id), times. An id is never in Shed.
+	Whole []string
+	// Shed names the columns a box table too wide for the screen leaves
+	// out, the first to go first; a footnote says which went and how to
+	// see them. Every other format keeps every column.
+	Shed []string
 }
 
 // Format is an output format for Render.
@@ -98,17 +105,8 @@ func ParseFormat(s string) (Format, error) {
 
 // Render writes t to w in format f.
 func Render(w io.Writer, t *Table, f Format) error {
-	for i, row := range t.Rows {
-		if len(row) != len(t.Columns) {
-			return fmt.Errorf("render %q: row %d has %d cells for %d columns", t.Title, i+1, len(row), len(t.Columns))
-		}
-		for c, v := range row {
-			switch v.(type) {
-			case nil, int64, int, float64, string, bool, []byte, Items:
-			default:
-				return fmt.Errorf("render %q: row %d, column %s: cell of type %T", t.Title, i+1, t.Columns[c], v)
-			}
-		}
+	if err := checkCells(t); err != nil {
+		return err
 	}
 	switch f {
 	case FormatTable:
@@ -124,6 +122,24 @@ func Render(w io.Writer, t *Table, f Format) error {
 	}
 	_, err := ParseFormat(string(f))
 	return err
+}
+
+// checkCells says which row of t does not fit its columns, or which cell
+// is of a type no format can show.
+func checkCells(t *Table) error {
+	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return fmt.Errorf("render %q: row %d has %d cells for %d columns", t.Title, i+1, len(row), len(t.Columns))
+		}
+		for c, v := range row {
+			switch v.(type) {
+			case nil, int64, int, float64, string, bool, []byte, Items:
+			default:
+				return fmt.Errorf("render %q: row %d, column %s: cell of type %T", t.Title, i+1, t.Columns[c], v)
+			}
+		}
+	}
+	return nil
 }
 
 // text is a cell as people read it.

@@ -194,7 +194,11 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 	for _, r := range runs {
 		d.same(r.ID)
 		d.same(nullIfEmpty(r.Label))
-		d.same(r.StartedAt)
+		if f == FormatTable {
+			d.same(boxTime(r.StartedAt))
+		} else {
+			d.same(r.StartedAt)
+		}
 		d.same(r.Status)
 		d.same(r.Cells)
 		d.same(r.OK)
@@ -215,7 +219,21 @@ func RunsTable(runs []RunInfo, f Format) *Table {
 		d.endRow()
 		notes = append(notes, CostNotes("run "+r.ID, r.Cost)...)
 	}
-	return d.table(Human(f), notes)
+	t := d.table(Human(f), notes)
+	t.Whole = []string{"run", "started"}
+	t.Shed = []string{"budget (USD)", "cost n", "attempts", "started", "label", "cost (USD)"}
+	return t
+}
+
+// boxTime is a stored RFC 3339 time to the second, as a box table shows
+// it: the milliseconds matter to programs ordering runs, not to a person
+// finding one, and they cost a narrow screen a column. TSV and markdown
+// keep them: they are read by programs and diffed too.
+func boxTime(rfc3339 string) string {
+	if i := strings.LastIndexByte(rfc3339, '.'); i > 0 && strings.HasSuffix(rfc3339, "Z") {
+		return rfc3339[:i] + "Z"
+	}
+	return rfc3339
 }
 
 // runsNote says once what the counts of `wfb runs` are.
@@ -367,7 +385,32 @@ func (t *Tabulation) outcomeTable(title string) *Table {
 		}
 		d.endRow()
 	}
-	return d.table(true, append([]string{rateNote()}, t.OutcomeNotes...))
+	tbl := d.table(true, append([]string{rateNote()}, t.outcomeGrouped...))
+	// A narrow screen keeps the outcome: cells, ok and each kind.
+	tbl.Shed = []string{"attempts", "clean %", "cost total (USD)", "retried", "strict %"}
+	return tbl
+}
+
+// OutcomeTable is the report's outcomes at a glance, for a screen that
+// holds little else (wfb demo): per group its cells, how many ended ok,
+// how the others failed (each kind with its count: "session-error ×3"),
+// and the attempts superseded by a retry. No notes: wfb report has them.
+func (t *Tabulation) OutcomeTable(title string) *Table {
+	d := dual{title: title}
+	t.groupCols(&d)
+	d.col("cells", "cells")
+	d.col("ok", "ok")
+	d.col("failed (by kind)", "failed")
+	d.col("retried", "retried")
+	for _, g := range t.Groups {
+		t.groupCells(&d, g)
+		d.same(g.Cells)
+		d.same(g.OK)
+		d.same(kindCounts(t.Kinds, g.Failed, func(string) bool { return true }))
+		d.same(g.Retried)
+		d.endRow()
+	}
+	return d.table(true, nil)
 }
 
 func (t *Tabulation) metricTable() *Table {
@@ -394,7 +437,7 @@ func (t *Tabulation) metricTable() *Table {
 	if hasProportion(t.Options.Metrics) {
 		notes = append(notes, "A proportion (verdict accuracy) shows its mean as the median; it has no quartiles.")
 	}
-	notes = append(notes, t.MetricNotes...)
+	notes = append(notes, t.metricGrouped...)
 	return d.table(true, notes)
 }
 
@@ -699,6 +742,9 @@ func (df *Diff) Tables(specA, specB string, f Format) []*Table {
 	if human {
 		tbl := d.table(human, df.Footnotes)
 		tbl.Notes = true
+		// A narrow screen keeps what changed and whether it is real.
+		tbl.Shed = []string{"test", "n needed", "detectable", d.names[slices.Index(d.keys, "a_lo")], d.names[slices.Index(d.keys, "b_lo")],
+			"n", "p", d.names[slices.Index(d.keys, "delta_lo")]}
 		if len(changes) == 0 {
 			return []*Table{tbl}
 		}

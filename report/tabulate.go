@@ -122,6 +122,10 @@ type Tabulation struct {
 	// unmeasured cost); MetricNotes explain the medians (what a cell's
 	// value is, unmeasured values).
 	OutcomeNotes, MetricNotes []string
+	// outcomeGrouped and metricGrouped say the same for people: the notes
+	// of one kind (say, no measured value) in one note that lists the
+	// groups it is about and counts them, each group's figures kept.
+	outcomeGrouped, metricGrouped []string
 	// Tools is the tool use of the same attempts (LoadToolUse), set by the
 	// caller: the tables show it when some attempt's tool calls were
 	// measured.
@@ -489,7 +493,10 @@ func (t *Tabulator) Result() *Tabulation {
 	}
 	sortKinds(tab.Kinds)
 	tab.RetriedKinds = sortedWithOK(retried)
-	tab.OutcomeNotes, tab.MetricNotes = tabulationNotes(tab)
+	outcome, metric := tabulationNotes(tab)
+	tab.OutcomeNotes, tab.MetricNotes = singleNotes(outcome), singleNotes(metric)
+	tab.outcomeGrouped = groupedNotes(outcome, len(tab.Groups), tab.Options.ByTask)
+	tab.metricGrouped = groupedNotes(metric, len(tab.Groups), tab.Options.ByTask)
 	return tab
 }
 
@@ -578,38 +585,164 @@ func kindCounts(kinds []string, counts map[string]int, keep func(string) bool) s
 	return strings.Join(parts, ", ")
 }
 
+// groupNote is one note about one group: what it says of every group it
+// is about (head), and this group's figures (detail).
+type groupNote struct {
+	g            *Group
+	head, detail string
+	// alone is the note as a sentence about its group alone.
+	alone string
+}
+
+func (n groupNote) single() string { return n.alone }
+
+// singleNotes are notes each about its own group: every fact where a
+// program finds it by group (csv and json).
+func singleNotes(notes []groupNote) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = n.single()
+	}
+	return out
+}
+
+// groupNotesFrom is how many groups a kind of note must be about before
+// people get it as one note: two read as well one by one.
+const groupNotesFrom = 3
+
+// groupedNotes are notes for people: one per head, in the order heads
+// first appear, saying how many of the groups it is about and, for each
+// detail, which groups have it. A head about fewer than groupNotesFrom
+// groups reads as their single notes. Nothing of singleNotes is lost.
+func groupedNotes(notes []groupNote, groups int, byTask bool) []string {
+	var heads []string
+	byHead := map[string][]groupNote{}
+	for _, n := range notes {
+		if byHead[n.head] == nil {
+			heads = append(heads, n.head)
+		}
+		byHead[n.head] = append(byHead[n.head], n)
+	}
+	out := make([]string, 0, len(heads))
+	for _, h := range heads {
+		ns := byHead[h]
+		if len(ns) < groupNotesFrom {
+			out = append(out, singleNotes(ns)...)
+			continue
+		}
+		var details []string
+		where := map[string][]*Group{}
+		for _, n := range ns {
+			if where[n.detail] == nil {
+				details = append(details, n.detail)
+			}
+			where[n.detail] = append(where[n.detail], n.g)
+		}
+		parts := make([]string, len(details))
+		for i, d := range details {
+			parts[i] = d + " — " + groupList(where[d], byTask)
+		}
+		out = append(out, fmt.Sprintf("%s, for %d of %d groups: %s.", upperFirst(h), len(ns), groups, strings.Join(parts, "; ")))
+	}
+	return out
+}
+
+// groupList names groups compactly: "arms a, b", or by task "task t1
+// (arms a, b), tasks t2, t3 (arm c)" — tasks with the same arms together.
+func groupList(gs []*Group, byTask bool) string {
+	arms := func(as []string) string {
+		if len(as) == 1 {
+			return "arm " + as[0]
+		}
+		return "arms " + strings.Join(as, ", ")
+	}
+	if !byTask {
+		var as []string
+		for _, g := range gs {
+			as = append(as, g.Arm)
+		}
+		return arms(as)
+	}
+	var tasks []string
+	armsOf := map[string][]string{}
+	for _, g := range gs {
+		if armsOf[g.Task] == nil {
+			tasks = append(tasks, g.Task)
+		}
+		armsOf[g.Task] = append(armsOf[g.Task], g.Arm)
+	}
+	var sets []string
+	tasksOf := map[string][]string{}
+	for _, t := range tasks {
+		k := arms(armsOf[t])
+		if tasksOf[k] == nil {
+			sets = append(sets, k)
+		}
+		tasksOf[k] = append(tasksOf[k], t)
+	}
+	parts := make([]string, len(sets))
+	for i, k := range sets {
+		ts := tasksOf[k]
+		word := "task "
+		if len(ts) > 1 {
+			word = "tasks "
+		}
+		parts[i] = word + strings.Join(ts, ", ") + " (" + k + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
 // tabulationNotes explains, group by group, what the rates and medians left
 // out or folded in: retries, errored cells, unmeasured values.
-func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
-	name := func(g *Group) string { return groupName(g.Task, g.Arm) }
+func tabulationNotes(tab *Tabulation) (outcome, metric []groupNote) {
 	for _, g := range tab.Groups {
+		name := groupName(g.Task, g.Arm)
+		note := func(to *[]groupNote, alone, head, detail string, args ...any) {
+			*to = append(*to, groupNote{g: g, head: head, detail: fmt.Sprintf(detail, args...), alone: fmt.Sprintf(alone, append([]any{name}, args...)...)})
+		}
 		if g.Retried > 0 {
-			outcome = append(outcome, fmt.Sprintf("%s: %d attempts for %d cells: %d superseded by a retry (%s); each cell counts once, by its final attempt.",
-				name(g), g.Attempts, g.Cells, g.Retried, kindCounts(tab.RetriedKinds, g.Superseded, func(string) bool { return true })))
+			note(&outcome, "%s: %d attempts for %d cells: %d superseded by a retry (%s); each cell counts once, by its final attempt.",
+				"attempts superseded by a retry (each cell counts once, by its final attempt)", "%d attempts for %d cells, %d superseded (%s)",
+				g.Attempts, g.Cells, g.Retried, kindCounts(tab.RetriedKinds, g.Superseded, func(string) bool { return true }))
 		}
 		if g.Errored > 0 {
-			outcome = append(outcome, fmt.Sprintf("%s: %d of %d cells ended errored (%s): they count as not ok in the strict rate and are left out of the clean rate's denominator.",
-				name(g), g.Errored, g.Cells, kindCounts(tab.Kinds, g.Failed, wfb.IsErrored)))
+			note(&outcome, "%s: %d of %d cells ended errored (%s): they count as not ok in the strict rate and are left out of the clean rate's denominator.",
+				"cells ended errored (not ok in the strict rate, left out of the clean rate's denominator)", "%d of %d cells (%s)",
+				g.Errored, g.Cells, kindCounts(tab.Kinds, g.Failed, wfb.IsErrored))
 		}
 		if c := g.Metrics[CostUSD]; slices.Contains(tab.Options.Metrics, CostUSD) && !g.CostComplete() {
 			if c.Attempts == 0 {
-				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for all %d attempts: the cost total is NULL, not 0.", name(g), g.Attempts))
+				note(&outcome, "%s: cost unmeasured for all %d attempts: the cost total is NULL, not 0.",
+					"cost unmeasured for every attempt (the cost total is NULL, not 0)", "%d attempts", g.Attempts)
 			} else {
-				outcome = append(outcome, fmt.Sprintf("%s: cost unmeasured for %d of %d attempts: the cost total is the sum over the %d measured (marked *), a lower bound.",
-					name(g), g.Attempts-c.Attempts, g.Attempts, c.Attempts))
+				outcome = append(outcome, groupNote{g: g,
+					head:   "cost unmeasured for some attempts (the cost total sums the measured, marked *: a lower bound)",
+					detail: fmt.Sprintf("%d of %d attempts unmeasured", g.Attempts-c.Attempts, g.Attempts),
+					alone: fmt.Sprintf("%s: cost unmeasured for %d of %d attempts: the cost total is the sum over the %d measured (marked *), a lower bound.",
+						name, g.Attempts-c.Attempts, g.Attempts, c.Attempts)})
 			}
 		}
 		if g.UsageDisagreements > 0 {
-			metric = append(metric, fmt.Sprintf("%s: usage disagreed with the provider's wire for %d of %d attempts (usage_check); the token figures are the wire's unless --usage reported.",
-				name(g), g.UsageDisagreements, g.Attempts))
+			note(&metric, "%s: usage disagreed with the provider's wire for %d of %d attempts (usage_check); the token figures are the wire's unless --usage reported.",
+				"usage disagreed with the provider's wire (usage_check); the token figures are the wire's unless --usage reported", "%d of %d attempts",
+				g.UsageDisagreements, g.Attempts)
 		}
 		if g.UsageUnwitnessed > 0 {
-			metric = append(metric, fmt.Sprintf("%s: unwitnessed: %d of %d attempts reported usage but made no request through the meter (usage_verdict unwitnessed): their token figures are the agent's alone — it bypassed its base URL or invented them.",
-				name(g), g.UsageUnwitnessed, g.Attempts))
+			note(&metric, "%s: unwitnessed: %d of %d attempts reported usage but made no request through the meter (usage_verdict unwitnessed): their token figures are the agent's alone — it bypassed its base URL or invented them.",
+				"unwitnessed: attempts reported usage but made no request through the meter (usage_verdict unwitnessed): their token figures are the agent's alone — it bypassed its base URL or invented them",
+				"%d of %d attempts", g.UsageUnwitnessed, g.Attempts)
 		}
 		if g.UsageAgentOnly > 0 {
-			metric = append(metric, fmt.Sprintf("%s: agent-reported only: %d of %d attempts' usage was not witnessed by the wire (meter off); a CLI's figures may be zero-filled or rounded.",
-				name(g), g.UsageAgentOnly, g.Attempts))
+			note(&metric, "%s: agent-reported only: %d of %d attempts' usage was not witnessed by the wire (meter off); a CLI's figures may be zero-filled or rounded.",
+				"agent-reported only: usage not witnessed by the wire (meter off); a CLI's figures may be zero-filled or rounded", "%d of %d attempts",
+				g.UsageAgentOnly, g.Attempts)
 		}
 		var missing, partial []string
 		for _, m := range tab.Options.Metrics {
@@ -622,12 +755,13 @@ func tabulationNotes(tab *Tabulation) (outcome, metric []string) {
 			}
 		}
 		if len(missing) > 0 {
-			metric = append(metric, fmt.Sprintf("%s: no measured value (NULL), left out of the medians: %s of %d cells.",
-				name(g), strings.Join(missing, ", "), g.Cells))
+			note(&metric, "%s: no measured value (NULL), left out of the medians: %s of %d cells.",
+				"no measured value (NULL), left out of the medians", "%s of %d cells", strings.Join(missing, ", "), g.Cells)
 		}
 		if len(partial) > 0 {
-			metric = append(metric, fmt.Sprintf("%s: measured on only some of a cell's attempts (the others NULL), so its sum is a lower bound: %s of %d cells.",
-				name(g), strings.Join(partial, ", "), g.Cells))
+			note(&metric, "%s: measured on only some of a cell's attempts (the others NULL), so its sum is a lower bound: %s of %d cells.",
+				"measured on only some of a cell's attempts (the others NULL), so its sum is a lower bound", "%s of %d cells",
+				strings.Join(partial, ", "), g.Cells)
 		}
 	}
 	return outcome, metric

@@ -206,6 +206,11 @@ func (tr *Trend) Tables(f Format) []*Table {
 	}
 	tbl := d.table(human, tr.Footnotes)
 	tbl.Notes = true
+	if tr.Options.By == "run" {
+		tbl.Whole = []string{"run"}
+	}
+	// A narrow screen keeps each point's centre, its change and its flag.
+	tbl.Shed = []string{"detectable", "n needed", fmt.Sprintf("%d%% CI", level), "n", "p"}
 	return []*Table{tbl}
 }
 

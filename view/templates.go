@@ -12,7 +12,9 @@ import (
 var pageNames = []string{"runs", "run", "attempt", "compare", "trend"}
 
 func parsePages() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{"value": value, "null": func(v any) bool { return v == nil }, "numeric": numeric}
+	funcs := template.FuncMap{"value": value, "null": func(v any) bool { return v == nil }, "numeric": numeric,
+		// fold says a table's notes fold into a <details>, as on wfb report's page.
+		"fold": func(notes []string) bool { return len(notes) > report.FoldNotesOver }}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")

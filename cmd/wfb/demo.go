@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
@@ -36,10 +37,13 @@ func newDemoCmd(s *Streams) *cobra.Command {
 	opts := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the embedded offline bench into the results file and print its report",
+		Short: "Run the embedded offline bench into the results file and show what it shows",
 		Long: `Run wfb's embedded bench fully offline — every cell talks to its own scripted
 mock provider and runs the stand-in agent in the host-unsafe sandbox — record
-every attempt (failures included) in the results file, and print the report.
+every attempt (failures included) in the results file, and show on one screen
+what the bench is for, its outcome per task × arm (cells, ok, failed by kind,
+retried), and the commands that show the rest: the full report and wfb view.
+With --format, print the full wfb report of the run in that format instead.
 
 The bench has three tasks (a bug fix checked by a verify command, a review
 scored against labels, a summary), four arms and three repetitions. Its
@@ -69,9 +73,12 @@ var demoExpect = map[[2]string]string{
 
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	// The report comes after the sweep: a bad --format must fail before it.
-	if _, err := outputFormat(s, opts.Format); err != nil {
+	format, err := outputFormat(s, opts.Format)
+	if err != nil {
 		return err
 	}
+	// Without --format the demo fits one screen; with it, the full report.
+	full := opts.Format != "auto" && opts.Format != ""
 	// A directory any uid can traverse: as root, sessions run unprivileged.
 	tmp, err := os.MkdirTemp("", "wfb-demo-")
 	if err != nil {
@@ -88,7 +95,20 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
 	}
-	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", runner.SweepOptions{Bench: b, Label: "demo", TempDir: tmp})
+	o := runner.SweepOptions{Bench: b, Label: "demo", TempDir: tmp}
+	var sum runner.Summary
+	var path string
+	if full {
+		sum, path, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", o)
+	} else {
+		sum, path, err = sweepServed(ctx, s, opts.DB, o)
+		if err == nil {
+			err = demoScreen(context.WithoutCancel(ctx), s, b, path, sum.RunID, format)
+		}
+		if err == nil {
+			err = sweepOutcome(s, sum, path)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -104,11 +124,52 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	}
 	exe, _ := os.Executable()
 	wfb := hintCommand(exe, exec.LookPath)
-	fmt.Fprintf(s.ErrOut, "wfb demo: every cell behaved as expected. Recorded in %s as run %s; try:\n"+
-		"  %s report --db %s --by task,arm %s\n"+
-		"  %s sql --db %s \"SELECT task, arm, rep, attempt, ok, error_kind, error_detail FROM results_v WHERE run_id = '%s'\"\n",
-		path, sum.RunID, wfb, path, sum.RunID, wfb, path, sum.RunID)
+	db := ""
+	if opts.DB != "" {
+		db = " --db " + opts.DB
+	}
+	if full {
+		// The report was just printed: point at what it does not show.
+		fmt.Fprintf(s.ErrOut, "wfb demo: every cell behaved as expected. Browse every attempt, its transcript and tool calls:\n  %s view%s\n", wfb, db)
+		return nil
+	}
+	fmt.Fprintf(s.Out, "\nEvery cell behaved as expected. Next, the full report and a browser view:\n  %s report%s --by task,arm %s\n  %s view%s\n",
+		wfb, db, sum.RunID, wfb, db)
 	return nil
+}
+
+// demoStory says what the demo's bench is built to show, row by row of
+// its outcome table; lines at most 80 wide.
+const demoStory = `What to look for:
+  summarize task    the provider answers 529 first: the cell is retried as a
+                    linked attempt (retried) and counts once, by its last
+  gateway arm       its provider omits a usage field: the row is refused
+                    (session-error), never recorded as zero tokens and cost
+  review-auth task  the review tries to tamper with the workspace it reviews:
+                    the write fails; its findings are scored against labels
+  code-intel arm    given an MCP server and a skill; on summarize it never
+                    calls the tool its workflow expects (workflow-not-used)
+`
+
+// demoScreen prints what the demo shows on one screen: what its bench is,
+// what to look for, and the run's outcome per task × arm in format.
+func demoScreen(ctx context.Context, s *Streams, b *bench.Bench, path, runID string, format report.Format) error {
+	r, err := openUsageReader(ctx, s, path, report.UsageMetered)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	sel, err := selectReport(ctx, r, []string{runID})
+	if err != nil {
+		return err
+	}
+	tab := report.NewTabulator(report.TabulateOptions{ByTask: true, Metrics: r.cols.Metrics()})
+	if err := r.rows(ctx, sel, tab.Add); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "wfb demo: %d tasks × %d arms × %d repetitions, offline: each cell's agent talks\nto a scripted mock provider. %s\n",
+		len(b.Tasks), len(b.Arms), b.Runs, demoStory)
+	return s.render(tab.Result().OutcomeTable("run "+runID+", cells by their final attempt"), format)
 }
 
 // hintCommand is how the user can run this wfb again, for a hint that

@@ -86,7 +86,11 @@ rate (Fisher: normal approximation with continuity correction; McNemar:
 Connor's, a pair's two outcomes kept as strongly tied as observed). "none" = no
 change could be found that often at this n. --detect 10% (metrics) and/or
 5pp (rates), e.g. --detect 10%,5pp, adds "n needed": the cells per arm (pairs
-when paired) to find that change, and the bench's runs: that gives them.`,
+when paired) to find that change, and the bench's runs: that gives them.
+
+On a screen narrower than the table, the box leaves out test, n needed,
+detectable and the sides' intervals first (a note says which); --format tsv,
+csv or json always has every column.`,
 		Example: `  wfb diff nightly-2026-11-29 nightly-2026-11-30
   wfb diff arm=baseline arm=candidate --format markdown >> "$GITHUB_STEP_SUMMARY"
   wfb diff main pr --fail-on 'pass_rate<-5pp,cost_usd>+10%' --format markdown

@@ -65,7 +65,11 @@ the agent reported other than the wire (usage_check).
 the tables are (a set per task with --by task,arm): cost against quality over
 the cells where both were measured, outcomes, distributions; arms keyed by
 marker; "not measured" said in words. When the selection spans several days
-(else labels) the page adds the wfb trend of pass rate, cost and quality.`,
+(else labels) the page adds the wfb trend of pass rate, cost and quality.
+
+On a screen narrower than the table (COLUMNS, else the terminal's width), the
+box leaves out its least important columns first and says which in a note;
+ids are never wrapped. --format tsv, csv or json always has every column.`,
 		Example: `  wfb report
   wfb report --by task,arm --format markdown >> "$GITHUB_STEP_SUMMARY"
   wfb report nightly --html report.html`,

@@ -27,13 +27,20 @@ import (
 // sandbox, and an attempt with no measured cost.
 func reportFixture(t *testing.T) string {
 	t.Helper()
+	return reportFixtureIDs(t, "r1", "r2")
+}
+
+// reportFixtureIDs is reportFixture with runs r1 and r2 named id1 and
+// id2, as long as real run ids when a test needs them to be.
+func reportFixtureIDs(t *testing.T, id1, id2 string) string {
+	t.Helper()
 	ctx := context.Background()
 	path, db := newResultsFile(t)
 	defer db.Close() // a reader then finds the file whole, its log checkpointed
 	i64 := func(v int64) *int64 { return &v }
 	f64 := func(v float64) *float64 { return &v }
 	for n, label := range []string{"base", "cand"} {
-		id := fmt.Sprintf("r%d", n+1)
+		id := []string{id1, id2}[n]
 		start := time.Date(2026, 11, 29+n, 2, 0, 0, 0, time.UTC)
 		end := start.Add(time.Hour)
 		if err := db.CreateRun(ctx, store.Run{ID: id, Label: label, Kind: "run", StartedAt: start, FinishedAt: &end,
@@ -46,7 +53,7 @@ func reportFixture(t *testing.T) string {
 				for rep := range 5 {
 					i++
 					cost := 0.10 + 0.01*float64(rep) + 0.05*float64(len(task)-2)
-					if arm == "candidate" && id == "r2" {
+					if arm == "candidate" && id == id2 {
 						cost *= 0.7
 					}
 					r := store.Result{RunID: id, AttemptID: fmt.Sprintf("%s-%02d", id, i), Task: task, Arm: arm, Rep: rep, Attempt: 1,
@@ -56,7 +63,7 @@ func reportFixture(t *testing.T) string {
 						InputTokens: i64(int64(1000 + 10*rep)), OutputTokens: i64(200), CacheReadInputTokens: i64(0),
 						CacheCreationInputTokens: i64(50), CostUSD: f64(cost), CostSource: "reported", NumTurns: i64(int64(2 + rep%3))}
 					switch {
-					case id == "r1" && task == "t1" && arm == "baseline" && rep == 1:
+					case id == id1 && task == "t1" && arm == "baseline" && rep == 1:
 						failed := r
 						failed.AttemptID += "-try1"
 						failed.OK, failed.ErrorKind, failed.ErrorDetail = false, wfb.KindProviderError, "529 overloaded"
@@ -66,13 +73,13 @@ func reportFixture(t *testing.T) string {
 							t.Fatal(err)
 						}
 						r.Attempt, r.RetryOf = 2, failed.AttemptID
-					case id == "r1" && task == "t2" && arm == "candidate" && rep == 4:
+					case id == id1 && task == "t2" && arm == "candidate" && rep == 4:
 						r = store.Result{RunID: id, AttemptID: r.AttemptID, Task: task, Arm: arm, Rep: rep, Attempt: 1,
 							Agent: "stand-in", AgentVersion: r.AgentVersion, Sandbox: "bwrap", StartedAt: r.StartedAt,
 							ErrorKind: wfb.KindSandboxRefused, ErrorDetail: "bwrap: no user namespaces", ProcessState: wfb.StateNotStarted}
-					case id == "r1" && task == "t2" && arm == "baseline" && rep == 2:
+					case id == id1 && task == "t2" && arm == "baseline" && rep == 2:
 						r.CostUSD, r.CostSource = nil, ""
-					case id == "r2" && task == "t2" && arm == "baseline" && rep == 3:
+					case id == id2 && task == "t2" && arm == "baseline" && rep == 3:
 						r.OK, r.ErrorKind = false, wfb.KindVerifyFailed
 					}
 					if err := db.InsertResult(ctx, &r); err != nil {

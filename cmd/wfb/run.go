@@ -343,6 +343,22 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 // report grouped by `by`, and says how the run ended (see sweepOutcome). It
 // returns the run's summary and the file's path.
 func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, o runner.SweepOptions) (runner.Summary, string, error) {
+	sum, path, err := sweepServed(ctx, s, dbFlag, o)
+	if err != nil {
+		return runner.Summary{}, "", err
+	}
+	// The report and the summary are printed even after Ctrl-C: they say
+	// what was recorded and how to resume.
+	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: format, By: by, Selections: []string{sum.RunID}}); err != nil {
+		return runner.Summary{}, "", err
+	}
+	return sum, path, sweepOutcome(s, sum, path)
+}
+
+// sweepServed runs a sweep into the results file named by dbFlag, with
+// the stand-in agent and mock providers wfb serves itself, and returns the
+// run's summary and the file's path.
+func sweepServed(ctx context.Context, s *Streams, dbFlag string, o runner.SweepOptions) (runner.Summary, string, error) {
 	bin, args, err := runner.StandInAgent()
 	if err != nil {
 		return runner.Summary{}, "", err
@@ -360,12 +376,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 	if err != nil {
 		return runner.Summary{}, "", err
 	}
-	// The report and the summary are printed even after Ctrl-C: they say
-	// what was recorded and how to resume.
-	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: format, By: by, Selections: []string{sum.RunID}}); err != nil {
-		return runner.Summary{}, "", err
-	}
-	return sum, path, sweepOutcome(s, sum, path)
+	return sum, path, nil
 }
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.

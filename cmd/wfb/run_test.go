@@ -403,8 +403,9 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // README's first command must work on a fresh machine, as root too.
 func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "wfb.db")
-	s, out, errOut := testStreams("", nil)
-	code := run(context.Background(), []string{"demo", "--db", db, "--format", "markdown"}, s)
+	s, out, errOut := testStreams("", map[string]string{"COLUMNS": "100"})
+	s.OutIsTerminal = true
+	code := run(context.Background(), []string{"demo", "--db", db}, s)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, errOut)
 	}
@@ -425,7 +426,10 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 	}
 	// The test binary, like `go run`'s, lives in a go-build directory: the
 	// closing hint must be one that works without wfb installed.
-	for _, s := range []string{"| review-auth | baseline |", "every cell behaved as expected", "\n  go run ./cmd/wfb report --db " + db} {
+	// Its screen: what to look for, the outcome table by task × arm, and
+	// the next commands (the full report is one of them, not printed).
+	for _, s := range []string{"What to look for:", "│ review-auth │ baseline   │     3 │  3 │", "│ summarize   │ code-intel │     3 │  0 │ workflow-not-used ×3 │       3 │",
+		"Every cell behaved as expected", "\n  go run ./cmd/wfb report --db " + db + " --by task,arm run-", "\n  go run ./cmd/wfb view --db " + db + "\n"} {
 		if !strings.Contains(out.String()+errOut.String(), s) {
 			t.Errorf("output lacks %q", s)
 		}

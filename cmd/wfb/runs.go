@@ -24,7 +24,11 @@ status, cells (distinct task/arm/rep), attempts, ok, failed and cost.
 
 The cost is the run's total only when every attempt's cost was measured;
 otherwise it is the sum of the measured costs, marked * and explained in a
-footnote (NULL in csv/json, with cost_usd_measured_sum beside it).`,
+footnote (NULL in csv/json, with cost_usd_measured_sum beside it).
+
+On a screen narrower than the table (COLUMNS, else the terminal's width), the
+box leaves out its least important columns first and says which in a note;
+ids are never wrapped. --format tsv, csv or json always has every column.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runsRun(cmd.Context(), s, opts)
