@@ -88,7 +88,7 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
 	}
-	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", runner.SweepOptions{Bench: b, Label: "demo", TempDir: tmp})
+	sum, path, err := sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", "", runner.SweepOptions{Bench: b, Label: "demo", TempDir: tmp})
 	if err != nil {
 		return err
 	}
