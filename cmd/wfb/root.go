@@ -154,6 +154,7 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newRunCmd(s),
 		newRescoreCmd(s),
 		newMergeCmd(s),
+		newUpgradeCmd(s),
 		newDoctorCmd(s),
 		newViewCmd(s),
 		newProxyCmd(s),
