@@ -149,8 +149,9 @@ func text(v any) string {
 	return fmt.Sprint(v) // unreachable: Render checks cell types first
 }
 
-// formatFloat prints the shortest decimal that round-trips, never an
-// exponent: 0.42, not 4.2e-01.
+// formatFloat prints f's decimal (the shortest of at most 15 significant
+// digits, see decimal), never an exponent: 0.42, not 4.2e-01, and 0.3 for
+// 0.1 + 0.2.
 func formatFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -160,7 +161,7 @@ func formatFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Inf"
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.FormatFloat(decimal(f), 'f', -1, 64)
 }
 
 func isNumber(v any) bool {

@@ -56,6 +56,8 @@ how many cells, and a footnote counts the cells whose sum misses an unmeasured
 attempt (a lower bound). NULL means not measured. The cost total sums every
 attempt's measured cost; with * some attempts' cost was not measured.
 
+` + floatsHelp + `
+
 Token metrics are the provider's wire where the session was metered
 (usage_source metered), the agent's report elsewhere; --usage reported shows
 the agent's own figures. A footnote counts, per arm, the attempts whose usage

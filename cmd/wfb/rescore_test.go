@@ -246,11 +246,11 @@ func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
 // TestRescoreTakesALabelAndRoundsRatiosAsReportDoes stops rescore from
 // taking only a run id where export takes a label, and from printing
 // 0.8571428571428571 to people where report prints 0.857; programs (csv)
-// still get the whole value.
+// still get the whole value (its 15 significant digits).
 func TestRescoreTakesALabelAndRoundsRatiosAsReportDoes(t *testing.T) {
 	for format, want := range map[string]string{
 		"tsv": "att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored\n",
-		"csv": "att-1-found,rev,baseline,0,1,0,1,1,0.5,0.8571428571428571,1,0.25,scored\n",
+		"csv": "att-1-found,rev,baseline,0,1,0,1,1,0.5,0.857142857142857,1,0.25,scored\n",
 	} {
 		bench, db := rescoreFixture(t) // a file of its own: a rescore changes "was"
 		out, errOut, code := wfbCmd(t, "rescore", "nightly", "--bench", bench, "--db", db, "--format", format)
