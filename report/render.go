@@ -52,7 +52,9 @@ const (
 	// \t \n \r \\, any other control as \x1b or \u009b, a bidirectional
 	// override as \u202e, a byte that is not UTF-8 as \xff (see tsvEscape);
 	// NULL shows as NULL. Footnotes follow the rows as "# " comment lines,
-	// so a pipe keeps them.
+	// so a pipe keeps them, and the title is a "# " comment line before
+	// the header. Programs skip comment lines (pandas comment='#', awk
+	// '!/^#/', grep -v '^#').
 	FormatTSV Format = "tsv"
 	// FormatMarkdown writes a GitHub table (pipes and backslashes escaped,
 	// < and > as entities, newlines as <br>, other controls shown as in a
@@ -271,6 +273,11 @@ func renderTSV(w io.Writer, t *Table) error {
 			buf.WriteString(tsvEscape(c))
 		}
 		buf.WriteByte('\n')
+	}
+	if t.Title != "" {
+		// The title, as a table and markdown show it: a comment line, like
+		// the footnotes, so a reader skipping '#' lines sees the header.
+		fmt.Fprintf(&buf, "# %s\n", termtext.Show(strings.Join(strings.Fields(t.Title), " "), ""))
 	}
 	line(t.Columns)
 	for _, row := range t.Rows {

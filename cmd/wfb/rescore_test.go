@@ -113,6 +113,7 @@ func TestRescoreAddsAScoreFromTheStoredArtifact(t *testing.T) {
 	// The approval finds nothing: precision NULL, recall 0, F1 0, and
 	// approving a high label is the wrong verdict.
 	want := strings.Join([]string{
+		"# rescore run-r against " + bench,
 		"attempt_id\ttask\tarm\trep\ttp\tfp\tfn\tprecision\trecall\tweighted_f1\tverdict_correct\twas_weighted_f1\tnote",
 		"att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored",
 		"att-2-approved\trev\tbaseline\t1\t0\t0\t2\tNULL\t0\t0\t0\tNULL\tscored",
