@@ -218,7 +218,7 @@ func TestReportCommandsRefuseBadInputWithExit2(t *testing.T) {
 		{[]string{"diff", "r1"}, "diff takes exactly two arguments"},
 		{[]string{"trend", "--by", "week"}, `--by "week": the buckets are day, label and run`},
 		{[]string{"trend", "--metric", "colour"}, `--metric "colour": unknown metric`},
-		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two"},
+		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two (every run started on one UTC date; try --by label or --by run (wfb trend --help shows how to get two)"},
 		{[]string{"trend", "--baseline", "2020-01-01"}, `--baseline "2020-01-01": no such day among 2026-11-29, 2026-11-30`},
 		{[]string{"diff", "r1", "r2", "--alpha", "2"}, "--alpha 2: want a number between 0 and 1"},
 		{[]string{"diff", "r1", "arm=nobody"}, "side B (arm=nobody) selects no attempts"},
