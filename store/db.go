@@ -20,6 +20,8 @@ import (
 	"golang.org/x/sys/unix"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/wfbench/wfb/internal/shellword"
 )
 
 //go:embed migrations/*.sql
@@ -400,20 +402,11 @@ func checkReadable(ctx context.Context, sdb *sql.DB, path string) error {
 // schema: wfb upgrade in place, or, where this process cannot write it or
 // its directory (a read-only copy or mount), on a copy.
 func upgradeHint(path string) string {
-	db := shellWord(path)
+	db := shellword.Quote(path)
 	if writable(path) != nil {
 		return "it is read-only here: copy it somewhere writable, then run `wfb upgrade --db COPY` on the copy"
 	}
 	return "run `wfb upgrade --db " + db + "` to upgrade it in place (or copy it somewhere writable first and upgrade the copy)"
-}
-
-// shellWord is s as one shell word: itself when it holds only characters
-// no shell treats specially, else single-quoted.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+,@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // mustExist refuses a path that is not there with ErrNoSuchFile.

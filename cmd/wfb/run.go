@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/shellword"
 	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -330,7 +331,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	for _, w := range runawayRisks(b, opts.limits.limits().Requests) {
 		fmt.Fprintln(s.ErrOut, "wfb run: warning: "+termtext.Show(w, ""))
 	}
-	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", "wfb run "+shellQuote(opts.Bench), runner.SweepOptions{
+	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", "wfb run "+shellword.Quote(opts.Bench), runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
 		NoMeter: noMeter, RequireWitness: opts.RequireWitness, MaxCost: opts.MaxCost,
 		Limits: opts.limits.limits(),
@@ -413,9 +414,9 @@ func sweepOutcome(s *Streams, sum runner.Summary, path, resume string) error {
 	}
 	cont := func(extra string) string {
 		if resume == "" {
-			return "wfb demo --db " + shellQuote(path) + " (a new run: the demo's bench was a temporary copy)"
+			return "wfb demo --db " + shellword.Quote(path) + " (a new run: the demo's bench was a temporary copy)"
 		}
-		return resume + " --db " + shellQuote(path) + " --resume " + sum.RunID + extra
+		return resume + " --db " + shellword.Quote(path) + " --resume " + sum.RunID + extra
 	}
 	switch sum.Status {
 	case wfb.RunInterrupted:
@@ -433,13 +434,4 @@ func sweepOutcome(s *Streams, sum runner.Summary, path, resume string) error {
 		fmt.Fprintf(s.ErrOut, "wfb run: %s: every cell already has a completed attempt; nothing to run\n", sum.RunID)
 	}
 	return nil
-}
-
-// shellQuote is arg as a POSIX shell reads it back as one word: itself when
-// it holds only characters no shell treats specially, else single-quoted.
-func shellQuote(arg string) string {
-	if arg != "" && strings.Trim(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=+,@%") == "" {
-		return arg
-	}
-	return "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
 }

@@ -645,21 +645,3 @@ func TestTheToolsExampleRunsAndShowsItsEvidence(t *testing.T) {
 		t.Errorf("arm_tools_v (-want +got):\n%s", diff)
 	}
 }
-
-// TestHintsQuoteTheFileNamesTheyRepeat stops a resume hint from naming a
-// bench or results file a shell would split or expand: pasted back, it
-// must name the same file.
-func TestHintsQuoteTheFileNamesTheyRepeat(t *testing.T) {
-	for in, want := range map[string]string{
-		"bench.yaml":    "bench.yaml",
-		"/tmp/x/wfb.db": "/tmp/x/wfb.db",
-		"my bench.yaml": "'my bench.yaml'",
-		"it's.yaml":     `'it'\''s.yaml'`,
-		"$HOME/b.yaml":  "'$HOME/b.yaml'",
-		"":              "''",
-	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
