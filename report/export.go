@@ -23,7 +23,8 @@ const (
 	ExportCSV ExportFormat = "csv"
 	// ExportJSONL writes one JSON object per attempt, keys in column
 	// order; NULL is null, and every value is spelled as FormatJSON
-	// spells a cell (one encoder: floats shortest-exact, bytes base64).
+	// spells a cell (one encoder: floats as their decimal of at most 15
+	// significant digits, bytes base64).
 	ExportJSONL ExportFormat = "jsonl"
 )
 
@@ -40,7 +41,8 @@ func ParseExportFormat(s string) (ExportFormat, error) {
 // schema's column order (stable: migrations only append columns), followed
 // by the attempt's latest review score where the file has scores, one line
 // per attempt, run by run in insertion order. Values are written as stored: integers as
-// integers, reals at full precision, NULL as an empty CSV field or JSON null.
+// integers, reals as their decimal of at most 15 significant digits (see
+// decimal), NULL as an empty CSV field or JSON null.
 func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f ExportFormat, w io.Writer) error {
 	if _, err := ParseExportFormat(string(f)); err != nil {
 		return err
@@ -54,29 +56,15 @@ func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f Ex
 		}
 	}
 	names := exportColumns(cols)
-	quoted := make([]string, len(names))
 	keys := make([][]byte, len(names))
-	derived := exportDerived(cols)
 	for i, n := range names {
-		switch {
-		case i < len(cols.Names):
-			quoted[i] = `r."` + n + `"`
-		case i < len(cols.Names)+len(derived):
-			quoted[i] = derived[i-len(cols.Names)].expr
-		default:
-			quoted[i] = `s."` + n + `"`
-		}
 		k, err := jsonValue(n)
 		if err != nil {
 			return err
 		}
 		keys[i] = k
 	}
-	from := " FROM results r"
-	if cols.hasScores() {
-		from += latestScore
-	}
-	q := "SELECT r.rowid, " + strings.Join(quoted, ", ") + from +
+	q := "SELECT r.rowid, " + exportSelect(cols) +
 		" WHERE r.rowid > ? AND r.run_id = ? ORDER BY r.rowid LIMIT " + strconv.Itoa(chunkRows)
 	record := make([]string, len(names))
 	for _, runID := range runIDs {
@@ -91,6 +79,44 @@ func Export(ctx context.Context, src Source, cols Columns, runIDs []string, f Ex
 		}
 	}
 	return bw.Flush()
+}
+
+// exportSelect is the select list and FROM clause of what Export writes,
+// in exportColumns' order, over results r (and its latest score s).
+func exportSelect(cols Columns) string {
+	names := exportColumns(cols)
+	derived := exportDerived(cols)
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		switch {
+		case i < len(cols.Names):
+			quoted[i] = `r."` + n + `"`
+		case i < len(cols.Names)+len(derived):
+			quoted[i] = derived[i-len(cols.Names)].expr
+		default:
+			quoted[i] = `s."` + n + `"`
+		}
+	}
+	from := " FROM results r"
+	if cols.hasScores() {
+		from += latestScore
+	}
+	return strings.Join(quoted, ", ") + from
+}
+
+// AttemptRecord is one attempt as Export writes it, as a one-row table for
+// programs: the same columns in the same order, each value as Export
+// reads it. `wfb session` prints it for csv and json, so a session's
+// record and an export of its run cannot drift apart.
+func AttemptRecord(ctx context.Context, src Source, cols Columns, attemptID string) (*Table, error) {
+	_, rows, err := src.Query(ctx, "SELECT "+exportSelect(cols)+" WHERE r.attempt_id = ?", attemptID)
+	if err != nil {
+		return nil, fmt.Errorf("read attempt %s: %w", attemptID, err)
+	}
+	if len(rows) != 1 {
+		return nil, fmt.Errorf("read attempt %s: %d rows, want 1", attemptID, len(rows))
+	}
+	return &Table{Columns: exportColumns(cols), Rows: rows}, nil
 }
 
 // exportRun writes one run's rows, a chunk at a time.
@@ -178,7 +204,7 @@ func csvValue(v any) string {
 	case nil:
 		return ""
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(decimal(x), 'g', -1, 64)
 	case string:
 		return csvCell(x)
 	}

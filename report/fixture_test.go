@@ -72,11 +72,11 @@ var fixture = []fx{
 }
 
 var fixtureRuns = []RunInfo{
-	{ID: "r1", Label: "base", StartedAt: "2026-11-29T10:00:00.000Z", FinishedAt: "2026-11-29T10:20:00.000Z",
+	{ID: "r1", Label: "base", Kind: "run", StartedAt: "2026-11-29T10:00:00.000Z", FinishedAt: "2026-11-29T10:20:00.000Z",
 		Status: "complete", Fingerprint: "fp-1", Tally: wfb.Tally{Cells: 12, Attempts: 13, OK: 9, Failed: 2, Errored: 1}, Cost: wfb.CostSum{N: 10, USD: 1.311, Of: 13, AgentN: 10, AgentUSD: 1.311}},
-	{ID: "r2", Label: "cand", StartedAt: "2026-11-30T10:00:00.000Z", FinishedAt: "2026-11-30T10:18:00.000Z",
+	{ID: "r2", Label: "cand", Kind: "run", StartedAt: "2026-11-30T10:00:00.000Z", FinishedAt: "2026-11-30T10:18:00.000Z",
 		Status: "complete", Fingerprint: "fp-2", Tally: wfb.Tally{Cells: 12, Attempts: 12, OK: 11, Failed: 1}, Cost: wfb.CostSum{N: 12, USD: 1.549, Of: 12, AgentN: 12, AgentUSD: 1.549}, Budget: 2.5},
-	{ID: "r3", StartedAt: "2026-11-30T12:00:00.000Z", Status: "interrupted", Tally: wfb.Tally{Cells: 1, Attempts: 1, Errored: 1}, Cost: wfb.CostSum{Of: 1}},
+	{ID: "r3", Kind: "run", StartedAt: "2026-11-30T12:00:00.000Z", Status: "interrupted", Tally: wfb.Tally{Cells: 1, Attempts: 1, Errored: 1}, Cost: wfb.CostSum{Of: 1}},
 }
 
 func fixtureRowsWhere(keep func(fx) bool) []Row {

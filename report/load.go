@@ -165,6 +165,7 @@ const latestScore = ` LEFT JOIN scores s ON s.score_id = (SELECT score_id FROM s
 type RunInfo struct {
 	ID          string
 	Label       string
+	Kind        string // "run" (a bench's sweep: wfb run, wfb demo) or "session" (wfb session)
 	StartedAt   string // RFC 3339 UTC text as stored
 	FinishedAt  string // empty while running or when the process died
 	Status      string
@@ -187,7 +188,7 @@ type RunInfo struct {
 func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	_, rows, err := src.Query(ctx, `
 		SELECT run_id, label, started_at, finished_at, status, fingerprint,
-		       CASE WHEN json_valid(config) THEN json_extract(config, '$.budget.usd') END
+		       CASE WHEN json_valid(config) THEN json_extract(config, '$.budget.usd') END, kind
 		FROM runs ORDER BY started_at, run_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
@@ -196,7 +197,7 @@ func LoadRuns(ctx context.Context, src Source) ([]RunInfo, error) {
 	for _, r := range rows {
 		out = append(out, RunInfo{
 			ID: asString(r[0]), Label: asString(r[1]), StartedAt: asString(r[2]), FinishedAt: asString(r[3]),
-			Status: asString(r[4]), Fingerprint: asString(r[5]), Budget: budgetOf(r[6]),
+			Status: asString(r[4]), Fingerprint: asString(r[5]), Budget: budgetOf(r[6]), Kind: asString(r[7]),
 		})
 	}
 	return out, nil
@@ -359,12 +360,22 @@ func runsNamed(runs []RunInfo, name string) ([]string, error) {
 	return nil, fmt.Errorf("%w: no run or label %q; latest runs: %s (see wfb runs)", ErrSelection, name, strings.Join(known, ", "))
 }
 
-// LatestRun returns the selection of the most recently started run.
+// LatestRun returns the selection of the most recently started bench run
+// (kind "run": wfb run, wfb demo), and of the most recently started run of
+// any kind where the file holds only sessions: a one-cell ad-hoc wfb
+// session started since is rarely what a bare `wfb report` is after. runs
+// are in start order (LoadRuns).
 func LatestRun(runs []RunInfo) (Selection, error) {
 	if len(runs) == 0 {
 		return Selection{}, fmt.Errorf("%w: the file has no runs yet", ErrSelection)
 	}
 	last := runs[len(runs)-1]
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Kind == "run" {
+			last = runs[i]
+			break
+		}
+	}
 	return Selection{Spec: last.ID, RunIDs: []string{last.ID}}, nil
 }
 

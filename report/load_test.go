@@ -336,3 +336,27 @@ func TestExportWritesEveryColumnNullAsNull(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestRunPrefersTheNewestBenchRun stops a bare `wfb report` from
+// reporting the one-cell ad-hoc session someone ran after a bench run: the
+// newest kind "run" is picked, and the newest session only where the file
+// holds nothing else.
+func TestLatestRunPrefersTheNewestBenchRun(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		runs []RunInfo
+		want string
+	}{
+		{"a session after runs", []RunInfo{{ID: "r1", Kind: "run"}, {ID: "r2", Kind: "run"}, {ID: "s1", Kind: "session"}}, "r2"},
+		{"a run last", []RunInfo{{ID: "s1", Kind: "session"}, {ID: "r1", Kind: "run"}}, "r1"},
+		{"sessions only", []RunInfo{{ID: "s1", Kind: "session"}, {ID: "s2", Kind: "session"}}, "s2"},
+	} {
+		sel, err := LatestRun(c.runs)
+		if err != nil || len(sel.RunIDs) != 1 || sel.RunIDs[0] != c.want {
+			t.Errorf("%s: %v, %v; want %s", c.name, sel.RunIDs, err, c.want)
+		}
+	}
+	if _, err := LatestRun(nil); !errors.Is(err, ErrSelection) {
+		t.Errorf("no runs: %v, want ErrSelection", err)
+	}
+}

@@ -59,7 +59,9 @@ const (
 	// \t \n \r \\, any other control as \x1b or \u009b, a bidirectional
 	// override as \u202e, a byte that is not UTF-8 as \xff (see tsvEscape);
 	// NULL shows as NULL. Footnotes follow the rows as "# " comment lines,
-	// so a pipe keeps them.
+	// so a pipe keeps them, and the title is a "# " comment line before
+	// the header. Programs skip comment lines (pandas comment='#', awk
+	// '!/^#/', grep -v '^#').
 	FormatTSV Format = "tsv"
 	// FormatMarkdown writes a GitHub table (pipes and backslashes escaped,
 	// < and > as entities, newlines as <br>, other controls shown as in a
@@ -165,8 +167,9 @@ func text(v any) string {
 	return fmt.Sprint(v) // unreachable: Render checks cell types first
 }
 
-// formatFloat prints the shortest decimal that round-trips, never an
-// exponent: 0.42, not 4.2e-01.
+// formatFloat prints f's decimal (the shortest of at most 15 significant
+// digits, see decimal), never an exponent: 0.42, not 4.2e-01, and 0.3 for
+// 0.1 + 0.2.
 func formatFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
@@ -176,7 +179,7 @@ func formatFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Inf"
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	return strconv.FormatFloat(decimal(f), 'f', -1, 64)
 }
 
 func isNumber(v any) bool {
@@ -286,6 +289,11 @@ func renderTSV(w io.Writer, t *Table) error {
 			buf.WriteString(tsvEscape(c))
 		}
 		buf.WriteByte('\n')
+	}
+	if t.Title != "" {
+		// The title, as a table and markdown show it: a comment line, like
+		// the footnotes, so a reader skipping '#' lines sees the header.
+		fmt.Fprintf(&buf, "# %s\n", termtext.Show(strings.Join(strings.Fields(t.Title), " "), ""))
 	}
 	line(t.Columns)
 	for _, row := range t.Rows {

@@ -8,23 +8,14 @@ import (
 	"github.com/wfbench/wfb/store"
 )
 
-// ResultTable builds the table of one result row, as `wfb session` prints
-// it: field/value pairs, one per line, for people (formats for which Human
-// is true), and one wide record whose columns are the fields for programs
-// (csv, json), so that the record parses like any other. A value that was
-// not measured is NULL, never zero.
-func ResultTable(r store.Result, f Format) *Table {
-	fields := resultFields(r)
-	if !Human(f) {
-		t := &Table{Rows: [][]any{make([]any, 0, len(fields))}}
-		for _, kv := range fields {
-			t.Columns = append(t.Columns, kv.name)
-			t.Rows[0] = append(t.Rows[0], kv.value)
-		}
-		return t
-	}
+// ResultTable builds the table of one result row as `wfb session` prints
+// it for people (table, tsv, markdown): field/value pairs, one per line, in
+// the order people read them. Programs (csv, json) get AttemptRecord, the
+// attempt as wfb export writes it. A value that was not measured is NULL,
+// never zero.
+func ResultTable(r store.Result) *Table {
 	t := &Table{Columns: []string{"field", "value"}}
-	for _, kv := range fields {
+	for _, kv := range resultFields(r) {
 		t.Rows = append(t.Rows, []any{kv.name, kv.value})
 	}
 	return t

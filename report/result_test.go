@@ -18,7 +18,7 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 		OK: false, ErrorKind: "session-error", ProcessState: wfb.StateExited,
 		InputTokens: &tokens, CostUSD: &zero}
 	fields := map[string]any{}
-	for _, row := range ResultTable(r, FormatTable).Rows {
+	for _, row := range ResultTable(r).Rows {
 		fields[row[0].(string)] = row[1]
 	}
 	want := map[string]any{
@@ -33,30 +33,5 @@ func TestResultTableKeepsNullApartFromZero(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, fields); diff != "" {
 		t.Errorf("fields (-want +got):\n%s", diff)
-	}
-}
-
-// TestResultTableIsOneRecordForPrograms stops csv and json from getting the
-// field/value pairs people read: a program parsing one result must get one
-// record whose keys are the fields, in the order people see them.
-func TestResultTableIsOneRecordForPrograms(t *testing.T) {
-	ok := store.Result{RunID: "r1", AttemptID: "a1", OK: true, ProcessState: wfb.StateExited}
-	human := ResultTable(ok, FormatMarkdown)
-	if diff := cmp.Diff([]string{"field", "value"}, human.Columns); diff != "" {
-		t.Errorf("human columns (-want +got):\n%s", diff)
-	}
-	for _, f := range []Format{FormatCSV, FormatJSON} {
-		wide := ResultTable(ok, f)
-		if len(wide.Rows) != 1 || len(wide.Rows[0]) != len(wide.Columns) {
-			t.Fatalf("%s: %d rows (want 1) of %d cells for %d columns", f, len(wide.Rows), len(wide.Rows[0]), len(wide.Columns))
-		}
-		for i, pair := range human.Rows {
-			if wide.Columns[i] != pair[0] || !cmp.Equal(wide.Rows[0][i], pair[1]) {
-				t.Errorf("%s: column %d is %s=%v, people see %s=%v", f, i, wide.Columns[i], wide.Rows[0][i], pair[0], pair[1])
-			}
-		}
-		if got := wide.Rows[0][7]; wide.Columns[7] != "ok" || got != int64(1) {
-			t.Errorf("%s: %s = %v, want ok = 1", f, wide.Columns[7], got)
-		}
 	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -286,36 +287,70 @@ func TestDiffShowsEachSidesToolUse(t *testing.T) {
 }
 
 // TestAResultSaysItsToolCalls stops wfb session from hiding an attempt's
-// tool calls or printing an unmeasured count as 0: NULL stays NULL, a
-// measured zero is an empty list, and JSON gets the calls as records.
+// tool calls from people or printing an unmeasured count as 0: NULL stays
+// NULL, a measured zero is "none", and a tool's name cannot drive the
+// terminal. (Programs get the attempt as export writes it: see
+// TestAnAttemptRecordIsItsExportLine.)
 func TestAResultSaysItsToolCalls(t *testing.T) {
 	zero, three := int64(0), int64(3)
 	for _, c := range []struct {
 		calls *int64
 		uses  []store.ToolUse
-		json  string
 		table string
 	}{
-		{nil, nil, `"tool_calls": null, "tool_uses": null`, "NULL"},
-		{&zero, nil, `"tool_calls": 0, "tool_uses": []`, "none"},
+		{nil, nil, "NULL"},
+		{&zero, nil, "none"},
 		{&three, []store.ToolUse{{Tool: "Read", Calls: 2}, {Tool: hostileTool, Calls: 1}},
-			`"tool_calls": 3, "tool_uses": [{"tool": "Read", "calls": 2}, {"tool": "mcp__evil__x\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[31m<script>alert(1)</script>", "calls": 1}]`,
 			"Read ×2, mcp__evil__x␛]52;c;cm0gLXJmIH4=␇␛[31m<script>alert(1)</script> ×1"},
 	} {
 		r := store.Result{RunID: "r", AttemptID: "a", Task: "t", Arm: "x", OK: true, ToolCalls: c.calls, ToolUses: c.uses}
 		var buf bytes.Buffer
-		if err := Render(&buf, ResultTable(r, FormatJSON), FormatJSON); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(buf.String(), c.json) {
-			t.Errorf("json: no %s in\n%s", c.json, buf.String())
-		}
-		buf.Reset()
-		if err := Render(&buf, ResultTable(r, FormatTable), FormatTable); err != nil {
+		if err := Render(&buf, ResultTable(r), FormatTable); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(buf.String(), c.table) || strings.ContainsAny(buf.String(), "\x1b\x07") {
 			t.Errorf("table: no %q, or controls, in\n%s", c.table, buf.String())
+		}
+	}
+}
+
+// TestAnAttemptRecordIsItsExportLine stops the record wfb session prints
+// for programs from drifting from wfb export: for every attempt, the JSON
+// of AttemptRecord has the keys of its export line, in the same order,
+// with the same values.
+func TestAnAttemptRecordIsItsExportLine(t *testing.T) {
+	ctx := context.Background()
+	db, cols, _ := openToolFixture(t)
+	var buf bytes.Buffer
+	if err := Export(ctx, db, cols, []string{"r1"}, ExportJSONL, &buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) == 0 {
+		t.Fatal("nothing exported")
+	}
+	for _, line := range lines {
+		var want map[string]any
+		if err := json.Unmarshal([]byte(line), &want); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := AttemptRecord(ctx, db, cols, want["attempt_id"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(exportColumns(cols), rec.Columns); diff != "" {
+			t.Errorf("columns (-export +record):\n%s", diff)
+		}
+		buf.Reset()
+		if err := Render(&buf, rec, FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		var got []map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &got); err != nil || len(got) != 1 {
+			t.Fatalf("record JSON %v: %s", err, buf.String())
+		}
+		if diff := cmp.Diff(want, got[0]); diff != "" {
+			t.Errorf("attempt %s (-export +record):\n%s", want["attempt_id"], diff)
 		}
 	}
 }

@@ -17,8 +17,11 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/wfbench/wfb/internal/shellword"
 )
 
 //go:embed migrations/*.sql
@@ -72,6 +75,9 @@ type DB struct {
 	secrets   secretSet
 	stmts     map[string]*sql.Stmt // the writer's prepared inserts (see prepareInserts)
 	hold      *hold                // its process's locks on the file (see holdFile)
+	// migratedFrom is the schema version the writer's open found the file
+	// at, before migrating it (0 for a new file).
+	migratedFrom int
 }
 
 // migration is one embedded schema step.
@@ -162,6 +168,41 @@ var readerParams = []string{
 // it half made.
 func Open(ctx context.Context, path string) (*DB, error) {
 	return openWriter(ctx, path, writerParams)
+}
+
+// Upgrade migrates the existing results file at path to the newest schema
+// in place, as every writer's open does, and says from which version to
+// which (equal when it was current). It takes the writer's hold on the
+// file like every writer (see holdFile), so it waits for no one and
+// refuses with ErrInUse while another name of the file is in use. A
+// missing file is ErrNoSuchFile, a newer one ErrSchemaTooNew (untouched),
+// one holding rows a newer rule refuses ErrMigrationRefused (left at its
+// version), and one in a place it cannot write ErrReadOnly.
+func Upgrade(ctx context.Context, path string) (from, to int, err error) {
+	if err := mustExist(path); err != nil {
+		return 0, 0, err
+	}
+	if err := writable(path); err != nil {
+		return 0, 0, err
+	}
+	d, err := OpenExisting(ctx, path)
+	if err != nil {
+		return 0, 0, err
+	}
+	from = d.migratedFrom
+	return from, SchemaVersion(), d.Close()
+}
+
+// writable refuses with ErrReadOnly a file this process cannot write, or
+// whose directory it cannot write (where SQLite makes the -wal and -shm),
+// before SQLite says only "attempt to write a readonly database".
+func writable(path string) error {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		if err := unix.Access(p, unix.W_OK); err != nil {
+			return fmt.Errorf("upgrade %s: cannot write %s (%v); copy the file somewhere writable and upgrade the copy: %w", path, p, err, ErrReadOnly)
+		}
+	}
+	return nil
 }
 
 // OpenExisting opens the results file at path for writing, as Open does,
@@ -348,13 +389,24 @@ func checkReadable(ctx context.Context, sdb *sql.DB, path string) error {
 	case v > known:
 		return tooNew(path, v, known)
 	case v == 0:
-		return fmt.Errorf("open results %s: the file has no schema yet: a wfb may be creating it right now (retry in a moment), or it is empty; run any write command (e.g. wfb session) to create the schema in it: %w",
-			path, ErrSchemaTooOld)
+		return fmt.Errorf("open results %s: the file has no schema yet: a wfb may be creating it right now (retry in a moment), or it is empty; %s to create the schema in it: %w",
+			path, upgradeHint(path), ErrSchemaTooOld)
 	case v < known:
-		return fmt.Errorf("open results %s: schema version %d, this wfb reads version %d; run any write command (e.g. wfb session) to upgrade it: %w",
-			path, v, known, ErrSchemaTooOld)
+		return fmt.Errorf("open results %s: this file has schema version %d, this wfb reads version %d; %s: %w",
+			path, v, known, upgradeHint(path), ErrSchemaTooOld)
 	}
 	return nil
+}
+
+// upgradeHint says how to bring an older file at path up to this wfb's
+// schema: wfb upgrade in place, or, where this process cannot write it or
+// its directory (a read-only copy or mount), on a copy.
+func upgradeHint(path string) string {
+	db := shellword.Quote(path)
+	if writable(path) != nil {
+		return "it is read-only here: copy it somewhere writable, then run `wfb upgrade --db COPY` on the copy"
+	}
+	return "run `wfb upgrade --db " + db + "` to upgrade it in place (or copy it somewhere writable first and upgrade the copy)"
 }
 
 // mustExist refuses a path that is not there with ErrNoSuchFile.
@@ -468,6 +520,7 @@ func (d *DB) migrate(ctx context.Context) error {
 		if int(cur.Int64) > known {
 			return tooNew(d.path, int(cur.Int64), known)
 		}
+		d.migratedFrom = int(cur.Int64)
 		for _, m := range ms[cur.Int64:] {
 			if err := applyMigration(ctx, tx, m); err != nil {
 				return err

@@ -117,7 +117,7 @@ var mergeTables = []mergeTable{
 //
 // Sources are opened read-only (the engine refuses writes), a source
 // written by a newer wfb is refused with ErrSchemaTooNew and an older one
-// with ErrSchemaTooOld (open it once with a writing command to upgrade it),
+// with ErrSchemaTooOld (wfb upgrade migrates it; see Upgrade),
 // and a source that is the destination file itself is refused. A run that
 // another process is recording in dst is refused with ErrInUse, before
 // anything is written: the merge holds every run it would write (see

@@ -330,7 +330,7 @@ func TestOpenReadOnlyDoesNotMigrateAnOlderFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := OpenReadOnly(context.Background(), path)
-	if !errors.Is(err, ErrSchemaTooOld) || !strings.Contains(err.Error(), "run any write command") {
+	if !errors.Is(err, ErrSchemaTooOld) || !strings.Contains(err.Error(), "wfb upgrade --db "+path) {
 		t.Errorf("error %v: want ErrSchemaTooOld telling how to upgrade", err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {

@@ -49,6 +49,10 @@ arms: [{id: a, agent: stand-in}]
 	if len(runs) != 1 || runs[0].Status != wfb.RunAborted {
 		t.Fatalf("runs %+v; want one, aborted", runs)
 	}
+	// The hint names the bench file given, not a placeholder BENCH.
+	if want := "Continue with a higher budget: wfb run " + bench + " --db " + db + " --resume " + runs[0].ID + " --max-cost USD"; !strings.Contains(errOut.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
 	checkBudgetRows(t, rows, 2, 3, "not run: the run's budget of $0.03 was reached (cost $0.036 over 2 of 2 attempts)")
 	integrityOK(t, db)
 

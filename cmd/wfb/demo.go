@@ -99,14 +99,14 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	var sum runner.Summary
 	var path string
 	if full {
-		sum, path, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", o)
+		sum, path, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "task,arm", "", o)
 	} else {
 		sum, path, err = sweepServed(ctx, s, opts.DB, o)
 		if err == nil {
 			err = demoScreen(context.WithoutCancel(ctx), s, b, path, sum.RunID, format)
 		}
 		if err == nil {
-			err = sweepOutcome(s, sum, path)
+			err = sweepOutcome(s, sum, path, "")
 		}
 	}
 	if err != nil {
@@ -159,7 +159,7 @@ func demoScreen(ctx context.Context, s *Streams, b *bench.Bench, path, runID str
 		return err
 	}
 	defer r.Close()
-	sel, err := selectReport(ctx, r, []string{runID})
+	sel, err := selectReport(ctx, s, r, []string{runID})
 	if err != nil {
 		return err
 	}

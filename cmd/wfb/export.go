@@ -25,7 +25,9 @@ results column, in the schema's column order, for pandas, DuckDB and friends.
 
 NULL (not measured) is an empty field in CSV and null in JSON Lines; a
 measured 0 is 0. Evidence (stdout/stderr tails) is not exported; query the
-evidence table with wfb sql for that.`,
+evidence table with wfb sql for that.
+
+` + floatsHelp,
 		Example: `  wfb export nightly --format jsonl > nightly.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {

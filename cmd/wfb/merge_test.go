@@ -59,7 +59,7 @@ func TestMergeCommandCombinesShardsIdempotently(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, errOut)
 	}
 	table := func(rows ...string) string {
-		return "source\ttable\tadded\tpresent\n" + strings.ReplaceAll(strings.Join(rows, "\n"), "DIR", dir) + "\n"
+		return "# merge into " + dst + "\nsource\ttable\tadded\tpresent\n" + strings.ReplaceAll(strings.Join(rows, "\n"), "DIR", dir) + "\n"
 	}
 	want := table(
 		"DIR/s0.db\truns\t1\t0", "DIR/s0.db\tresults\t2\t0", "DIR/s0.db\tevidence\t0\t0", "DIR/s0.db\ttranscripts\t1\t0", "DIR/s0.db\tartifacts\t0\t0", "DIR/s0.db\tscores\t0\t0", "DIR/s0.db\tmodel_usage\t0\t0", "DIR/s0.db\trequests\t0\t0", "DIR/s0.db\texchanges\t0\t0",

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,16 @@ func parseOutputFormat(s string) (string, error) {
 	}
 	return string(f), nil
 }
+
+// floatsHelp is how every format writes a number with a fraction, for the
+// help of the commands that print them (see report's decimal).
+const floatsHelp = `A number with a fraction is written, in every format, as the shortest
+decimal of at most 15 significant digits: float64 holds 15 decimal digits
+exactly, and its 16th and 17th are the noise of arithmetic on decimal
+inputs, so a cost summed to 0.30000000000000004 prints 0.3 and wall seconds
+summed to 10.180000000000001 print 10.18. A cost keeps better than 1e-9 USD
+below $1M, a time in seconds better than a microsecond; for every bit of a
+stored real, select printf('%.17g', x) in wfb sql.`
 
 // formatFlag adds --format for a command that prints report tables; "auto"
 // is resolved by outputFormat.
@@ -92,12 +103,27 @@ func (s *Streams) renderAll(tables []*report.Table, f report.Format) error {
 	return report.RenderAllFit(s.Out, noted, f, s.tableWidth())
 }
 
-// printRow prints one result row in the requested format: field/value
-// lines for people, one record (columns = fields) for csv and json.
-func printRow(s *Streams, r store.Result, format string) error {
+// printRow prints the session's result row in the requested format:
+// field/value lines for people, and for programs (csv, json) the attempt
+// as wfb export writes it, read back from db: every export column, in the
+// export's order, so the two cannot drift apart.
+func printRow(ctx context.Context, s *Streams, db *store.DB, r store.Result, format string) error {
 	f, err := outputFormat(s, format)
 	if err != nil {
 		return err
 	}
-	return s.render(report.ResultTable(r, f), f)
+	if report.Human(f) {
+		return s.render(report.ResultTable(r), f)
+	}
+	// Printed even after Ctrl-C: the row is recorded.
+	ctx = context.WithoutCancel(ctx)
+	cols, err := report.LoadColumns(ctx, db)
+	if err != nil {
+		return err
+	}
+	t, err := report.AttemptRecord(ctx, db, cols, r.AttemptID)
+	if err != nil {
+		return err
+	}
+	return s.render(t, f)
 }

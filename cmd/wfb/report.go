@@ -32,7 +32,9 @@ func newReportCmd(s *Streams) *cobra.Command {
 		Short: "Tabulate cells per arm: outcomes, strict and clean rates, medians",
 		Long: `Tabulate the cells of runs per arm (or per task and arm with --by task,arm).
 
-Without arguments the latest run is reported. An argument is a run id, a label
+Without arguments the newest bench run (wfb run, wfb demo) is reported, an
+ad-hoc wfb session started since passed over (the newest session where the
+file holds nothing else); stderr says which run was picked and why. An argument is a run id, a label
 (every run with it), or one filter key=value[,key=value] over results columns
 (day=YYYY-MM-DD matches the UTC date started_at; run=/label= narrow to runs).
 
@@ -55,6 +57,12 @@ review quality is its final attempt's. They use measured values only; n says
 how many cells, and a footnote counts the cells whose sum misses an unmeasured
 attempt (a lower bound). NULL means not measured. The cost total sums every
 attempt's measured cost; with * some attempts' cost was not measured.
+
+` + floatsHelp + `
+
+TSV (the default when piped) writes each table's title as a "# " comment line
+above its header and its footnotes as "# " lines below the rows: read it with
+comment lines skipped (pandas comment='#', grep -v '^#').
 
 Token metrics are the provider's wire where the session was metered
 (usage_source metered), the agent's report elsewhere; --usage reported shows
@@ -95,10 +103,15 @@ func usageFlag(cmd *cobra.Command, v *string) {
 }
 
 // selectReport turns the arguments of `wfb report` into one selection:
-// the latest run, the union of named runs, or a single filter.
-func selectReport(ctx context.Context, r *resultsReader, args []string) (report.Selection, error) {
+// the latest bench run (said on stderr, see sayLatest), the union of named
+// runs, or a single filter.
+func selectReport(ctx context.Context, s *Streams, r *resultsReader, args []string) (report.Selection, error) {
 	if len(args) == 0 {
-		return report.LatestRun(r.runs)
+		sel, err := report.LatestRun(r.runs)
+		if err != nil {
+			return sel, err
+		}
+		return sel, sayLatest(ctx, s, r, sel.RunIDs[0])
 	}
 	var union report.Selection
 	for _, a := range args {
@@ -120,6 +133,53 @@ func selectReport(ctx context.Context, r *resultsReader, args []string) (report.
 	}
 	union.Spec = strings.Join(args, " ")
 	return union, nil
+}
+
+// sayLatest tells, on stderr, which run a bare `wfb report` picked and
+// why, and how to name another: the newest bench run, passing over the
+// ad-hoc sessions started since, or the newest session where the file
+// holds nothing else.
+func sayLatest(ctx context.Context, s *Streams, r *resultsReader, id string) error {
+	picked := report.RunsOf(r.runs, []string{id})
+	if err := report.FillRunStats(ctx, r.db, picked, false); err != nil {
+		return err
+	}
+	run := picked[0]
+	what := "run " + run.ID
+	if run.Label != "" {
+		what += " (label " + run.Label + ", "
+	} else {
+		what += " ("
+	}
+	what += plural(run.Cells, "cell") + ")"
+	why := "the newest"
+	switch newer := sessionsAfter(r.runs, run.ID); {
+	case run.Kind != "run":
+		why = "the newest; the file holds only ad-hoc sessions (wfb session), no bench run"
+	case newer > 0:
+		why = "the newest bench run; passed over the " + plural(newer, "ad-hoc session") + " (wfb session) started since"
+	}
+	fmt.Fprintf(s.ErrOut, "wfb report: report of %s, %s; name another: wfb report RUN|LABEL\n", what, why)
+	return nil
+}
+
+// sessionsAfter counts the runs started after run id (runs are in start
+// order): the sessions LatestRun passed over.
+func sessionsAfter(runs []report.RunInfo, id string) int {
+	for i, r := range runs {
+		if r.ID == id {
+			return len(runs) - 1 - i
+		}
+	}
+	return 0
+}
+
+// plural is "1 cell" or "3 cells".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // describe names a selection for a title: a run with its label, status
@@ -162,7 +222,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		return err
 	}
 	defer r.Close()
-	sel, err := selectReport(ctx, r, opts.Selections)
+	sel, err := selectReport(ctx, s, r, opts.Selections)
 	if err != nil {
 		return err
 	}

@@ -225,7 +225,7 @@ func TestReportCommandsRefuseBadInputWithExit2(t *testing.T) {
 		{[]string{"diff", "r1"}, "diff takes exactly two arguments"},
 		{[]string{"trend", "--by", "week"}, `--by "week": the buckets are day, label and run`},
 		{[]string{"trend", "--metric", "colour"}, `--metric "colour": unknown metric`},
-		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two"},
+		{[]string{"trend", "r1"}, "the selection spans 1 day bucket(s); a trend needs two (every run started on one UTC date; try --by label or --by run (wfb trend --help shows how to get two)"},
 		{[]string{"trend", "--baseline", "2020-01-01"}, `--baseline "2020-01-01": no such day among 2026-11-29, 2026-11-30`},
 		{[]string{"diff", "r1", "r2", "--alpha", "2"}, "--alpha 2: want a number between 0 and 1"},
 		{[]string{"diff", "r1", "arm=nobody"}, "side B (arm=nobody) selects no attempts"},
@@ -332,4 +332,45 @@ func newResultsFile(t *testing.T) (string, *store.DB) {
 		t.Fatal(err)
 	}
 	return path, db
+}
+
+// TestABareReportSaysWhichRunItPickedAndPassesOverSessions stops `wfb
+// report` without arguments from silently reporting whatever run started
+// last — a one-cell `wfb session` run after a bench run: it reports the
+// newest bench run, says so on stderr with the run's label and cells and
+// how to name another, and its TSV carries the report's title as a
+// comment line, as JSON carries it.
+func TestABareReportSaysWhichRunItPickedAndPassesOverSessions(t *testing.T) {
+	ctx := context.Background()
+	path := reportFixture(t)
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	if err := db.CreateRun(ctx, store.Run{ID: "s1", Kind: "session", StartedAt: start, Status: wfb.RunComplete, Harness: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InsertResult(ctx, &store.Result{RunID: "s1", AttemptID: "s1-1", Task: "t1", Arm: "stand-in", Attempt: 1,
+		Agent: "stand-in", StartedAt: start, OK: true, ProcessState: wfb.StateExited}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	out, errOut, code := wfbCmd(t, "report", "--db", path, "--format", "tsv")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := "wfb report: report of run r2 (label cand, 20 cells), the newest bench run; passed over the 1 ad-hoc session (wfb session) started since; name another: wfb report RUN|LABEL\n"
+	if errOut != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", errOut, want)
+	}
+	if first := strings.SplitN(out, "\n", 2)[0]; !strings.HasPrefix(first, "# wfb report: run r2 (cand)") {
+		t.Errorf("the tsv starts %q, want its title as a comment line", first)
+	}
+
+	// Named, the session is reported, and nothing is said of picking.
+	if _, errOut, code := wfbCmd(t, "report", "s1", "--db", path, "--format", "tsv"); code != 0 || errOut != "" {
+		t.Errorf("report s1: exit %d, stderr %q", code, errOut)
+	}
 }

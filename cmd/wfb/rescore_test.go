@@ -113,6 +113,7 @@ func TestRescoreAddsAScoreFromTheStoredArtifact(t *testing.T) {
 	// The approval finds nothing: precision NULL, recall 0, F1 0, and
 	// approving a high label is the wrong verdict.
 	want := strings.Join([]string{
+		"# rescore run-r against " + bench,
 		"attempt_id\ttask\tarm\trep\ttp\tfp\tfn\tprecision\trecall\tweighted_f1\tverdict_correct\twas_weighted_f1\tnote",
 		"att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored",
 		"att-2-approved\trev\tbaseline\t1\t0\t0\t2\tNULL\t0\t0\t0\tNULL\tscored",
@@ -246,11 +247,11 @@ func TestRescoreRefusesAnArtifactTooLargeToBeValid(t *testing.T) {
 // TestRescoreTakesALabelAndRoundsRatiosAsReportDoes stops rescore from
 // taking only a run id where export takes a label, and from printing
 // 0.8571428571428571 to people where report prints 0.857; programs (csv)
-// still get the whole value.
+// still get the whole value (its 15 significant digits).
 func TestRescoreTakesALabelAndRoundsRatiosAsReportDoes(t *testing.T) {
 	for format, want := range map[string]string{
 		"tsv": "att-1-found\trev\tbaseline\t0\t1\t0\t1\t1\t0.5\t0.857\t1\t0.25\tscored\n",
-		"csv": "att-1-found,rev,baseline,0,1,0,1,1,0.5,0.8571428571428571,1,0.25,scored\n",
+		"csv": "att-1-found,rev,baseline,0,1,0,1,1,0.5,0.857142857142857,1,0.25,scored\n",
 	} {
 		bench, db := rescoreFixture(t) // a file of its own: a rescore changes "was"
 		out, errOut, code := wfbCmd(t, "rescore", "nightly", "--bench", bench, "--db", db, "--format", format)

@@ -154,12 +154,14 @@ func newRootCmd(s *Streams) *cobra.Command {
 		newRunCmd(s),
 		newRescoreCmd(s),
 		newMergeCmd(s),
+		newUpgradeCmd(s),
 		newDoctorCmd(s),
 		newViewCmd(s),
 		newProxyCmd(s),
 		newInitCmd(s),
 		newGenDocsCmd(),
 	)
+	completionHelp(root, s)
 	// An unknown command is bad input (exit 2), not a help page with exit 0;
 	// a bare `wfb` prints the help.
 	root.Args = cobra.ArbitraryArgs
@@ -181,4 +183,83 @@ func dbPath(flag string, s *Streams) string {
 		return env
 	}
 	return "wfb.db"
+}
+
+// completionInstall is how each shell's completion is installed for every
+// new session, in places the user can write (cobra's own examples write
+// to /etc, which only root can), a system-wide place marked as needing
+// root last.
+var completionInstall = map[string]string{
+	"bash": `To load completions in your current shell session:
+
+	source <(wfb completion bash)
+
+To load completions for every new session (bash-completion 2.x loads them
+from this directory on demand), execute once:
+
+	mkdir -p ~/.local/share/bash-completion/completions
+	wfb completion bash > ~/.local/share/bash-completion/completions/wfb
+
+System-wide (needs root):
+
+	sudo sh -c 'wfb completion bash > /usr/share/bash-completion/completions/wfb'
+
+This script depends on the 'bash-completion' package. You will need to start
+a new shell for this setup to take effect.
+`,
+	"zsh": `If shell completion is not already enabled in your environment you will need
+to enable it. You can execute the following once:
+
+	echo "autoload -U compinit; compinit" >> ~/.zshrc
+
+To load completions in your current shell session:
+
+	source <(wfb completion zsh)
+
+To load completions for every new session, put the script in a directory of
+your own and add that directory to fpath before compinit runs, once:
+
+	mkdir -p ~/.zfunc
+	wfb completion zsh > ~/.zfunc/_wfb
+	echo 'fpath=(~/.zfunc $fpath)' >> ~/.zshrc   # before the compinit line
+
+System-wide (needs root):
+
+	sudo sh -c 'wfb completion zsh > /usr/local/share/zsh/site-functions/_wfb'
+
+You will need to start a new shell for this setup to take effect.
+`,
+	"fish": `To load completions in your current shell session:
+
+	wfb completion fish | source
+
+To load completions for every new session, execute once:
+
+	mkdir -p ~/.config/fish/completions
+	wfb completion fish > ~/.config/fish/completions/wfb.fish
+
+System-wide (needs root):
+
+	sudo sh -c 'wfb completion fish > /usr/share/fish/vendor_completions.d/wfb.fish'
+
+You will need to start a new shell for this setup to take effect.
+`,
+}
+
+// completionHelp adds cobra's completion command now, rather than when it
+// runs, so its help can say where a user installs the scripts without
+// root. Its commands write where root's do, to s.Out.
+func completionHelp(root *cobra.Command, s *Streams) {
+	root.SetOut(s.Out)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		for _, sh := range c.Commands() {
+			if text, ok := completionInstall[sh.Name()]; ok {
+				sh.Long = "Generate the autocompletion script for the " + sh.Name() + " shell.\n\n" + text
+			}
+		}
+	}
 }

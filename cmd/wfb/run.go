@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/shellword"
 	"github.com/wfbench/wfb/internal/termtext"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -330,7 +331,7 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 	for _, w := range runawayRisks(b, opts.limits.limits().Requests) {
 		fmt.Fprintln(s.ErrOut, "wfb run: warning: "+termtext.Show(w, ""))
 	}
-	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", runner.SweepOptions{
+	_, _, err = sweepAndReport(ctx, s, opts.DB, opts.Format, "arm", "wfb run "+shellword.Quote(opts.Bench), runner.SweepOptions{
 		Bench: b, Selection: sel, Label: opts.Label, Resume: opts.Resume, RunID: opts.RunID, Workers: opts.Workers,
 		NoMeter: noMeter, RequireWitness: opts.RequireWitness, MaxCost: opts.MaxCost,
 		Limits: opts.limits.limits(),
@@ -340,9 +341,10 @@ func runRun(ctx context.Context, s *Streams, opts *runOptions) error {
 
 // sweepAndReport runs a sweep into the results file named by dbFlag, with
 // the stand-in agent and mock providers wfb serves itself, prints the run's
-// report grouped by `by`, and says how the run ended (see sweepOutcome). It
+// report grouped by `by`, and says how the run ended (see sweepOutcome),
+// resume being the command that continues it ("" when none can). It
 // returns the run's summary and the file's path.
-func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, o runner.SweepOptions) (runner.Summary, string, error) {
+func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by, resume string, o runner.SweepOptions) (runner.Summary, string, error) {
 	sum, path, err := sweepServed(ctx, s, dbFlag, o)
 	if err != nil {
 		return runner.Summary{}, "", err
@@ -352,7 +354,7 @@ func sweepAndReport(ctx context.Context, s *Streams, dbFlag, format, by string, 
 	if err := reportRun(context.WithoutCancel(ctx), s, &reportOptions{DB: path, Format: format, By: by, Selections: []string{sum.RunID}}); err != nil {
 		return runner.Summary{}, "", err
 	}
-	return sum, path, sweepOutcome(s, sum, path)
+	return sum, path, sweepOutcome(s, sum, path, resume)
 }
 
 // sweepServed runs a sweep into the results file named by dbFlag, with
@@ -412,21 +414,31 @@ func sandboxLine(backend string, passedOver []sandbox.Status) string {
 	return line + " (passed over: " + strings.Join(reasons, "; ") + ")"
 }
 
-// sweepOutcome says how the run ended and maps it to the exit status.
-func sweepOutcome(s *Streams, sum runner.Summary, path string) error {
+// sweepOutcome says how the run ended and maps it to the exit status. A
+// stopped run's hint is the command that continues it, resume (wfb run
+// with the bench file as the user named it) followed by --db and
+// --resume; with resume "" (the demo, whose bench was a temporary copy)
+// it says to start again.
+func sweepOutcome(s *Streams, sum runner.Summary, path, resume string) error {
 	if sum.Budget > 0 {
 		fmt.Fprintf(s.ErrOut, "wfb run: the run's budget is $%s; its cost so far: %s\n", wfb.Dollars(sum.Budget), sum.Cost.Phrase())
 	}
+	cont := func(extra string) string {
+		if resume == "" {
+			return "wfb demo --db " + shellword.Quote(path) + " (a new run: the demo's bench was a temporary copy)"
+		}
+		return resume + " --db " + shellword.Quote(path) + " --resume " + sum.RunID + extra
+	}
 	switch sum.Status {
 	case wfb.RunInterrupted:
-		fmt.Fprintf(s.ErrOut, "wfb run: interrupted; the cells in flight are recorded as cancelled. Continue with: wfb run BENCH --db %s --resume %s\n", path, sum.RunID)
+		fmt.Fprintf(s.ErrOut, "wfb run: interrupted; the cells in flight are recorded as cancelled. Continue with: %s\n", cont(""))
 		return errInterrupted
 	case wfb.RunAborted:
 		if sum.BudgetReached != "" {
-			fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue with a higher budget: wfb run BENCH --db %s --resume %s --max-cost USD\n", sum.BudgetReached, path, sum.RunID)
+			fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue with a higher budget: %s\n", sum.BudgetReached, cont(" --max-cost USD"))
 			return errNotOK
 		}
-		fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue later with: wfb run BENCH --db %s --resume %s\n", sum.Breaker, path, sum.RunID)
+		fmt.Fprintf(s.ErrOut, "wfb run: aborted: %s. Continue later with: %s\n", sum.Breaker, cont(""))
 		return errNotOK
 	}
 	if sum.Skipped == sum.Cells {

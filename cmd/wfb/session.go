@@ -170,7 +170,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := printRow(s, row, opts.Format); err != nil {
+	if err := printRow(ctx, s, db, row, opts.Format); err != nil {
 		return err
 	}
 	switch {

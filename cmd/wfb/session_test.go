@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
 )
@@ -475,5 +477,58 @@ func TestTheModelAnAgentAsksForIsScrubbedLikeItsOtherText(t *testing.T) {
 	// Control: both requests were metered, their model masked.
 	if want := "requested_model\n[REDACTED]\n[REDACTED]\n"; models != want {
 		t.Errorf("requested models:\n%s\nwant:\n%s", models, want)
+	}
+}
+
+// TestTheSessionRecordForProgramsIsItsExportLine stops `wfb session
+// --format json` (and csv) from showing fewer columns than `wfb export` of
+// its run: it printed a hand-picked list that lacked usage_check, the
+// metered_* tokens, cost_check and more. The record is now the export's,
+// read back from the file: the same columns, in the same order (csv
+// header), with the same values (json).
+func TestTheSessionRecordForProgramsIsItsExportLine(t *testing.T) {
+	script := writeScript(t, "default: {text: hi, usage: {input_tokens: 2000, output_tokens: 300, cache_read_input_tokens: 7000, cache_creation_input_tokens: 1000}}\n")
+	workspace, db := sessionFixture(t)
+	session := func(format string) string {
+		out, errOut, code := wfbCmd(t, "session", "--workspace", workspace, "--prompt", "p", "--label", "s-"+format,
+			"--mock-script", script, "--db", db, "--format", format, "--timeout", "30s")
+		if code != 0 {
+			t.Fatalf("session --format %s: exit %d: %s", format, code, errOut)
+		}
+		return out
+	}
+	export := func(label, format string) string {
+		out, errOut, code := wfbCmd(t, "export", label, "--db", db, "--format", format)
+		if code != 0 {
+			t.Fatalf("export %s: exit %d: %s", label, code, errOut)
+		}
+		return out
+	}
+
+	var printed []map[string]any
+	if out := session("json"); json.Unmarshal([]byte(out), &printed) != nil || len(printed) != 1 {
+		t.Fatalf("session json is not one record:\n%s", out)
+	}
+	var exported map[string]any
+	if err := json.Unmarshal([]byte(export("s-json", "jsonl")), &exported); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"usage_check", "metered_input_tokens", "cost_check", "usage_verdict", "cost_verdict", "usage_cost_usd", "usage_cost_source", "tool_calls"} {
+		if _, ok := exported[col]; !ok {
+			t.Errorf("the export has no %s: the test checks too little", col)
+		}
+	}
+	for col, want := range exported {
+		if got, ok := printed[0][col]; !ok || !cmp.Equal(want, got) {
+			t.Errorf("session json %s = %#v (present %v), export %#v", col, got, ok, want)
+		}
+	}
+	if len(printed[0]) != len(exported) {
+		t.Errorf("session json has %d columns, export %d", len(printed[0]), len(exported))
+	}
+
+	header := func(csv string) string { return strings.SplitN(csv, "\n", 2)[0] }
+	if got, want := header(session("csv")), header(export("s-csv", "csv")); got != want {
+		t.Errorf("session csv header:\n%s\nexport csv header:\n%s", got, want)
 	}
 }

@@ -42,6 +42,8 @@ null in json); 0 is a measured zero. --format auto draws a table on a
 terminal and writes TSV when piped. Given several statements separated by
 ';', SQLite runs each and only the last one's rows are printed.
 
+` + floatsHelp + `
+
 A query runs for at most --timeout (default 30s; 0 for no limit): SQLite
 is interrupted there, nothing is printed, and the exit status is 2, naming
 the limit.

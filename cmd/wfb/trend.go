@@ -44,7 +44,14 @@ cost_usd, duration_ms (comma-separated).
 
 Each step also says what change it could detect ("detectable", 80% power,
 as wfb diff computes it), and --detect 10%,5pp how many cells per arm (and
-the bench's runs:) would find that change between two buckets.`,
+the bench's runs:) would find that change between two buckets.
+
+--by day needs runs started on two UTC dates or more; one day is one bucket
+and nothing to compare. To try trend before a second day, bucket by label
+(wfb demo records its runs with the label demo; wfb run takes --label):
+  wfb run bench.yaml --label try-1 && wfb run bench.yaml --label try-2
+  wfb trend --by label
+or by run (wfb demo twice, then wfb trend --by run).`,
 		Example: `  wfb trend --by day --metric pass_rate,cost_usd
   wfb trend arm=candidate --by label --baseline nightly-1 --format markdown
   wfb trend --by run --metric cost_usd --detect 10%`,
@@ -134,7 +141,11 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 		return err
 	}
 	if tr == nil {
-		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (try --by run, or wfb report)", n, opts.By)
+		hint := "try --by run, or wfb report"
+		if opts.By == "day" {
+			hint = "every run started on one UTC date; try --by label or --by run (wfb trend --help shows how to get two), or wfb report"
+		}
+		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (%s)", n, opts.By, hint)
 	}
 	return s.renderAll(tr.Tables(format), format)
 }

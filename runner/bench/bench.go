@@ -52,7 +52,9 @@ type Bench struct {
 	// MaxRequests caps the requests each metered session may send its
 	// provider (max_requests); 0: runner.DefaultRequestsMax.
 	MaxRequests int
-	Provider    Provider
+	// Provider is every cell's whose arm and task name none; zero (and
+	// then never used) where every arm or every task names its own.
+	Provider Provider
 	// Retries maps an error kind to how many times a cell is retried after
 	// an attempt that failed with it.
 	Retries map[string]int

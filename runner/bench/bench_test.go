@@ -253,3 +253,52 @@ func TestRequireWitnessIsReadForTheBenchAndEachArm(t *testing.T) {
 		}
 	}
 }
+
+// TestATopLevelProviderIsNeededOnlyForCellsWithoutOne stops a bench from
+// being refused for lacking a top-level provider it would never use
+// (every arm, or every task, names its own), and a bench whose cells
+// would have no provider from saying only "is required": the refusal
+// names the tasks and arms without one.
+func TestATopLevelProviderIsNeededOnlyForCellsWithoutOne(t *testing.T) {
+	dir := t.TempDir()
+	const mock = "provider: {base_url: http://127.0.0.1:1}"
+	parse := func(t1, t2, a, b string) (*Bench, error) {
+		text := "tasks:\n" +
+			"  - {id: t1, prompt: p, workspace: {git: https://example.com/r.git, ref: main}" + t1 + "}\n" +
+			"  - {id: t2, prompt: p, workspace: {git: https://example.com/r.git, ref: main}" + t2 + "}\n" +
+			"arms:\n  - {id: a, agent: stand-in" + a + "}\n  - {id: b, agent: stand-in" + b + "}\n"
+		return Parse("bench.yaml", dir, []byte(text), nil)
+	}
+	for _, c := range []struct {
+		name         string
+		t1, t2, a, b string
+		want         string
+	}{
+		{name: "every arm names one", a: ", " + mock, b: ", " + mock},
+		{name: "every task names one", t1: ", " + mock, t2: ", " + mock},
+		{name: "one task and one arm lack one", t1: ", " + mock, a: ", " + mock,
+			want: "bench.yaml:1:1: provider: is required unless every task or every arm names one (a cell's provider is its arm's, else its task's, else this one): task t2 and arm b name none, so their cells would have no provider; give one here: {mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}"},
+		{name: "none names one",
+			want: "provider: is required unless every task or every arm names one (a cell's provider is its arm's, else its task's, else this one): tasks t1, t2 and arms a, b name none"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := parse(c.t1, c.t2, c.a, c.b)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("parse: %v", err)
+				}
+				for _, task := range b.Tasks {
+					for _, arm := range b.Arms {
+						if p := b.ProviderFor(task, arm); p.BaseURL == "" {
+							t.Errorf("cell %s × %s has no provider", task.ID, arm.ID)
+						}
+					}
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("parse = %v\nwant %q", err, c.want)
+			}
+		})
+	}
+}

@@ -170,7 +170,7 @@ func (p *benchParser) bench(root node) {
 		return root
 	}
 	if !p.has(pairs, "provider") {
-		p.Addf(root, "provider", "is required: {mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}")
+		p.providerless(root)
 	}
 	if len(p.b.Tasks) == 0 && !p.failedUnder("tasks") {
 		p.Addf(at(tasksAt), "tasks", "at least one task is required")
@@ -178,6 +178,50 @@ func (p *benchParser) bench(root node) {
 	if len(p.b.Arms) == 0 && !p.failedUnder("arms") {
 		p.Addf(at(armsAt), "arms", "at least one arm is required")
 	}
+}
+
+// providerless checks a bench without a top-level provider: a cell's
+// provider is its arm's, else its task's, so the bench needs none when
+// every arm or every task names one. Otherwise the refusal names the
+// tasks and the arms without one, whose cells would have no provider. A
+// task or arm whose provider failed to parse counts as naming one: its
+// own problem is reported.
+func (p *benchParser) providerless(root node) {
+	const how = "{mock: FILE} for a dry run, or {base_url: URL, api_key_env: NAME}"
+	var tasks, arms []string
+	for i, t := range p.b.Tasks {
+		if f := fmt.Sprintf("tasks[%d]", i); t.Provider == nil && !p.failedUnder(f+".provider") {
+			tasks = append(tasks, orIndex(t.ID, f))
+		}
+	}
+	for i, a := range p.b.Arms {
+		if f := fmt.Sprintf("arms[%d]", i); a.Provider == nil && !p.failedUnder(f+".provider") {
+			arms = append(arms, orIndex(a.ID, f))
+		}
+	}
+	switch {
+	case len(p.b.Tasks) == 0 || len(p.b.Arms) == 0:
+		p.Addf(root, "provider", "is required: %s", how)
+	case len(tasks) > 0 && len(arms) > 0:
+		p.Addf(root, "provider", "is required unless every task or every arm names one (a cell's provider is its arm's, else its task's, else this one): %s and %s name none, so their cells would have no provider; give one here: %s",
+			namesOf("task", tasks), namesOf("arm", arms), how)
+	}
+}
+
+// orIndex is an item's id, or its place in the list where it has none.
+func orIndex(id, place string) string {
+	if id == "" {
+		return place
+	}
+	return id
+}
+
+// namesOf is "task a" or "tasks a, b, c".
+func namesOf(kind string, ids []string) string {
+	if len(ids) == 1 {
+		return kind + " " + ids[0]
+	}
+	return kind + "s " + strings.Join(ids, ", ")
 }
 
 // stopField reads one of the fields that say when a run stops retrying or
