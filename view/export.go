@@ -102,20 +102,22 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	return st, nil
 }
 
-// exportTrends writes trend/METRIC-BY.html for every metric either
+// exportTrends writes trend/METRIC-BY.html, over the bench runs (the
+// ad-hoc sessions left out, and said so), for every metric either
 // bucketing has (and the strict pass rate and cost, which the runs page
 // links to),
 // under each bucketing: a metric one bucketing lacks says so on its page.
 func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int, error) {
 	trends := map[string]*report.Trend{}
+	kept := map[string]trendRuns{}
 	keys := []string{defaultTrendMetric, "cost_usd"}
 	for _, by := range trendBys {
-		tr, err := s.trendOf(ctx, by)
+		tr, k, err := s.trendOf(ctx, by, trendFilter{})
 		if err != nil {
 			return 0, err
 		}
-		trends[by] = tr
-		for _, m := range trendPageData(l, tr, by, "").Metrics {
+		trends[by], kept[by] = tr, k
+		for _, m := range trendPageData(l, tr, by, "", trendFilter{}, k).Metrics {
 			if !slices.Contains(keys, m.Key) {
 				keys = append(keys, m.Key)
 			}
@@ -124,7 +126,7 @@ func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int,
 	n := 0
 	for _, by := range trendBys {
 		for _, key := range keys {
-			d := trendPageData(l, trends[by], by, key)
+			d := trendPageData(l, trends[by], by, key, trendFilter{}, kept[by])
 			if err := s.writePage(root, path.Join("trend", fileName(key+"-"+by)+".html"), "trend", d); err != nil {
 				return n, err
 			}
