@@ -40,7 +40,7 @@ func (l links) Attempt(id string) string {
 func (l links) Static(name string) string { return l.root + "static/" + name }
 
 // Compare compares a with b: in a static export, the page written for a
-// run and the previous run of its label.
+// run and the previous run of its label, or for a comparison asked for.
 func (l links) Compare(a, b string) string {
 	if l.export {
 		return l.root + "compare/" + compareFile(a, b) + ".html"
