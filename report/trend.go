@@ -100,6 +100,17 @@ type Trend struct {
 	Baseline  string
 	Points    []TrendPoint // by arm, metric, then bucket
 	Footnotes []string
+	// Legend is how each step is tested, Footnotes' first; StepNotes are
+	// the rest, under the step each is about (in Footnotes each starts
+	// with its step's name), for a page that groups and folds them.
+	Legend    string
+	StepNotes []NoteGroup
+}
+
+// NoteGroup is footnotes under one heading.
+type NoteGroup struct {
+	Title string
+	Notes []string
 }
 
 // Result compares every step (and every bucket with the baseline).
@@ -133,7 +144,14 @@ func (t *Trender) Result(runs []RunInfo) *Trend {
 			point(i, &l, l.Cmp.A)
 			point(i+1, &l, l.Cmp.B).Step = &l
 		}
-		out.Footnotes = t.stepNotes(out.Footnotes, df, fmt.Sprintf("%s %s → %s", t.opts.By, t.buckets[i], t.buckets[i+1]), i == 0)
+		step := fmt.Sprintf("%s %s → %s", t.opts.By, t.buckets[i], t.buckets[i+1])
+		out.Footnotes = t.stepNotes(out.Footnotes, df, step, i == 0)
+		if i == 0 && len(out.Footnotes) > 0 {
+			out.Legend = out.Footnotes[0]
+		}
+		if len(df.Footnotes) > 1 {
+			out.StepNotes = append(out.StepNotes, NoteGroup{Title: step, Notes: df.Footnotes[1:]})
+		}
 	}
 	for i, d := range t.base {
 		if d == nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // trendDays feeds a Trender days of arm x, cells cells each: cost drawn
@@ -136,5 +138,46 @@ func TestTrendKeepsAnArmThatSkippedABucket(t *testing.T) {
 	}
 	if len(got) != 6 {
 		t.Errorf("points %v; want both arms on all three days", got)
+	}
+}
+
+// TestTrendNotesGroupedByStepAreItsFootnotes stops a page that groups a
+// trend's notes by step from losing or inventing one: the legend is the
+// first footnote, and each step's notes, prefixed with its title, are the
+// rest in order. (The viewer's trend page showed them as one list of dozens,
+// the legend a paragraph among them.)
+func TestTrendNotesGroupedByStepAreItsFootnotes(t *testing.T) {
+	names := []string{"day-0", "day-1", "day-2"}
+	tr := NewTrender(TrendOptions{Alpha: 0.05, Metrics: []Metric{CostUSD}, By: "day"}, names, -1)
+	for day := range names {
+		// Arm y only on day 1: every step has a note about it.
+		for _, arm := range []string{"x", "y"} {
+			if arm == "y" && day != 1 {
+				continue
+			}
+			for rep := range 3 {
+				r := Row{RunID: names[day], Task: "t", Arm: arm, Rep: rep, Attempt: 1, OK: true, Values: Unmeasured()}
+				r.Values[CostUSD] = 1
+				tr.Add(day, &r)
+			}
+		}
+	}
+	res := tr.Result(nil)
+	if len(res.Footnotes) < 3 || res.Legend != res.Footnotes[0] {
+		t.Fatalf("legend %q; footnotes %q", res.Legend, res.Footnotes)
+	}
+	regrouped := []string{res.Legend}
+	var titles []string
+	for _, g := range res.StepNotes {
+		titles = append(titles, g.Title)
+		for _, n := range g.Notes {
+			regrouped = append(regrouped, g.Title+": "+n)
+		}
+	}
+	if diff := cmp.Diff(res.Footnotes, regrouped); diff != "" {
+		t.Errorf("footnotes (-want +regrouped):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"day day-0 → day-1", "day day-1 → day-2"}, titles); diff != "" {
+		t.Errorf("step titles (-want +got):\n%s", diff)
 	}
 }

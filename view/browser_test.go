@@ -163,14 +163,18 @@ func TestABrowserWalksRunsToRunToAttemptToTranscript(t *testing.T) {
 	b.check(t, ts.URL)
 }
 
-// TestABrowserComparesTwoRuns fills the compare form and reads wfb diff's
-// table and its chart.
+// TestABrowserComparesTwoRuns picks two runs in the compare form and reads
+// wfb diff's table and its chart, the pickers keeping the runs picked.
 func TestABrowserComparesTwoRuns(t *testing.T) {
 	f, ts, b := browseFixture(t)
 	addCompareArms(t, f)
 	b.do(t, "compare", chromedp.Navigate(ts.URL+"/compare"), chromedp.WaitVisible(css("form.filter")),
-		chromedp.SendKeys(css(`input[name="a"]`), f.runA), chromedp.SendKeys(css(`input[name="b"]`), f.runB),
+		chromedp.SetValue(css(`select[name="a"]`), f.runA), chromedp.SetValue(css(`select[name="b"]`), f.runB),
 		chromedp.Click(css(`form.filter button`)), chromedp.WaitVisible(css("section.table")))
+	picked := result(t, b, "pickers", chromedp.Evaluate[[]string](`["a", "b", "fa", "fb"].map(n => document.querySelector('[name="' + n + '"]').value)`))
+	if want := []string{f.runA, f.runB, "", ""}; strings.Join(picked, " ") != strings.Join(want, " ") {
+		t.Errorf("after comparing, the form holds %q; want %q", picked, want)
+	}
 	tables := result(t, b, "compare tables", chromedp.Text(css("main")))
 	for _, want := range []string{"Compare " + f.runA + " with " + f.runB, "strict", "cost"} {
 		if !strings.Contains(tables, want) {

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/store"
 )
 
 // compareAlpha is the compare page's significance level unless asked, wfb
@@ -15,21 +19,39 @@ import (
 const compareAlpha = 0.05
 
 type compareData struct {
-	Title      string
-	L          links
-	A, B       string
-	ByTask     bool
-	Alpha      string
-	Names      []string // run ids and labels, for the form's suggestions
+	Title  string
+	L      links
+	A, B   string
+	ByTask bool
+	Alpha  string
+	// Runs are the pickers' options, newest first; FA and FB are A and B
+	// when a side is not one run (a label or a filter), for the text boxes.
+	Runs       []runOption
+	FA, FB     string
+	Names      []string // run ids and labels, for the text boxes' suggestions
 	Tables     []*report.Table
 	Charts     []*forest // one per metric of the diff a side measured
 	Unmeasured []string  // the metrics neither side measured
 	Level      int       // the intervals' confidence, in percent
 }
 
+// runOption is a run in a picker.
+type runOption struct {
+	ID, Text string
+}
+
+// comparePage is /compare?a=A&b=B[&by=task,arm][&alpha=…]: A and B as wfb
+// diff takes them. The form picks each side from the runs, or takes fa
+// and fb (a label or a filter) over the pickers when they are given.
 func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 	q := r.URL.Query()
-	d := &compareData{Title: "Compare", L: l, A: q.Get("a"), B: q.Get("b"), ByTask: q.Get("by") == "task,arm", Alpha: q.Get("alpha")}
+	side := func(picked, typed string) string {
+		if t := strings.TrimSpace(q.Get(typed)); t != "" {
+			return t
+		}
+		return q.Get(picked)
+	}
+	d := &compareData{Title: "Compare", L: l, A: side("a", "fa"), B: side("b", "fb"), ByTask: q.Get("by") == "task,arm", Alpha: q.Get("alpha")}
 	alpha := compareAlpha
 	if d.Alpha != "" {
 		a, err := strconv.ParseFloat(d.Alpha, 64)
@@ -51,6 +73,18 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 			}
 		}
 	}
+	if d.Runs, err = s.runOptions(r.Context(), runs); err != nil {
+		return "", nil, err
+	}
+	isRun := func(name string) bool {
+		return slices.ContainsFunc(runs, func(ri report.RunInfo) bool { return ri.ID == name })
+	}
+	if !isRun(d.A) {
+		d.FA = d.A
+	}
+	if !isRun(d.B) {
+		d.FB = d.B
+	}
 	if d.A == "" || d.B == "" {
 		return "compare", d, nil
 	}
@@ -58,6 +92,35 @@ func (s *Server) comparePage(r *http.Request, l links) (string, any, error) {
 		return "", nil, err
 	}
 	return "compare", d, nil
+}
+
+// runOptions are the runs as a picker lists them, newest first: "RUN-ID —
+// label — started — cells".
+func (s *Server) runOptions(ctx context.Context, runs []report.RunInfo) ([]runOption, error) {
+	infos := slices.Clone(runs)
+	if err := report.FillRunStats(ctx, s.db, infos, true); err != nil {
+		return nil, err
+	}
+	out := make([]runOption, 0, len(infos))
+	for _, ri := range slices.Backward(infos) {
+		label := ri.Label
+		if label == "" {
+			label = "no label"
+		}
+		if ri.Kind == "session" {
+			label += " (session)"
+		}
+		cells := fmt.Sprintf("%d cells", ri.Cells)
+		if ri.Cells == 1 {
+			cells = "1 cell"
+		}
+		started := ri.StartedAt
+		if t, err := time.Parse(store.TimeLayout, started); err == nil {
+			started = t.Format("2006-01-02 15:04 UTC")
+		}
+		out = append(out, runOption{ID: ri.ID, Text: strings.Join([]string{ri.ID, label, started, cells}, " — ")})
+	}
+	return out, nil
 }
 
 // compare fills d with `wfb diff` of d.A and d.B: its tables and a chart

@@ -39,7 +39,7 @@ func TestPagesShowTheControlsInAgentText(t *testing.T) {
 	ts := newTestServer(t, f, Options{})
 	_, served := get(t, ts.Client(), ts.URL+"/attempt/att-ctl")
 	dir := t.TempDir()
-	if _, err := s.Export(ctx, dir); err != nil {
+	if _, err := s.Export(ctx, dir, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	exported, err := os.ReadFile(filepath.Join(dir, "attempt", "att-ctl.html"))

@@ -6,8 +6,10 @@
 // filtered by label and day), Run (the report tables `wfb report` builds, a
 // task × arm grid of cells coloured by outcome, the run's metadata), Attempt
 // (every column, evidence, retries, the review artifact and its scores, the
-// transcript as a conversation, the metered wire requests) and Compare (two
-// runs, labels or filters, as `wfb diff`).
+// transcript as a conversation, the metered wire requests), Compare (two
+// runs picked from lists, or labels or filters, as `wfb diff`) and Trend (a
+// metric per arm across days or labels, as `wfb trend`, over the bench
+// runs of one label or all, ad-hoc sessions only when asked).
 //
 // Everything shown is agent-controlled text at some remove, so the pages
 // are built with html/template (which escapes by context), are served with

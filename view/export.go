@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wfbench/wfb/report"
@@ -25,11 +26,26 @@ type ExportStats struct {
 	Runs, Attempts, Trends, Compares int
 }
 
+// ExportOptions say what an export writes besides its every page.
+type ExportOptions struct {
+	// Compares are comparisons to write too, and to link from the index:
+	// each side a run id or a label (every run with it), as wfb diff takes
+	// them.
+	Compares []ComparePair
+}
+
+// ComparePair is a comparison of side A with side B.
+type ComparePair struct{ A, B string }
+
 // Export writes the viewer's pages into dir as a static site: index.html
 // (the runs), run/ID.html, attempt/ID.html, trend/METRIC-BY.html,
-// compare/PREV..ID.html (each run with the previous run of its label) and
-// static/. Links between them are relative, so the directory can be moved,
-// zipped or served as it is.
+// compare/A..B.html (each run with the previous run of its label, and each
+// of opts.Compares) and static/. Links between them are relative, so the
+// directory can be moved, zipped or served as it is.
+//
+// A comparison whose side names no run or label, or selects no attempts,
+// is an error wrapping report.ErrSelection that names every such side, and
+// nothing is written.
 //
 // It writes only inside dir and never follows a symlink it finds there
 // (dir itself is the caller's name and may be one): each file is written
@@ -37,8 +53,11 @@ type ExportStats struct {
 // replaced, not written through; a subdirectory that is a symlink is
 // refused. Every write goes through an os.Root of dir, which refuses a
 // path leaving it whatever changes meanwhile.
-func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
+func (s *Server) Export(ctx context.Context, dir string, opts ExportOptions) (ExportStats, error) {
 	var st ExportStats
+	if err := s.checkSides(ctx, opts.Compares); err != nil {
+		return st, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return st, fmt.Errorf("export: %w", err)
 	}
@@ -60,9 +79,10 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	if err != nil {
 		return st, err
 	}
-	if st.Compares, err = s.exportCompares(ctx, root, sub, runs.Runs); err != nil {
+	if st.Compares, err = s.exportCompares(ctx, root, sub, runs.Runs, opts.Compares); err != nil {
 		return st, err
 	}
+	runs.Compares = opts.Compares
 	if err := s.writePage(root, "index.html", "runs", runs); err != nil {
 		return st, err
 	}
@@ -102,20 +122,22 @@ func (s *Server) Export(ctx context.Context, dir string) (ExportStats, error) {
 	return st, nil
 }
 
-// exportTrends writes trend/METRIC-BY.html for every metric either
+// exportTrends writes trend/METRIC-BY.html, over the bench runs (the
+// ad-hoc sessions left out, and said so), for every metric either
 // bucketing has (and the strict pass rate and cost, which the runs page
 // links to),
 // under each bucketing: a metric one bucketing lacks says so on its page.
 func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int, error) {
 	trends := map[string]*report.Trend{}
+	kept := map[string]trendRuns{}
 	keys := []string{defaultTrendMetric, "cost_usd"}
 	for _, by := range trendBys {
-		tr, err := s.trendOf(ctx, by)
+		tr, k, err := s.trendOf(ctx, by, trendFilter{})
 		if err != nil {
 			return 0, err
 		}
-		trends[by] = tr
-		for _, m := range trendPageData(l, tr, by, "").Metrics {
+		trends[by], kept[by] = tr, k
+		for _, m := range trendPageData(l, tr, by, "", trendFilter{}, k).Metrics {
 			if !slices.Contains(keys, m.Key) {
 				keys = append(keys, m.Key)
 			}
@@ -124,7 +146,7 @@ func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int,
 	n := 0
 	for _, by := range trendBys {
 		for _, key := range keys {
-			d := trendPageData(l, trends[by], by, key)
+			d := trendPageData(l, trends[by], by, key, trendFilter{}, kept[by])
 			if err := s.writePage(root, path.Join("trend", fileName(key+"-"+by)+".html"), "trend", d); err != nil {
 				return n, err
 			}
@@ -135,34 +157,97 @@ func (s *Server) exportTrends(ctx context.Context, root *os.Root, l links) (int,
 }
 
 // exportCompares writes compare/PREV..ID.html for each run with a previous
-// run of its label: the page the runs page links to. A pair wfb diff
-// cannot compare (a side with no attempts) gets no page, and its run no
-// link: Prev is cleared.
-func (s *Server) exportCompares(ctx context.Context, root *os.Root, l links, rows []runRow) (int, error) {
+// run of its label, the page the runs page links to, and compare/A..B.html
+// for each of named, which checkSides has checked. A run with its previous
+// run that wfb diff cannot compare (a side with no attempts) gets no page,
+// and its run no link: Prev is cleared.
+func (s *Server) exportCompares(ctx context.Context, root *os.Root, l links, rows []runRow, named []ComparePair) (int, error) {
 	all, err := report.LoadRuns(ctx, s.db)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	written := map[string]bool{}
+	write := func(a, b string) error {
+		name := compareFile(a, b)
+		if written[name] {
+			return nil
+		}
+		d := &compareData{L: l, A: a, B: b, Alpha: strconv.FormatFloat(compareAlpha, 'g', -1, 64)}
+		if err := s.compare(ctx, d, all, compareAlpha); err != nil {
+			return err
+		}
+		written[name] = true
+		return s.writePage(root, path.Join("compare", name+".html"), "compare", d)
+	}
 	for i := range rows {
 		r := &rows[i]
 		if r.Prev == "" {
 			continue
 		}
-		d := &compareData{L: l, A: r.Prev, B: r.ID, Alpha: strconv.FormatFloat(compareAlpha, 'g', -1, 64)}
 		var empty *report.EmptySideError
-		if err := s.compare(ctx, d, all, compareAlpha); errors.As(err, &empty) {
+		if err := write(r.Prev, r.ID); errors.As(err, &empty) {
 			r.Prev = ""
-			continue
 		} else if err != nil {
-			return n, err
+			return len(written), err
 		}
-		if err := s.writePage(root, path.Join("compare", compareFile(r.Prev, r.ID)+".html"), "compare", d); err != nil {
-			return n, err
-		}
-		n++
 	}
-	return n, nil
+	for _, p := range named {
+		if err := write(p.A, p.B); err != nil {
+			return len(written), err
+		}
+	}
+	return len(written), nil
+}
+
+// checkSides refuses comparisons a side of which names no run or label or
+// selects no attempts, naming every such side, before anything is
+// written.
+func (s *Server) checkSides(ctx context.Context, pairs []ComparePair) error {
+	if len(pairs) == 0 {
+		return nil
+	}
+	runs, err := report.LoadRuns(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	present, err := report.RunsWithRows(ctx, s.db, report.Selection{Spec: "all"})
+	if err != nil {
+		return err
+	}
+	var unknown, empty []string
+	seen := map[string]bool{}
+	for _, p := range pairs {
+		for _, name := range []string{p.A, p.B} {
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			named, attempts := false, false
+			for _, r := range runs {
+				if r.ID == name || r.Label == name {
+					named = true
+					attempts = attempts || present[r.ID]
+				}
+			}
+			switch {
+			case !named:
+				unknown = append(unknown, strconv.Quote(name))
+			case !attempts:
+				empty = append(empty, strconv.Quote(name))
+			}
+		}
+	}
+	var problems []string
+	if len(unknown) > 0 {
+		problems = append(problems, "no run or label "+strings.Join(unknown, ", ")+" (see wfb runs)")
+	}
+	if len(empty) > 0 {
+		problems = append(problems, strings.Join(empty, ", ")+" selects no attempts")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", report.ErrSelection, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // compareFile is the export's file name for the comparison of a with b.

@@ -2,6 +2,7 @@ package view
 
 import (
 	"context"
+	"errors"
 	"html"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/wfbench/wfb/report"
 )
 
 func exportFixture(t *testing.T) (*fixture, string) {
@@ -21,7 +24,7 @@ func exportFixture(t *testing.T) (*fixture, string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	st, err := s.Export(context.Background(), dir)
+	st, err := s.Export(context.Background(), dir, ExportOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +178,7 @@ func TestTheExportNeverFollowsASymlinkInItsDirectory(t *testing.T) {
 				}
 			}
 			before := treeOf(t, outside)
-			_, err := s.Export(context.Background(), dir)
+			_, err := s.Export(context.Background(), dir, ExportOptions{})
 			if c.fails != (err != nil) || (err != nil && !strings.Contains(err.Error(), "symlink")) {
 				t.Errorf("export: %v; want refused naming the symlink: %v", err, c.fails)
 			}
@@ -192,5 +195,63 @@ func TestTheExportNeverFollowsASymlinkInItsDirectory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The export writes the comparisons it is asked for, of any two runs or
+// labels, and its index links them (it wrote only each run with the
+// previous run of its label).
+func TestTheExportWritesTheComparisonsItIsAskedFor(t *testing.T) {
+	f := newFixture(t)
+	addSessionAndWeekly(t, f)
+	s, err := New(context.Background(), f.open(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	asked := []ComparePair{{f.runA, "run-w"}, {"nightly", "weekly"}, {f.runA, f.runB}}
+	st, err := s.Export(context.Background(), dir, ExportOptions{Compares: asked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// run B with run A (also asked for, written once), and the two others.
+	if st.Compares != 3 {
+		t.Errorf("%d comparisons written, want 3", st.Compares)
+	}
+	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range asked {
+		name := p.A + ".." + p.B + ".html"
+		page, err := os.ReadFile(filepath.Join(dir, "compare", name))
+		if err != nil {
+			t.Errorf("no page for %s with %s: %v", p.A, p.B, err)
+			continue
+		}
+		if want := "<h1>Compare " + p.A + " with " + p.B + "</h1>"; !strings.Contains(string(page), want) || !strings.Contains(string(page), `<svg class="forest" data-key="cost_usd"`) {
+			t.Errorf("%s lacks %q or its cost chart", name, want)
+		}
+		if link := `<li><a href="compare/` + name + `">` + p.A + " with " + p.B + "</a></li>"; !strings.Contains(string(index), link) {
+			t.Errorf("the index lacks %q", link)
+		}
+	}
+}
+
+// A comparison naming a run or label the file lacks is refused before
+// anything is written, every unknown name named.
+func TestTheExportRefusesAComparisonOfNothingAndWritesNothing(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(context.Background(), f.open(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "site")
+	_, err = s.Export(context.Background(), dir, ExportOptions{Compares: []ComparePair{{f.runA, "nope"}, {"gone", f.runB}}})
+	if !errors.Is(err, report.ErrSelection) || !strings.Contains(err.Error(), `no run or label "nope", "gone"`) {
+		t.Errorf("export: %v; want a selection error naming nope and gone", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s after a refused export: %v; want nothing written", dir, err)
 	}
 }

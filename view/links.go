@@ -40,7 +40,7 @@ func (l links) Attempt(id string) string {
 func (l links) Static(name string) string { return l.root + "static/" + name }
 
 // Compare compares a with b: in a static export, the page written for a
-// run and the previous run of its label.
+// run and the previous run of its label, or for a comparison asked for.
 func (l links) Compare(a, b string) string {
 	if l.export {
 		return l.root + "compare/" + compareFile(a, b) + ".html"
@@ -50,11 +50,22 @@ func (l links) Compare(a, b string) string {
 
 // Trend is the trend of metric (a line key) by day or label: a query
 // page on the server, a page per metric and bucketing in an export.
-func (l links) Trend(metric, by string) string {
+func (l links) Trend(metric, by string) string { return l.TrendOf(metric, by, trendFilter{}) }
+
+// TrendOf is the trend of metric by day or label over the runs f keeps.
+// An export writes the trends of bench runs of every label only.
+func (l links) TrendOf(metric, by string, f trendFilter) string {
 	if l.export {
 		return l.root + "trend/" + fileName(metric+"-"+by) + ".html"
 	}
-	return l.root + "trend?" + url.Values{"metric": {metric}, "by": {by}}.Encode()
+	q := url.Values{"metric": {metric}, "by": {by}}
+	if f.Label != "" {
+		q.Set("label", f.Label)
+	}
+	if f.Sessions {
+		q.Set("sessions", "1")
+	}
+	return l.root + "trend?" + q.Encode()
 }
 
 // Export says the page is part of a static export.

@@ -25,6 +25,7 @@ type runsData struct {
 	Label, Day string
 	Labels     []string
 	Runs       []runRow
+	Compares   []ComparePair // the comparisons an export was asked for
 }
 
 func (s *Server) runsPage(r *http.Request, l links) (string, any, error) {

@@ -179,3 +179,58 @@ func TestServePrintsItsURLAndStopsWithItsContext(t *testing.T) {
 		t.Errorf("Serve after cancel: %v", err)
 	}
 }
+
+// The compare page picks each side from a list of the runs, newest first,
+// each "RUN-ID — label — started — cells", preselected with the sides
+// compared (it was two free-text boxes); a label or a filter still goes
+// in a text box, which wins over the list, and links with a= and b= keep
+// working.
+func TestTheComparePagePicksRunsFromLists(t *testing.T) {
+	f := newFixture(t)
+	addSessionAndWeekly(t, f)
+	ts := newTestServer(t, f, Options{})
+	option := func(id, text string, selected bool) string {
+		sel := ""
+		if selected {
+			sel = " selected"
+		}
+		return `<option value="` + id + `"` + sel + `>` + text + `</option>`
+	}
+	picker := func(side, a string, typed bool) string {
+		sel := ""
+		if a == "" || typed {
+			sel = " selected"
+		}
+		return `<select name="` + side + `"><option value=""` + sel + `>— pick a run —</option>` +
+			option("run-w", "run-w — weekly — 2026-12-02 10:00 UTC — 4 cells", a == "run-w") +
+			option("run-s", "run-s — no label (session) — 2026-12-01 10:00 UTC — 1 cell", a == "run-s") +
+			option(f.runB, f.runB+" — nightly — 2026-11-30 10:00 UTC — 4 cells", a == f.runB) +
+			option(f.runA, f.runA+" — nightly — 2026-11-29 10:00 UTC — 4 cells", a == f.runA) + `</select>`
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{picker("a", "", false), picker("b", "", false), `<input name="fa" value=""`}},
+		{"?a=" + f.runA + "&b=" + f.runB, []string{"Compare " + f.runA + " with " + f.runB, picker("a", f.runA, false), picker("b", f.runB, false),
+			`<input name="fa" value=""`, `<input name="fb" value=""`, "strict pass rate"}},
+		// A link naming a label: the list has no such run, the text box has it.
+		{"?a=nightly&b=run-w", []string{"Compare nightly with run-w", picker("a", "nightly", true), `<input name="fa" value="nightly"`, picker("b", "run-w", false)}},
+		// Typed over a pick: the filter is compared.
+		{"?a=" + f.runA + "&fa=arm%3Da&b=" + f.runA + "&fb=arm%3Db", []string{"Compare arm=a with arm=b", `<input name="fa" value="arm=a"`, `<input name="fb" value="arm=b"`}},
+	} {
+		resp, body := get(t, ts.Client(), ts.URL+"/compare"+tc.query)
+		if resp.StatusCode != 200 {
+			t.Errorf("%s: %d %s", tc.query, resp.StatusCode, body)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("compare%s: page lacks %q", tc.query, w)
+			}
+		}
+		if strings.Contains(body, `<input name="a"`) || strings.Contains(body, `<input name="b"`) {
+			t.Errorf("compare%s: a side is still a free-text box", tc.query)
+		}
+	}
+}

@@ -2,28 +2,32 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/view"
 )
 
 // viewOptions are the flags of `wfb view`.
 type viewOptions struct {
-	DB     string
-	Addr   string
-	Token  string
-	Export string
-	Bench  string
+	DB       string
+	Addr     string
+	Token    string
+	Export   string
+	Bench    string
+	Compares []string // --compare A:B, as given
 }
 
 func newViewCmd(s *Streams) *cobra.Command {
 	opts := &viewOptions{}
 	cmd := &cobra.Command{
-		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--bench FILE] [--export DIR]",
+		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--bench FILE] [--export DIR [--compare A:B]...]",
 		Short: "Browse the results file in a local, read-only web viewer",
 		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
 task × arm grid, each attempt down to its transcript, a comparison of two
@@ -44,14 +48,21 @@ score used. Without it the findings are still marked TP or FP.
 
 --export DIR writes the same pages as a static site (index.html, run/,
 attempt/, trend/, compare/ — each run with the previous run of its label —
-and static/) instead of serving them.`,
+and static/) instead of serving them. --compare A:B (repeatable) also
+writes the comparison of A with B, each a run id or a label (every run with
+it) as wfb diff takes them, and links it from index.html; a name the file
+lacks is bad input, and nothing is written.`,
 		Example: `  wfb view
   wfb view --db results/wfb.db --addr 127.0.0.1:8080
   wfb view --export site/
+  wfb view --export site/ --compare nightly-1:nightly-7 --compare baseline:candidate
   wfb view --bench bench.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Export == "" {
+				if len(opts.Compares) > 0 {
+					return badInput("--compare writes a comparison into a static export: give --export DIR too (the live viewer compares any two runs at /compare)")
+				}
 				if err := view.CheckAddr(opts.Addr, opts.Token); err != nil {
 					return asBadInput(err)
 				}
@@ -66,7 +77,22 @@ and static/) instead of serving them.`,
 	f.StringVar(&opts.Token, "token", "", "a secret every request must present (required beyond loopback)")
 	f.StringVar(&opts.Bench, "bench", "", "bench file whose review labels an attempt page matches the findings against (optional)")
 	f.StringVar(&opts.Export, "export", "", "write the pages as a static site into this directory instead of serving")
+	f.StringArrayVar(&opts.Compares, "compare", nil, "with --export, also write the comparison A:B (run ids or labels; repeatable)")
 	return cmd
+}
+
+// comparePairs reads --compare A:B values: each two names, split at the
+// one colon.
+func comparePairs(values []string) ([]view.ComparePair, error) {
+	var out []view.ComparePair
+	for _, v := range values {
+		a, b, _ := strings.Cut(v, ":")
+		if strings.Count(v, ":") != 1 || strings.TrimSpace(a) == "" || strings.TrimSpace(b) == "" {
+			return nil, badInput("--compare %q: want A:B, two run ids or labels (neither holding a colon), e.g. --compare nightly-1:nightly-7", v)
+		}
+		out = append(out, view.ComparePair{A: strings.TrimSpace(a), B: strings.TrimSpace(b)})
+	}
+	return out, nil
 }
 
 // benchLabels reads the review tasks' labels from a bench file; none
@@ -89,6 +115,10 @@ func benchLabels(path string) (map[string]view.TaskLabels, error) {
 }
 
 func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
+	pairs, err := comparePairs(opts.Compares)
+	if err != nil {
+		return err
+	}
 	db, err := openResults(ctx, s, opts.DB)
 	if err != nil {
 		return err
@@ -103,8 +133,10 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 		return err
 	}
 	if opts.Export != "" {
-		st, err := srv.Export(ctx, opts.Export)
-		if err != nil {
+		st, err := srv.Export(ctx, opts.Export, view.ExportOptions{Compares: pairs})
+		if errors.Is(err, report.ErrSelection) {
+			return fmt.Errorf("--compare: %w", err)
+		} else if err != nil {
 			return err
 		}
 		fmt.Fprintf(s.Out, "%s\n", filepath.Join(opts.Export, "index.html"))

@@ -111,3 +111,54 @@ func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
 		t.Errorf("without --bench: the page should mark F1 on label timing and name no missed label")
 	}
 }
+
+// wfb view --export --compare A:B writes the comparison of any two runs or
+// labels and links it from the index; a name the file lacks is bad input
+// (exit 2) naming it, and nothing is written; A:B must be two names.
+func TestViewExportWritesTheComparisonsNamed(t *testing.T) {
+	dir, db := demoResults(t)
+	ctx := context.Background()
+	rdb, err := store.OpenReadOnly(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runID string
+	err = rdb.Each(ctx, `SELECT run_id FROM runs LIMIT 1`, nil, func(sc store.Scanner) error { return sc.Scan(&runID) })
+	rdb.Close()
+	if err != nil || runID == "" {
+		t.Fatalf("the demo's run: %q, %v", runID, err)
+	}
+	site := filepath.Join(dir, "site")
+	if _, errOut, code := wfbCmd(t, "view", "--db", db, "--export", site, "--compare", "demo:"+runID); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	name := "demo.." + runID + ".html"
+	page, err := os.ReadFile(filepath.Join(site, "compare", name))
+	if err != nil || !strings.Contains(string(page), "<h1>Compare demo with "+runID+"</h1>") {
+		t.Errorf("the comparison asked for: %v", err)
+	}
+	if index, _ := os.ReadFile(filepath.Join(site, "index.html")); !strings.Contains(string(index), `<a href="compare/`+name+`">demo with `+runID+`</a>`) {
+		t.Error("the index does not link the comparison asked for")
+	}
+
+	for _, tc := range []struct {
+		compare []string
+		want    string
+	}{
+		{[]string{"demo:" + runID, "--compare", "nightly:demo", "--compare", runID + ":gone"}, `no run or label "nightly", "gone"`},
+		{[]string{"demo"}, `--compare "demo": want A:B`},
+		{[]string{"a:b:c"}, `--compare "a:b:c": want A:B`},
+	} {
+		empty := filepath.Join(dir, "empty")
+		_, errOut, code := wfbCmd(t, append([]string{"view", "--db", db, "--export", empty, "--compare"}, tc.compare...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("--compare %q: exit %d, stderr %q; want 2 with %q", tc.compare, code, errOut, tc.want)
+		}
+		if _, err := os.Stat(empty); !os.IsNotExist(err) {
+			t.Errorf("--compare %q: %s exists after a refused export (%v); want nothing written", tc.compare, empty, err)
+		}
+	}
+	if _, errOut, code := wfbCmd(t, "view", "--db", db, "--compare", "demo:"+runID); code != 2 || !strings.Contains(errOut, "--export") {
+		t.Errorf("--compare without --export: exit %d, %q; want 2 naming --export", code, errOut)
+	}
+}
