@@ -123,7 +123,7 @@ func (s *Sweep) priorBackend() string {
 	return seen
 }
 
-// probeAgents asks each used arm's agent binary its version, in the
+// probeAgents asks the agent binary of each arm in used its version, in the
 // backend the sweep's sessions run in and as their uid (see probeVersion):
 // in a sandbox of its own, on a scratch workspace laid out like a cell's.
 // A binary that cannot say is recorded as unknown; its cells then report

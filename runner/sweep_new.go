@@ -47,11 +47,14 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	used, err := s.planCells(ctx)
+	// A shard's fingerprint covers every task and arm of the unsharded
+	// selection, not just those of the cells it drew, so that every shard
+	// of one run records the same run row and wfb merge combines them.
+	_, all, err := s.planCells(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.prepareTrees(ctx, used); err != nil {
+	if err := s.prepareTrees(ctx, all); err != nil {
 		return nil, err
 	}
 	if prev != nil {
@@ -69,8 +72,8 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 	}
 	// The versions are the fingerprint's; each is asked in the backend
 	// the sessions run in, as their uid.
-	s.probeAgents(ctx, used)
-	if err := s.prepareRun(ctx, used, prev); err != nil {
+	s.probeAgents(ctx, all)
+	if err := s.prepareRun(ctx, all, prev); err != nil {
 		return nil, err
 	}
 	return s, s.startMeter()
@@ -150,22 +153,38 @@ func (s *Sweep) resumed(ctx context.Context) (*priorRun, error) {
 // planCells lays out the selected cells and resolves what they need from
 // wfb's environment: each real provider's API key, each arm's variables
 // and agent. Every missing piece is reported at once, as an *InputError.
-// It returns the tasks and arms the cells use ("t/ID" and "a/ID").
-func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
+// It returns the tasks and arms the cells use ("t/ID" and "a/ID"), and
+// those the selection uses before sharding (the same set when the run is
+// not sharded): the run's fingerprint covers the latter, so it is the same
+// in every shard. An arm of all gets its agent command (its version is in
+// the fingerprint); only an arm of used needs its variables and kit.
+func (s *Sweep) planCells(ctx context.Context) (used, all map[string]bool, err error) {
 	b := s.bench
 	plan, err := b.Plan(s.opts.Selection)
 	var unknown *bench.SelectionError
 	if errors.As(err, &unknown) {
-		return nil, &InputError{Problems: unknown.Problems}
+		return nil, nil, &InputError{Problems: unknown.Problems}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	whole := plan
+	if s.opts.Selection.ShardCount > 0 {
+		unsharded := s.opts.Selection
+		unsharded.Shard, unsharded.ShardCount = 0, 0
+		if whole, err = b.Plan(unsharded); err != nil {
+			return nil, nil, err
+		}
+	}
+	all = map[string]bool{}
+	for _, c := range whole {
+		all["t/"+c.Task], all["a/"+c.Arm] = true, true
 	}
 	if s.opts.Workers <= 0 {
 		s.opts.Workers = b.Workers
 	}
 	var problems []string
-	used := map[string]bool{}
+	used = map[string]bool{}
 	for _, c := range plan {
 		t, _ := b.Task(c.Task)
 		a, _ := b.Arm(c.Arm)
@@ -174,6 +193,9 @@ func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
 		problems = append(problems, s.providerKey(b.ProviderFor(t, a))...)
 	}
 	for _, a := range b.Arms {
+		if all["a/"+a.ID] {
+			s.agents[a.ID] = s.agentFor(a)
+		}
 		if !used["a/"+a.ID] {
 			continue
 		}
@@ -183,13 +205,12 @@ func (s *Sweep) planCells(ctx context.Context) (map[string]bool, error) {
 		kit, missing := s.resolveKit(a)
 		problems = append(problems, missing...)
 		s.kits[a.ID] = kit
-		s.agents[a.ID] = s.agentFor(a)
 	}
 	problems = append(problems, s.witnessProblems(used)...)
 	if len(problems) > 0 {
-		return nil, &InputError{Problems: problems}
+		return nil, nil, &InputError{Problems: problems}
 	}
-	return used, nil
+	return used, all, nil
 }
 
 // witnessProblems refuses a witness required of an unmetered sweep
@@ -275,8 +296,9 @@ func (s *Sweep) agentFor(a bench.Arm) agentCmd {
 }
 
 // prepareTrees makes the run's directory, stages the stand-in in it, and
-// prepares the pristine tree of every task the cells use; a ref that names
-// no commit is an *InputError.
+// prepares the pristine tree of every task in used (of a shard, every task
+// of the unsharded selection: the fingerprint digests each); a ref that
+// names no commit is an *InputError.
 func (s *Sweep) prepareTrees(ctx context.Context, used map[string]bool) error {
 	var err error
 	if s.cred, err = sandbox.SessionCredential(os.Geteuid()); err != nil {
@@ -396,8 +418,9 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	return nil
 }
 
-// fingerprint computes the sweep's fingerprint over the tasks and arms it
-// uses (used holds "t/ID" and "a/ID").
+// fingerprint computes the sweep's fingerprint over the tasks and arms its
+// selection uses before sharding (used holds "t/ID" and "a/ID"; see
+// planCells).
 func (s *Sweep) fingerprint(used map[string]bool) (bench.Fingerprint, error) {
 	b := s.bench
 	f := bench.Fingerprint{BenchSHA256: b.Digest, Workspaces: map[string]string{}, Agents: map[string]string{}, Harness: s.opts.Harness}
