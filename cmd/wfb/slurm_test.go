@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,20 +138,73 @@ func (j *slurmJobs) script(name, args string) string {
 	return path
 }
 
-// sbatch submits script with args and waits for every task to end. It
-// returns the job id, and sbatch's error (a cancelled task makes one).
-func (j *slurmJobs) sbatch(ctx context.Context, script string, args ...string) (string, error) {
-	args = append([]string{"--parsable", "--wait", "--chdir=" + j.dir,
+// sbatch submits script with args and returns the job id.
+func (j *slurmJobs) sbatch(ctx context.Context, script string, args ...string) string {
+	j.t.Helper()
+	args = append([]string{"--parsable", "--chdir=" + j.dir,
 		"--output=" + filepath.Join(j.dir, "slurm-%A_%a.out")}, args...)
 	out, err := exec.CommandContext(ctx, "sbatch", append(args, script)...).CombinedOutput()
-	jobID, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
-	if err != nil && jobID != "" && ctx.Err() != nil {
-		exec.Command("scancel", jobID).Run()
-	}
 	if err != nil {
-		err = fmt.Errorf("sbatch: %v: %s", err, out)
+		j.t.Fatalf("sbatch: %v\n%s", err, out)
 	}
-	return jobID, err
+	jobID, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";")
+	return jobID
+}
+
+// wait waits until every task of job jobID has ended and returns each
+// task's state and exit code ("COMPLETED 0:0", "CANCELLED 130:0": status
+// and signal) by array index. It
+// polls scontrol every 250 ms: sbatch --wait sleeps up to 32 s between
+// its polls. When ctx ends first the job is cancelled.
+func (j *slurmJobs) wait(ctx context.Context, jobID string) map[string]string {
+	j.t.Helper()
+	for {
+		out, err := exec.CommandContext(ctx, "scontrol", "-o", "show", "job", jobID).Output()
+		if err != nil {
+			exec.Command("scancel", jobID).Run()
+			j.t.Fatalf("scontrol show job %s: %v\n%s", jobID, err, j.logs())
+		}
+		states, running := map[string]string{}, false
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var task, state, exit string
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "ArrayTaskId="); ok {
+					task = v
+				} else if v, ok := strings.CutPrefix(f, "JobState="); ok {
+					state = v
+				} else if v, ok := strings.CutPrefix(f, "ExitCode="); ok {
+					exit = v
+				}
+			}
+			states[task] = state + " " + exit
+			switch state {
+			case "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED":
+				running = true
+			}
+		}
+		if !running {
+			return states
+		}
+		select {
+		case <-ctx.Done():
+			exec.Command("scancel", jobID).Run()
+			j.t.Fatalf("job %s still running (%v): %v\n%s", jobID, states, ctx.Err(), j.logs())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// run submits script with args, waits for it, and fails the test unless
+// every task completed.
+func (j *slurmJobs) run(ctx context.Context, script string, args ...string) string {
+	j.t.Helper()
+	jobID := j.sbatch(ctx, script, args...)
+	for task, state := range j.wait(ctx, jobID) {
+		if state != "COMPLETED 0:0" {
+			j.t.Fatalf("job %s task %s: %s\n%s", jobID, task, state, j.logs())
+		}
+	}
+	return jobID
 }
 
 // logs is every job's output, to explain a failure.
@@ -189,10 +243,7 @@ func TestASlurmArrayRunsEveryCellOnceAfterMerge(t *testing.T) {
 	script := j.script("job.sh", fmt.Sprintf(`--run-id "run-slurm-$SLURM_ARRAY_JOB_ID" --db %q/"shard-$SLURM_ARRAY_TASK_ID.db"`, j.dir))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	jobID, err := j.sbatch(ctx, script, "--array=0-3", "--job-name=wfb-test")
-	if err != nil {
-		t.Fatalf("%v\n%s", err, j.logs())
-	}
+	jobID := j.run(ctx, script, "--array=0-3", "--job-name=wfb-test")
 	shards, _ := filepath.Glob(filepath.Join(j.dir, "shard-*.db"))
 	if len(shards) != 4 {
 		t.Fatalf("the array wrote %d results files, want 4: %v", len(shards), shards)
@@ -270,5 +321,90 @@ func TestEveryCellOnceNamesMissingRepeatedAndUnplannedCells(t *testing.T) {
 				t.Errorf("everyCellOnce = %q; want %q", got, tc.err)
 			}
 		})
+	}
+}
+
+// slowShardScript answers every request after 700 ms: a shard of slurmBench
+// (6 cells, one at a time) runs for about 4 s, long enough to be cancelled
+// mid-run.
+const slowShardScript = `default:
+  text: "done"
+  delay_ms: 700
+  usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`
+
+// One task of a real Slurm array is cancelled (scancel JOBID_0) while a
+// cell is in flight, then resubmitted as docs/scaling-out.md says: a
+// one-index array that names its shard (--shard 0/4, since that array's
+// SLURM_ARRAY_TASK_COUNT is 1) and resumes the run. The shard's file
+// records the cancelled attempt as cancelled (Slurm's SIGTERM, KillWait
+// before its SIGKILL) and the run as interrupted; the merge of all four
+// files holds every cell exactly once in one complete run. It stops a
+// cancelled task from losing or repeating cells, or from leaving a run the
+// resume cannot continue.
+func TestASlurmTaskCancelledMidRunIsResumedAndMergesEveryCellOnce(t *testing.T) {
+	needSlurm(t)
+	j := newSlurmJobs(t, slowShardScript)
+	shard0 := filepath.Join(j.dir, "shard-0.db")
+	script := j.script("job.sh", fmt.Sprintf(`--run-id "run-slurm-$SLURM_ARRAY_JOB_ID" --db %q/"shard-$SLURM_ARRAY_TASK_ID.db"`, j.dir))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	jobID := j.sbatch(ctx, script, "--array=0-3", "--job-name=wfb-test-scancel")
+	// Task 0 is mid-run once its first row is in and its second cell has
+	// had time to start.
+	deadline := time.Now().Add(60 * time.Second)
+	for countRows(shard0) < 1 {
+		if time.Now().After(deadline) {
+			exec.Command("scancel", jobID).Run()
+			t.Fatalf("no row in %s after 60s\n%s", shard0, j.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if out, err := exec.Command("scancel", jobID+"_0").CombinedOutput(); err != nil {
+		t.Fatalf("scancel %s_0: %v\n%s", jobID, err, out)
+	}
+	states := j.wait(ctx, jobID)
+	// wfb's own exit 130 (interrupted), not Slurm's SIGKILL (0:9): KillWait
+	// (30 s) gave it the time to record the cell in flight as cancelled.
+	if want := map[string]string{"0": "CANCELLED 130:0", "1": "COMPLETED 0:0", "2": "COMPLETED 0:0", "3": "COMPLETED 0:0"}; !maps.Equal(states, want) {
+		t.Fatalf("array %s's tasks: %v; want %v\n%s", jobID, states, want, j.logs())
+	}
+	runs, rows := resultsOf(t, shard0)
+	var cancelled int
+	for _, r := range rows {
+		if r.ProcessState == wfb.StateCancelled && r.ErrorKind == wfb.KindCancelled {
+			cancelled++
+		}
+	}
+	if cancelled != 1 || len(rows) >= 6 {
+		t.Errorf("cancelled task 0 recorded %d rows, %d of them cancelled; want fewer than its 6 cells, one cancelled\n%s", len(rows), cancelled, j.logs())
+	}
+	if len(runs) != 1 || runs[0].Status != wfb.RunInterrupted {
+		t.Errorf("cancelled task 0's runs: %+v; want the one run, interrupted", runs)
+	}
+
+	// The resubmission of index 0 the docs show.
+	again := j.script("again.sh", fmt.Sprintf(`--shard 0/4 --resume run-slurm-%s --db %q`, jobID, shard0))
+	j.run(ctx, again, "--array=0", "--job-name=wfb-test-scancel-again")
+	shards, _ := filepath.Glob(filepath.Join(j.dir, "shard-*.db"))
+	if len(shards) != 4 {
+		t.Fatalf("the arrays wrote %d results files, want 4: %v", len(shards), shards)
+	}
+	runs, rows = j.merge("all.db", shards...)
+	if err := everyCellOnce(slurmBenchCells(), rows); err != nil {
+		t.Errorf("merged cells: %v", err)
+	}
+	cancelled = 0
+	for _, r := range rows {
+		if r.ErrorKind == wfb.KindCancelled {
+			cancelled++
+		}
+	}
+	if cancelled != 1 {
+		t.Errorf("merged rows hold %d cancelled attempts; want task 0's one", cancelled)
+	}
+	if len(runs) != 1 || runs[0].ID != "run-slurm-"+jobID || runs[0].Status != wfb.RunComplete {
+		t.Errorf("merged runs: %+v; want the one run run-slurm-%s, complete", runs, jobID)
 	}
 }
