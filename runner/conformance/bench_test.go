@@ -14,6 +14,7 @@ import (
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -41,6 +42,39 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 		arms = append(arms, fmt.Sprintf("  - {id: %s-arm, agent: %s, agent_bin: %s, model: %s}", c.name, c.agent, c.bin, c.model))
 		byArm[c.name+"-arm"] = c
 	}
+	rows := runBench(t, "sandbox: host-unsafe\n", benchScript, arms)
+	if len(rows) != len(clis) {
+		t.Fatalf("%d rows, want %d", len(rows), len(clis))
+	}
+	served := served(t, provider.Reply{Usage: provider.FullUsage(1200, 30, 4000, 500)})
+	for _, row := range rows {
+		c, ok := byArm[row.Arm]
+		if !ok {
+			t.Fatalf("a row of arm %q", row.Arm)
+		}
+		t.Run(c.name, func(t *testing.T) {
+			requireOK(t, row)
+			if row.Agent != c.agent || row.AgentVersion != c.version || row.Model != c.model {
+				t.Errorf("agent %q version %q model %q, want %q %q %q", row.Agent, row.AgentVersion, row.Model, c.agent, c.version, c.model)
+			}
+			if diff := cmp.Diff(wantTokens(c, served, 0), rowTokens(row)); diff != "" {
+				t.Errorf("tokens (-want +got):\n%s", diff)
+			}
+			if row.UsageSource != wfb.UsageMetered || row.UsageCheck != "agree" {
+				t.Errorf("usage source %q check %q, want metered, agree", row.UsageSource, row.UsageCheck)
+			}
+			if row.CostUSD == nil {
+				t.Errorf("no cost for a priced model (%s)", row.ErrorDetail)
+			}
+		})
+	}
+}
+
+// runBench writes a bench of one task (top holding its top-level fields
+// beyond the usual) with the arms given and the mock script, runs it as
+// `wfb run` does (metered) and returns its rows, the run complete.
+func runBench(t *testing.T, top, script string, arms []string) []store.Result {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "wfb-conformance-bench-")
 	if err != nil {
 		t.Fatal(err)
@@ -51,8 +85,8 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 	}
 	files := map[string]string{
 		"ws/source.ts": "export const answer = 42;\n",
-		"replies.yaml": benchScript,
-		"bench.yaml": "runs: 1\nworkers: 1\ntimeout: 3m\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\n" +
+		"replies.yaml": script,
+		"bench.yaml": "runs: 1\nworkers: 1\ntimeout: 3m\n" + top + "provider: {mock: replies.yaml}\n" +
 			"tasks: [{id: hello, workspace: ws, prompt: Say hello.}]\narms:\n" + strings.Join(arms, "\n") + "\n",
 	}
 	for name, text := range files {
@@ -101,28 +135,72 @@ func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Status != wfb.RunComplete || len(rows) != len(clis) {
-		t.Fatalf("run %s with %d rows, want complete with %d", sum.Status, len(rows), len(clis))
+	if sum.Status != wfb.RunComplete {
+		t.Fatalf("run %s, want complete", sum.Status)
 	}
-	served := served(t, provider.Reply{Usage: provider.FullUsage(1200, 30, 4000, 500)})
+	return rows
+}
+
+// kitScript calls the server's echo only where a request offers it: the
+// arm given the server and the arm without it share the script.
+const kitScript = `replies:
+  - match: {offers: mcp__everything__echo}
+    tools: [{name: mcp__everything__echo, input: {message: from-the-bench}}]
+    usage: {input_tokens: 900, output_tokens: 40, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+default:
+  text: "done"
+  usage: {input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+`
+
+// TestABenchComparesAnArmWithAnMCPServerAgainstOneWithoutUnderBwrap is the
+// issue's whole claim through the bench file, for every real CLI: under
+// bwrap, an arm given the pinned MCP server (and expecting its echo) calls
+// it and is seen calling it, the same agent without it calls nothing, one
+// script driving both. Claude Code defers MCP tools out of its request's
+// tools (ToolSearch) unless ENABLE_TOOL_SEARCH=false, as the manual says
+// for a script that matches on what a request offers.
+func TestABenchComparesAnArmWithAnMCPServerAgainstOneWithoutUnderBwrap(t *testing.T) {
+	var arms []string
+	byArm := map[string]cli{}
+	server := ""
+	for _, c := range clis {
+		c := require(t, c)
+		if server == "" {
+			server = mcpServerBin(t)
+		}
+		env := ""
+		if c.agent == bench.AgentClaude {
+			env = `, env: {ENABLE_TOOL_SEARCH: {value: "false"}}`
+		}
+		arms = append(arms,
+			fmt.Sprintf("  - {id: %s-mcp, agent: %s, agent_bin: %s, model: %s%s, expect_tools: [mcp__everything__echo], mcp_servers: {everything: {command: %s, args: [stdio]}}}",
+				c.name, c.agent, c.bin, c.model, env, server),
+			fmt.Sprintf("  - {id: %s-base, agent: %s, agent_bin: %s, model: %s%s}", c.name, c.agent, c.bin, c.model, env))
+		byArm[c.name+"-mcp"], byArm[c.name+"-base"] = c, c
+	}
+	kernelBackend(t, sandbox.Bwrap, t.TempDir())
+	rows := runBench(t, "sandbox: bwrap\n", kitScript, arms)
+	if len(rows) != 2*len(clis) {
+		t.Fatalf("%d rows, want %d", len(rows), 2*len(clis))
+	}
 	for _, row := range rows {
-		c, ok := byArm[row.Arm]
-		if !ok {
+		if _, ok := byArm[row.Arm]; !ok {
 			t.Fatalf("a row of arm %q", row.Arm)
 		}
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(row.Arm, func(t *testing.T) {
 			requireOK(t, row)
-			if row.Agent != c.agent || row.AgentVersion != c.version || row.Model != c.model {
-				t.Errorf("agent %q version %q model %q, want %q %q %q", row.Agent, row.AgentVersion, row.Model, c.agent, c.version, c.model)
+			echo := int64(0)
+			for _, u := range row.ToolUses {
+				if u.Tool == "mcp__everything__echo" {
+					echo = u.Calls
+				}
 			}
-			if diff := cmp.Diff(wantTokens(c, served, 0), rowTokens(row)); diff != "" {
-				t.Errorf("tokens (-want +got):\n%s", diff)
+			want := int64(0)
+			if strings.HasSuffix(row.Arm, "-mcp") {
+				want = 1
 			}
-			if row.UsageSource != wfb.UsageMetered || row.UsageCheck != "agree" {
-				t.Errorf("usage source %q check %q, want metered, agree", row.UsageSource, row.UsageCheck)
-			}
-			if row.CostUSD == nil {
-				t.Errorf("no cost for a priced model (%s)", row.ErrorDetail)
+			if row.ToolCalls == nil || echo != want {
+				t.Errorf("tool calls %v, uses %v: want mcp__everything__echo ×%d", row.ToolCalls, row.ToolUses, want)
 			}
 		})
 	}
