@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb/internal/gate"
 )
 
 // dirUnder makes a fresh directory in parent that any uid can traverse,
@@ -18,7 +19,10 @@ func dirUnder(t *testing.T, parent string) string {
 	t.Helper()
 	dir, err := os.MkdirTemp(parent, "wfb-program-test-")
 	if err != nil {
-		t.Skipf("cannot make a directory in %s: %v", parent, err)
+		if os.Getenv("WFB_REQUIRE_SANDBOX") == "1" {
+			t.Fatalf("cannot make a directory in %s: %v (WFB_REQUIRE_SANDBOX=1)", parent, err)
+		}
+		gate.Skipf(t, "WFB_REQUIRE_SANDBOX", "cannot make a directory in %s: %v (WFB_REQUIRE_SANDBOX=1 makes this a failure)", parent, err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	if err := os.Chmod(dir, 0o755); err != nil {

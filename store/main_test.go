@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperCreate(os.Args[1:]))
 	case "read":
 		os.Exit(helperRead(os.Args[1]))
+	case "upgrade":
+		os.Exit(helperUpgrade(os.Args[1]))
 	case "hold":
 		os.Exit(helperHold(os.Args[1], os.Args[2:]))
 	}
@@ -79,5 +82,14 @@ func helperRead(path string) int {
 		return helperFailed
 	}
 	fmt.Printf("immutable=%v results=%v\n", d.Immutable(), rows[0][0])
+	return 0
+}
+
+// helperUpgrade upgrades path and prints the error it got, if any.
+func helperUpgrade(path string) int {
+	if _, _, err := Upgrade(context.Background(), path); err != nil {
+		fmt.Printf("error: %v (read-only: %v)\n", err, errors.Is(err, ErrReadOnly))
+		return helperFailed
+	}
 	return 0
 }

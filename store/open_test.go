@@ -144,7 +144,16 @@ func readOnlyFixture(t *testing.T) (string, string) {
 // cannot write dir; as anyone else, dir is made 0555.
 func readAtReadOnlyLocation(t *testing.T, dir, path string) (string, error) {
 	t.Helper()
-	env := append(os.Environ(), helperEnv+"=read")
+	return atReadOnlyLocation(t, "read", dir, path)
+}
+
+// atReadOnlyLocation runs this test binary as the helper named (see
+// TestMain) on path, with dir read-only to it: under a private read-only
+// bind mount as root (else as uid 65534), with dir's write bits cleared
+// otherwise.
+func atReadOnlyLocation(t *testing.T, helper, dir, path string) (string, error) {
+	t.Helper()
+	env := append(os.Environ(), helperEnv+"="+helper)
 	if os.Geteuid() != 0 {
 		if err := os.Chmod(dir, 0o555); err != nil {
 			t.Fatal(err)
