@@ -10,11 +10,12 @@
 // upstream (wfb's mock or the real API, http or https, path prefix kept),
 // SSE passing through unbuffered, flushed as each read arrives; the
 // response is read as it passes for the provider's NATIVE usage, with that
-// protocol's arithmetic (Anthropic Messages, OpenAI Responses, Gemini
-// generateContent; see the protocol types), mapped to wfb's one meaning
-// (Usage). An absent figure stays absent and a nonsense one is kept as the
-// wire wrote it, flagged — never coerced. A request whose path names no
-// live attempt is answered 404 and recorded as unattributed.
+// protocol's arithmetic (Anthropic Messages, OpenAI Responses, OpenAI Chat
+// Completions, Gemini generateContent; see the protocol types), mapped to
+// wfb's one meaning (Usage). An absent figure stays absent and a nonsense
+// one is kept as the wire wrote it, flagged — never coerced. A request
+// whose path names no live attempt is answered 404 and recorded as
+// unattributed.
 //
 // The proxy's own failures never hang an agent: an unreachable upstream
 // (refused, DNS, connect timeout, TLS) is a 502 in the protocol's error
