@@ -252,3 +252,42 @@ func pathsOf(rs []received) []string {
 	}
 	return out
 }
+
+// TestChatCrossCheckComparesInWfbsMeaning stops the cross-check from
+// comparing an agent's figures with Chat Completions' native ones: the
+// wire's input is prompt_tokens minus its cached_tokens, so an agent that
+// reports the whole prompt as input disagrees, one that splits it agrees,
+// and a server that sent no prompt_tokens_details leaves input and cache
+// read unmeasured, which refuses the measurement whatever the agent said.
+func TestChatCrossCheckComparesInWfbsMeaning(t *testing.T) {
+	full := chatJSON(chatUsage("1200", "200", "300", "0"))
+	bare := chatJSON(`{"prompt_tokens":1200,"completion_tokens":300,"total_tokens":1500}`)
+	cases := []struct {
+		name     string
+		handler  http.HandlerFunc
+		agent    Reported
+		want     wfb.Verdict
+		fieldsIn string
+	}{
+		{"split as wfb does", full, Reported{Input: ptr(int64(1000)), Output: ptr(int64(300)), CacheRead: ptr(int64(200))}, wfb.VerdictAgree, ""},
+		{"the whole prompt as input", full, Reported{Input: ptr(int64(1200)), Output: ptr(int64(300)), CacheRead: ptr(int64(200))}, wfb.VerdictDisagree, "input_tokens wire 1000, agent 1200"},
+		{"no details on the wire", bare, Reported{Input: ptr(int64(1200)), Output: ptr(int64(300)), CacheRead: ptr(int64(0))}, wfb.VerdictRefused, "usage.prompt_tokens_details is missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newUpstream(t, tc.handler)
+			p := startProxy(t, up.URL, Options{})
+			a := begin(t, p, "att-1")
+			post(t, a.BaseURL()+"/v1/chat/completions", chatRequest(false, false))
+			c := CrossCheck(tc.agent, end(t, a).Summary)
+			if c.Outcome != tc.want || !strings.Contains(c.String(), tc.fieldsIn) {
+				t.Errorf("cross-check %s, want %s saying %q", c, tc.want, tc.fieldsIn)
+			}
+			for _, f := range c.Fields {
+				if f.Field == FieldCacheCreation && f.Outcome != NotCompared {
+					t.Errorf("cache writes: %s; Chat Completions reports none, so they are not compared", f.Outcome)
+				}
+			}
+		})
+	}
+}

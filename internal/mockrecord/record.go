@@ -38,9 +38,9 @@ type Recording struct {
 
 // RecordScript turns the model requests an attempt made through the
 // metering proxy into a mock script that answers them the same way: one
-// reply per Anthropic Messages or OpenAI Responses request, in the order
-// they were made, each matched to its request's model and turn (see
-// provider.Match). Other requests (a HEAD probe, count_tokens) are left
+// reply per Anthropic Messages, OpenAI Responses or Chat Completions
+// request, in the order they were made, each matched to its request's
+// model and turn (see provider.Match). Other requests (a HEAD probe, count_tokens) are left
 // out; a request that was answered nothing (the agent went away) too.
 func RecordScript(ctx context.Context, db *store.DB, attemptID string, o RecordOptions) (Recording, error) {
 	var rec Recording
@@ -57,7 +57,7 @@ func RecordScript(ctx context.Context, db *store.DB, attemptID string, o RecordO
 	rec.Script = &provider.Script{}
 	skipped := 0
 	for _, r := range reqs {
-		if r.Method != http.MethodPost || (r.Protocol != meter.ProtocolAnthropic && r.Protocol != meter.ProtocolOpenAI) || r.Status == nil {
+		if r.Method != http.MethodPost || (r.Protocol != meter.ProtocolAnthropic && r.Protocol != meter.ProtocolOpenAI && r.Protocol != meter.ProtocolOpenAIChat) || r.Status == nil {
 			skipped++
 			continue
 		}
@@ -73,7 +73,7 @@ func RecordScript(ctx context.Context, db *store.DB, attemptID string, o RecordO
 		rec.Notes = append(rec.Notes, line)
 	}
 	if len(rec.Script.Replies) == 0 {
-		return rec, &RecordError{fmt.Sprintf("attempt %q made no answered model request (%d requests, none Messages or Responses)", attemptID, len(reqs))}
+		return rec, &RecordError{fmt.Sprintf("attempt %q made no answered model request (%d requests, none Messages, Responses or Chat Completions)", attemptID, len(reqs))}
 	}
 	if skipped > 0 {
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%d other requests (probes, unanswered or other APIs) have no reply", skipped))
@@ -100,7 +100,7 @@ func recordReply(ctx context.Context, db *store.DB, r store.MeteredRequest, o Re
 		return provider.Reply{}, nil, fmt.Errorf("%s: response body: %w", where, err)
 	}
 	in := provider.Recorded{
-		Responses: r.Protocol == meter.ProtocolOpenAI, Status: int(*r.Status),
+		Responses: r.Protocol == meter.ProtocolOpenAI, ChatCompletions: r.Protocol == meter.ProtocolOpenAIChat, Status: int(*r.Status),
 		ContentType: http.Header(x.ResponseHeaders).Get("Content-Type"),
 		Request:     reqBody, Response: respBody,
 	}
