@@ -37,15 +37,9 @@ type chatCompletions struct{}
 
 func (chatCompletions) name() string { return ProtocolOpenAIChat }
 
-func (chatCompletions) decoder(request []byte) decoder {
-	var req struct {
-		StreamOptions struct {
-			IncludeUsage bool `json:"include_usage"`
-		} `json:"stream_options"`
-	}
-	json.Unmarshal(request, &req) //nolint:errcheck // a body that says nothing asks for nothing
-	return &chatDecoder{usageAsked: req.StreamOptions.IncludeUsage}
-}
+// decoder keeps the request to say, should a stream carry no usage,
+// whether it asked for some: read then, off the agent's path.
+func (chatCompletions) decoder(request []byte) decoder { return &chatDecoder{request: request} }
 
 // errorBody is OpenAI's error shape, as for the Responses API.
 func (chatCompletions) errorBody(status int, kind, msg string) []byte {
@@ -89,15 +83,15 @@ func (b *chatBody) wrapped() *chatError {
 }
 
 type chatDecoder struct {
-	usageAsked bool            // the request set stream_options.include_usage
-	streamed   bool            // events came, not a whole body
-	usage      json.RawMessage // the last usage that was not null
-	tier       json.RawMessage
-	model      string
-	done       bool // data: [DONE]
-	errType    string
-	detail     string
-	malformed  string
+	request   []byte          // the request body, read only by missing
+	streamed  bool            // events came, not a whole body
+	usage     json.RawMessage // the last usage that was not null
+	tier      json.RawMessage
+	model     string
+	done      bool // data: [DONE]
+	errType   string
+	detail    string
+	malformed string
 }
 
 func (d *chatDecoder) object(data []byte) {
@@ -106,9 +100,9 @@ func (d *chatDecoder) object(data []byte) {
 		d.malformed = fmt.Sprintf("the response is not JSON: %v", err)
 		return
 	}
-	switch {
-	case b.wrapped() != nil:
-		d.setError(b.wrapped())
+	switch e := b.wrapped(); {
+	case e != nil:
+		d.setError(e)
 	case b.Object == "error":
 		d.setError(&b.chatError)
 	case b.Object == "chat.completion" || (b.Object == "" && b.Choices != nil):
@@ -139,9 +133,9 @@ func (d *chatDecoder) event(name string, data []byte) {
 		d.malformed = fmt.Sprintf("stream chunk is not JSON: %v", err)
 		return
 	}
-	switch {
-	case b.wrapped() != nil:
-		d.setError(b.wrapped())
+	switch e := b.wrapped(); {
+	case e != nil:
+		d.setError(e)
 	case b.Object == "error" || name == "error":
 		d.setError(&b.chatError)
 	default:
@@ -207,10 +201,16 @@ func (d *chatDecoder) result(status int, complete bool) outcome {
 
 // missing says why a billed response has no usage.
 func (d *chatDecoder) missing() string {
-	switch {
-	case !d.streamed:
+	if !d.streamed {
 		return "usage is missing from the response"
-	case d.usageAsked:
+	}
+	var req struct {
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	json.Unmarshal(d.request, &req) //nolint:errcheck // a body that says nothing asks for nothing
+	if req.StreamOptions.IncludeUsage {
 		return "usage is missing from the stream, though the request set stream_options.include_usage"
 	}
 	return "usage is missing from the stream: the request did not set stream_options.include_usage, without which a Chat Completions stream carries none"
