@@ -103,7 +103,7 @@ func (s *Server) attemptData(ctx context.Context, l links, id string) (*attemptD
 		func() error { return s.attemptTables(ctx, d) },
 		func() error { return s.evidence(ctx, d) },
 		func() error { return s.artifact(ctx, d) },
-		func() error { return s.reviewOf(ctx, d, str(v["task"])) },
+		func() error { return s.reviewOf(ctx, d, str(v["verdict"])) },
 		func() error { return s.transcript(ctx, d) },
 	} {
 		if err := step(); err != nil {
