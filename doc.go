@@ -23,7 +23,7 @@
 //     exact arithmetic that turns a usage into dollars;
 //   - strict counts (count.go): a usage figure is a non-negative integer
 //     written as one, or it is refused, never coerced;
-//   - the codec of every kept body (codec.go);
+//   - the codec of every kept body, and its one decoder (codec.go);
 //   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and
