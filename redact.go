@@ -1,4 +1,4 @@
-package store
+package wfb
 
 import (
 	"bytes"
@@ -51,9 +51,9 @@ var redactions = []struct {
 }
 
 // lazyRE compiles pattern the first time it is needed: most text needs
-// none of the redactions' regexps (see candidates), and every process that
-// links the store, the stand-in agent and the session launcher among them,
-// would otherwise compile all eleven patterns at start-up.
+// none of the redactions' regexps (see candidates), and every process of
+// wfb links this package, the stand-in agent and the session launcher
+// among them: they would otherwise compile all eleven patterns at start-up.
 func lazyRE(pattern string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 }
