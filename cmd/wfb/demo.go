@@ -13,20 +13,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/examples"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
-// demoData is the demo's bench: the bench file, its tasks' workspaces and
-// the mock scripts its cells are served from. The leading underscore keeps
-// the go tool out of the directory: a workspace's Go file is code for an
-// agent to review, not a package of wfb (go build, vet and test ./... skip
-// it), and it stays byte for byte what the bench's labels point into.
+// demoData is the demo's own part of its bench: the bench file, the mock
+// scripts its cells are served from and the workspace only it uses. The
+// leading underscore keeps the go tool out of the directory.
 //
 //go:embed _demodata
 var demoData embed.FS
+
+// demoFromExamples are the demo bench's workspaces and skill that are the
+// examples' (package examples), by where the bench finds them: one copy,
+// byte for byte what the labels point into.
+var demoFromExamples = []struct{ at, example string }{
+	{"workspaces/auth", "_workspaces/auth"},
+	{"workspaces/calc", "_workspaces/calc"},
+	{"skills/small-fixes", "tools/skills/small-fixes"},
+}
 
 type demoOptions struct {
 	DB     string
@@ -90,6 +98,11 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	}
 	if err := extract(demoData, "_demodata", tmp); err != nil {
 		return fmt.Errorf("unpack the demo bench: %w", err)
+	}
+	for _, e := range demoFromExamples {
+		if err := extract(examples.FS, e.example, filepath.Join(tmp, filepath.FromSlash(e.at))); err != nil {
+			return fmt.Errorf("unpack the demo bench: %w", err)
+		}
 	}
 	b, err := bench.Load(filepath.Join(tmp, "bench.yaml"), checkScript)
 	if err != nil {
