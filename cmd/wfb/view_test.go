@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wfbench/wfb/examples/demo"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -105,7 +106,10 @@ func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
 		t.Errorf("%d scorings in the history, want the run's", n)
 	}
 	// After a rescore: the same marks, from the newest score.
-	benchFile := filepath.Join("_demodata", "bench.yaml")
+	benchFile, err := demo.Unpack(filepath.Join(dir, "bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := wfbCmd(t, "rescore", "--db", db, "--bench", benchFile, runID); code != 0 {
 		t.Fatalf("rescore: exit %d: %s", code, errOut)
 	}
