@@ -36,7 +36,7 @@
 // and returns them from Attempt.End; the caller converts them to store
 // rows. The use for one session:
 //
-//	p, _ := meter.Start(meter.Options{Upstream: providerURL, Sink: unattributedWriter, Redact: store.Redact})
+//	p, _ := meter.Start(meter.Options{Upstream: providerURL, Sink: unattributedWriter, Redact: wfb.Redact})
 //	a, _ := p.Begin(meter.AttemptOptions{ID: attemptID, Secrets: []string{apiKey}})
 //	env["ANTHROPIC_BASE_URL"] = a.BaseURL() // run the session against it
 //	log := a.End(ctx)                     // its records, in order, and their Summary

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/standin"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/standin"
 )
 
 // The test binary doubles as the processes the runner drives (the os/exec
