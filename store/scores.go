@@ -45,7 +45,7 @@ type Score struct {
 	VerdictCorrect *bool
 	Matches        string // JSON [{"label_id", "finding_id"}]; "" for none recorded
 	// Findings are the review's findings as scored and Labels the labels
-	// they were scored against, each a JSON array (see migration 0012);
+	// they were scored against, each a JSON array (see migration 0013);
 	// "" for not kept (a score recorded before wfb kept them).
 	Findings string
 	Labels   string

@@ -32,7 +32,7 @@ type reviewView struct {
 
 // scoredFinding and scoredLabel are a score's findings and labels as the
 // store keeps them (scores.findings and scores.labels, JSON; see store
-// migration 0012), scoredMatch one of its matches (scores.matches).
+// migration 0013), scoredMatch one of its matches (scores.matches).
 type scoredFinding struct {
 	ID             string `json:"id"`
 	Severity       string `json:"severity"`
