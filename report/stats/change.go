@@ -28,7 +28,8 @@ import (
 func shiftInterval(a, b []float64, alpha float64) (est, lo, hi float64) {
 	n1, n2 := float64(len(a)), float64(len(b))
 	total := len(a) * len(b)
-	est = (kthDifference(a, b, (total+1)/2) + kthDifference(a, b, total/2+1)) / 2
+	ta, tb := tally(a), tally(b)
+	est = (ta.kthDifference(tb, (total+1)/2) + ta.kthDifference(tb, total/2+1)) / 2
 	if !validAlpha(alpha) {
 		return est, math.NaN(), math.NaN()
 	}
@@ -37,15 +38,50 @@ func shiftInterval(a, b []float64, alpha float64) (est, lo, hi float64) {
 	if k < 1 {
 		return est, math.Inf(-1), math.Inf(1)
 	}
-	return est, kthDifference(a, b, k), kthDifference(a, b, total-k+1)
+	return est, ta.kthDifference(tb, k), ta.kthDifference(tb, total-k+1)
+}
+
+// tallied is a sorted sample as its distinct values, ascending, each with
+// how many values from it on are at least it (atLeast[i] counts the values
+// >= v[i]). Counting the differences over distinct values gives the same
+// counts as over the values, at the cost of the distinct ones: a metric of
+// whole tokens or turns repeats a few thousand values a million times.
+type tallied struct {
+	v       []float64
+	atLeast []int
+}
+
+// tally returns sorted xs as a tallied sample.
+func tally(xs []float64) tallied {
+	var t tallied
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			t.v = append(t.v, x)
+			t.atLeast = append(t.atLeast, len(xs)-i)
+		}
+	}
+	return t
+}
+
+// count is how many values the i-th distinct value stands for.
+func (t tallied) count(i int) int {
+	if i+1 < len(t.atLeast) {
+		return t.atLeast[i] - t.atLeast[i+1]
+	}
+	return t.atLeast[i]
 }
 
 // kthDifference is the k-th smallest (from 1) of the differences b[j] −
-// a[i] of two sorted samples, without forming them: a bisection on the
-// value, each step counting the differences at or below it in one merge.
-func kthDifference(a, b []float64, k int) float64 {
-	lo, hi := b[0]-a[len(a)-1], b[len(b)-1]-a[0]
-	if countAtMost(a, b, lo) >= k {
+// a[i] of two sorted samples, without forming them.
+func kthDifference(a, b []float64, k int) float64 { return tally(a).kthDifference(tally(b), k) }
+
+// kthDifference is the k-th smallest (from 1) of the differences b[j] −
+// a[i] (a is t): a bisection on the value, each step counting the
+// differences at or below it in one merge.
+func (t tallied) kthDifference(b tallied, k int) float64 {
+	a := t.v
+	lo, hi := b.v[0]-a[len(a)-1], b.v[len(b.v)-1]-a[0]
+	if t.countAtMost(b, lo) >= k {
 		return lo
 	}
 	for range 200 {
@@ -53,13 +89,13 @@ func kthDifference(a, b []float64, k int) float64 {
 		if mid <= lo || mid >= hi {
 			break
 		}
-		if countAtMost(a, b, mid) >= k {
+		if t.countAtMost(b, mid) >= k {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
-	return smallestAbove(a, b, lo, hi)
+	return smallestAbove(a, b.v, lo, hi)
 }
 
 // smallestAbove is the smallest difference b[j] − a[i] above lo (and at
@@ -83,18 +119,22 @@ func smallestAbove(a, b []float64, lo, hi float64) float64 {
 	return best
 }
 
-// countAtMost counts the pairs with b[j] − a[i] <= t.
-func countAtMost(a, b []float64, t float64) int {
+// countAtMost counts the pairs with b[j] − a[i] <= t (a is t's values).
+func (t tallied) countAtMost(b tallied, at float64) int {
 	n, i := 0, 0
-	// For each b[j] (ascending), the a[i] with b[j] − a[i] <= t form a
+	a := t.v
+	// For each b[j] (ascending), the a[i] with b[j] − a[i] <= at form a
 	// suffix of a that only grows. The difference is computed as the
-	// differences themselves are (b[j] − a[i], never a[i] < b[j] − t),
+	// differences themselves are (b[j] − a[i], never a[i] < b[j] − at),
 	// so a count never disagrees with the values by a rounding.
-	for _, bj := range b {
-		for i < len(a) && bj-a[i] > t {
+	for j, bj := range b.v {
+		for i < len(a) && bj-a[i] > at {
 			i++
 		}
-		n += len(a) - i
+		if i == len(a) {
+			break
+		}
+		n += b.count(j) * t.atLeast[i]
 	}
 	return n
 }

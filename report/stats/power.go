@@ -1,9 +1,9 @@
 package stats
 
 import (
-	"cmp"
 	"math"
 	"slices"
+	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -114,39 +114,89 @@ type shiftModel struct {
 }
 
 // newShiftModel builds the model from each side's values by stratum.
+//
+// The residuals are ordered by value, ties in their input order (side A's
+// strata in order, then B's), and thinned to maxModelValues evenly spaced
+// ranks. Each side's residuals come sorted from its sorted values (x − med
+// keeps the order), so the pooled order is one merge; the residual at a
+// rank is then the one of its value whose place among the residuals of that
+// value (in input order) is the rank's place in its tie group — found in
+// one pass over the input, with no sort of the residuals and their strata.
 func newShiftModel(a, b [][]float64) shiftModel {
-	type residual struct {
-		v       float64
-		stratum int
-	}
-	var rs []residual
-	for _, side := range [][][]float64{a, b} {
+	var sorted [2][]float64
+	meds := [2]float64{}
+	n := 0
+	for i, side := range [][][]float64{a, b} {
 		var all []float64
 		for _, xs := range side {
 			all = append(all, xs...)
 		}
 		slices.Sort(all)
-		med := median(all)
+		meds[i] = median(all)
+		for j := range all {
+			all[j] -= meds[i]
+		}
+		sorted[i] = all
+		n += len(all)
+	}
+	pooled := mergeSorted(sorted[0], sorted[1])
+	ranks := make([]int, 0, min(n, maxModelValues))
+	if n > maxModelValues {
+		for i := range maxModelValues {
+			ranks = append(ranks, int((float64(i)+0.5)*float64(n)/maxModelValues))
+		}
+	} else {
+		for i := range n {
+			ranks = append(ranks, i)
+		}
+	}
+	// want[v] lists, for a value some rank falls on, the places within its
+	// tie group that are wanted, ascending, and the model slot of each.
+	type pick struct{ offset, slot int }
+	want := map[float64][]pick{}
+	for slot, r := range ranks {
+		v := pooled[r]
+		first := sort.SearchFloat64s(pooled, v)
+		want[v] = append(want[v], pick{r - first, slot})
+	}
+	m := shiftModel{e: make([]float64, len(ranks)), strata: make([]int, len(ranks))}
+	seen := make(map[float64]int, len(want))
+	for i, side := range [][][]float64{a, b} {
 		for st, xs := range side {
 			for _, x := range xs {
-				rs = append(rs, residual{x - med, st})
+				v := x - meds[i]
+				ps, ok := want[v]
+				if !ok {
+					continue
+				}
+				k := seen[v]
+				seen[v] = k + 1
+				for len(ps) > 0 && ps[0].offset == k {
+					m.e[ps[0].slot], m.strata[ps[0].slot] = v, st
+					ps = ps[1:]
+				}
+				want[v] = ps
 			}
 		}
 	}
-	slices.SortStableFunc(rs, func(x, y residual) int { return cmp.Compare(x.v, y.v) })
-	if len(rs) > maxModelValues {
-		thin := make([]residual, maxModelValues)
-		for i := range thin {
-			thin[i] = rs[int((float64(i)+0.5)*float64(len(rs))/maxModelValues)]
-		}
-		rs = thin
-	}
-	m := shiftModel{e: make([]float64, len(rs)), strata: make([]int, len(rs))}
-	for i, r := range rs {
-		m.e[i], m.strata[i] = r.v, r.stratum
-	}
 	spreadTies(m.e)
 	return m
+}
+
+// mergeSorted returns the ascending merge of two ascending slices.
+func mergeSorted(a, b []float64) []float64 {
+	out := make([]float64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if b[j] < a[i] {
+			out = append(out, b[j])
+			j++
+		} else {
+			out = append(out, a[i])
+			i++
+		}
+	}
+	return append(append(out, a[i:]...), b[j:]...)
 }
 
 // spreadTies spreads each group of tied values in sorted e evenly over the

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -323,4 +324,71 @@ func TestSensitivityEdges(t *testing.T) {
 	if s := ShiftSensitivity(turns, turns, alpha, Power, 0.01); s.Need >= 0 && s.Need < 100000 {
 		t.Errorf("a shift of 0.01 turns: need %d, want a huge n", s.Need)
 	}
+}
+
+// TestShiftModelIsTheStableSortOfTheResiduals holds newShiftModel, which
+// picks the thinned ranks by a merge and one pass, to the model's
+// definition: every residual with its stratum, stably sorted by value,
+// thinned to maxModelValues evenly spaced ranks. Ties across strata and
+// sides are the case a shortcut would get wrong.
+func TestShiftModelIsTheStableSortOfTheResiduals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 7))
+	for trial := range 40 {
+		var sides [2][][]float64
+		for s := range sides {
+			for range 1 + rng.IntN(4) {
+				n := rng.IntN([]int{5, 300, 3000}[trial%3])
+				xs := make([]float64, n)
+				for i := range xs {
+					xs[i] = float64(rng.IntN(1 + trial*3)) // many ties
+					if trial%4 == 3 {
+						xs[i] = rng.NormFloat64()
+					}
+				}
+				sides[s] = append(sides[s], xs)
+			}
+		}
+		want := stableShiftModel(sides[0], sides[1])
+		got := newShiftModel(sides[0], sides[1])
+		if !slices.Equal(want.e, got.e) || !slices.Equal(want.strata, got.strata) {
+			t.Fatalf("trial %d: the model differs from the stable sort's:\n got %v %v\nwant %v %v", trial, got.e, got.strata, want.e, want.strata)
+		}
+	}
+}
+
+// stableShiftModel is newShiftModel as first written: a stable sort of
+// every residual.
+func stableShiftModel(a, b [][]float64) shiftModel {
+	type residual struct {
+		v       float64
+		stratum int
+	}
+	var rs []residual
+	for _, side := range [][][]float64{a, b} {
+		var all []float64
+		for _, xs := range side {
+			all = append(all, xs...)
+		}
+		slices.Sort(all)
+		med := median(all)
+		for st, xs := range side {
+			for _, x := range xs {
+				rs = append(rs, residual{x - med, st})
+			}
+		}
+	}
+	slices.SortStableFunc(rs, func(x, y residual) int { return cmp.Compare(x.v, y.v) })
+	if len(rs) > maxModelValues {
+		thin := make([]residual, maxModelValues)
+		for i := range thin {
+			thin[i] = rs[int((float64(i)+0.5)*float64(len(rs))/maxModelValues)]
+		}
+		rs = thin
+	}
+	m := shiftModel{e: make([]float64, len(rs)), strata: make([]int, len(rs))}
+	for i, r := range rs {
+		m.e[i], m.strata[i] = r.v, r.stratum
+	}
+	spreadTies(m.e)
+	return m
 }
