@@ -213,40 +213,113 @@ func LoadRunStats(ctx context.Context, src Source) ([]RunInfo, error) {
 	return runs, FillRunStats(ctx, src, runs, true)
 }
 
-// FillRunStats fills in the counts of runs from run_summary_v — cells by
-// outcome, attempts, the one cost — which SQLite aggregates over their
-// attempts: every run's when all is set, else only those named.
+// FillRunStats fills in the counts of runs — cells by outcome, attempts,
+// the one cost — as run_summary_v defines them: every run's when all is
+// set, else only those named. A finished run's figures are read from the
+// copy the file keeps of its run_summary_v row (run_stats, when it still
+// describes the run); the others are aggregated by SQLite over their
+// attempts.
 func FillRunStats(ctx context.Context, src Source, runs []RunInfo, all bool) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	q := `SELECT run_id, cells, ok, failed, errored, attempts, cost_usd_n, cost_usd_sum, cost_usd_metered_n,
-		agent_cost_usd_n, agent_cost_usd_sum FROM run_summary_v`
+	byID := map[string]int{}
+	for i, r := range runs {
+		byID[r.ID] = i
+	}
+	fill := func(rows [][]any) {
+		for _, r := range rows {
+			i, ok := byID[asString(r[0])]
+			if !ok {
+				continue
+			}
+			n := func(j int) int { return int(asFloat(r[j])) }
+			runs[i].Tally = wfb.Tally{Cells: n(1), OK: n(2), Failed: n(3), Errored: n(4), Attempts: n(5)}
+			runs[i].Cost = wfb.CostSum{N: n(6), USD: asFloat(r[7]), Metered: n(8), AgentN: n(9), AgentUSD: asFloat(r[10]), Of: n(5)}
+			delete(byID, asString(r[0]))
+		}
+	}
+	fresh, err := freshRunStats(ctx, src)
+	if err != nil {
+		return err
+	}
+	fill(fresh)
+	if len(byID) == 0 {
+		return nil
+	}
+	q := `SELECT run_id, ` + store.RunStatsColumns + ` FROM run_summary_v`
 	var args []any
-	if !all {
-		q += " WHERE run_id IN (?" + strings.Repeat(", ?", len(runs)-1) + ")"
+	if !all || len(fresh) > 0 {
+		q += " WHERE run_id IN (?" + strings.Repeat(", ?", len(byID)-1) + ")"
 		for _, r := range runs {
-			args = append(args, r.ID)
+			if _, left := byID[r.ID]; left {
+				args = append(args, r.ID)
+			}
 		}
 	}
 	_, rows, err := src.Query(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("count the runs' cells and attempts: %w", err)
 	}
-	byID := map[string]int{}
-	for i, r := range runs {
-		byID[r.ID] = i
-	}
-	for _, r := range rows {
-		i, ok := byID[asString(r[0])]
-		if !ok {
-			continue
-		}
-		n := func(j int) int { return int(asFloat(r[j])) }
-		runs[i].Tally = wfb.Tally{Cells: n(1), OK: n(2), Failed: n(3), Errored: n(4), Attempts: n(5)}
-		runs[i].Cost = wfb.CostSum{N: n(6), USD: asFloat(r[7]), Metered: n(8), AgentN: n(9), AgentUSD: asFloat(r[10]), Of: n(5)}
-	}
+	fill(rows)
 	return nil
+}
+
+// freshRunStats reads the kept figures of the runs they still describe
+// (store.FreshRunStatsSQL); none from a file written before they were
+// kept.
+func freshRunStats(ctx context.Context, src Source) ([][]any, error) {
+	kept, err := hasTable(ctx, src, "run_stats")
+	if err != nil || !kept {
+		return nil, err
+	}
+	_, rows, err := src.Query(ctx, store.FreshRunStatsSQL)
+	if err != nil {
+		return nil, fmt.Errorf("read the runs' kept counts: %w", err)
+	}
+	return rows, nil
+}
+
+// hasTable reports whether the file has table name: a file written by an
+// older wfb lacks the newer ones.
+func hasTable(ctx context.Context, src Source, name string) (bool, error) {
+	_, rows, err := src.Query(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)`, name)
+	if err != nil {
+		return false, fmt.Errorf("look for table %s: %w", name, err)
+	}
+	return asInt(rows[0][0]) == 1, nil
+}
+
+// CellCount is the cells of one task and arm of a run, and how many of
+// them ended ok, by the cell rule.
+type CellCount struct {
+	Task, Arm string
+	Cells, OK int
+}
+
+// LoadCellCounts counts run id's cells per task and arm (store.CellStatsSQL,
+// the cell rule as the file spells it): from the copy the file keeps when
+// the run is finished and nothing landed since, else over its attempts.
+func LoadCellCounts(ctx context.Context, src Source, id string) ([]CellCount, error) {
+	q := store.CellStatsSQL
+	fresh, err := freshRunStats(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(fresh, func(r []any) bool { return asString(r[0]) == id }) {
+		q = `SELECT task, arm, cells, ok FROM run_cell_stats WHERE run_id = ?1`
+	}
+	var out []CellCount
+	err = src.Each(ctx, q, []any{id}, func(sc store.Scanner) error {
+		var c CellCount
+		err := sc.Scan(&c.Task, &c.Arm, &c.Cells, &c.OK)
+		out = append(out, c)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cells of run %s: %w", id, err)
+	}
+	return out, nil
 }
 
 // Selection picks attempts out of the file: whole runs, or a filter over

@@ -163,6 +163,13 @@ func MergeFiles(ctx context.Context, dst *DB, srcPaths []string) ([]MergeStats, 
 				return err
 			}
 		}
+		// Rows and statuses of the merged runs may have changed: their
+		// kept figures are counted again, in the same transaction.
+		for _, id := range heldRuns {
+			if err := countRunTx(ctx, tx, id); err != nil {
+				return fmt.Errorf("merge into %s: %w", dst.path, err)
+			}
+		}
 		return nil
 	})
 	if err != nil {

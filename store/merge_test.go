@@ -98,9 +98,12 @@ func baseRun(id string) Run {
 }
 
 // dump reads every table of the file (but schema_migrations, whose times
-// are each file's own), each sorted by all its columns: the whole content a
-// merge can change. It reads the schema rather than mergeTables, so a table
-// a migration adds and a merge forgets makes the merged file differ.
+// are each file's own, and the runs' kept figures, run_stats and
+// run_cell_stats, which a merge counts anew rather than copies and whose
+// results_rowid is each file's own: runstats_test.go holds them to the
+// views), each sorted by all its columns: the whole content a merge can
+// change. It reads the schema rather than mergeTables, so a table a
+// migration adds and a merge forgets makes the merged file differ.
 func dump(t testing.TB, path string) map[string][][]any {
 	t.Helper()
 	ctx := context.Background()
@@ -110,7 +113,8 @@ func dump(t testing.TB, path string) map[string][][]any {
 	}
 	defer d.Close()
 	_, tables, err := d.Query(ctx, `SELECT name, (SELECT count(*) FROM pragma_table_info(s.name)) FROM sqlite_schema s
-		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'schema_migrations' ORDER BY name`)
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'run_stats', 'run_cell_stats')
+		ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}

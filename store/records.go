@@ -99,13 +99,20 @@ func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) err
 	default:
 		return fmt.Errorf("finish run %s: status %q is not one of %s, %s, %s", id, status, wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted)
 	}
-	res, err := d.db.ExecContext(ctx,
-		`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
-		status, formatTime(at), id)
-	if err != nil {
-		return fmt.Errorf("finish run %s: %w", id, d.classify(err))
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := d.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
+			status, formatTime(at), id)
+		if err != nil {
+			return d.classify(err)
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		// The run's figures are counted now, once, with its end.
+		return countRunTx(ctx, tx, id)
+	})
 	if err != nil {
 		return fmt.Errorf("finish run %s: %w", id, err)
 	}
@@ -128,13 +135,24 @@ func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) err
 // sanctioned UPDATE of runs. A run still running (its process died) is left
 // as it is; an unknown id wraps ErrNotFound.
 func (d *DB) ReopenRun(ctx context.Context, id string) error {
-	return d.updateRun(ctx, "reopen run "+id, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, wfb.RunRunning, id)
+	return d.Tx(ctx, func(tx *sql.Tx) error {
+		if err := d.updateRunTx(ctx, tx, "reopen run "+id, `UPDATE runs SET status = ?, finished_at = NULL WHERE run_id = ?`, wfb.RunRunning, id); err != nil {
+			return err
+		}
+		// Running again: its kept figures are dropped with its status.
+		return countRunTx(ctx, tx, id)
+	})
 }
 
 // updateRun runs an UPDATE of one run, what naming it in errors; no row
 // updated wraps ErrNotFound.
 func (d *DB) updateRun(ctx context.Context, what, query string, args ...any) error {
-	res, err := d.db.ExecContext(ctx, query, args...)
+	return d.Tx(ctx, func(tx *sql.Tx) error { return d.updateRunTx(ctx, tx, what, query, args...) })
+}
+
+// updateRunTx is updateRun inside tx.
+func (d *DB) updateRunTx(ctx context.Context, tx *sql.Tx, what, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, d.classify(err))
 	}

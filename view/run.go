@@ -183,14 +183,14 @@ func (g *gridAcc) add(r *report.Row) {
 }
 
 // cellCounts counts each task × arm's cells, each once by its final
-// attempt, from cells_v: the cell rule as the file spells it.
+// attempt (report.LoadCellCounts: the cell rule as the file spells it).
 func (s *Server) cellCounts(ctx context.Context, id string, acc *gridAcc) error {
-	_, rows, err := s.db.Query(ctx, `SELECT task, arm, count(*), total(outcome = 'ok') FROM cells_v WHERE run_id = ? GROUP BY task, arm`, id)
+	counts, err := report.LoadCellCounts(ctx, s.db, id)
 	if err != nil {
-		return fmt.Errorf("cells of run %s: %w", id, err)
+		return err
 	}
-	for _, v := range rows {
-		acc.counts[taskArm{str(v[0]), str(v[1])}] = &gridCell{Cells: int(num(v[2])), OK: int(num(v[3]))}
+	for _, c := range counts {
+		acc.counts[taskArm{c.Task, c.Arm}] = &gridCell{Cells: c.Cells, OK: c.OK}
 	}
 	return nil
 }

@@ -81,20 +81,23 @@ func Generate(ctx context.Context, path string, rows int) error {
 	for i, s := range sides {
 		at := start.Add(time.Duration(i) * 24 * time.Hour)
 		end := at.Add(23 * time.Hour)
-		err := db.CreateRun(ctx, store.Run{ID: s.id, Label: s.label, Kind: "run", StartedAt: at, FinishedAt: &end,
-			Status: wfb.RunComplete, Fingerprint: s.fingerprint, Harness: "resultsgen"})
+		err := db.CreateRun(ctx, store.Run{ID: s.id, Label: s.label, Kind: "run", StartedAt: at,
+			Status: wfb.RunRunning, Fingerprint: s.fingerprint, Harness: "resultsgen"})
 		if err != nil {
 			return err
 		}
-		if s.n == 0 {
-			continue
+		if s.n > 0 {
+			err = db.Tx(ctx, func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, insertRows, s.n, s.id, s.version, s.day, s.armCost)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("generate %d rows of %s: %w", s.n, s.id, err)
+			}
 		}
-		err = db.Tx(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, insertRows, s.n, s.id, s.version, s.day, s.armCost)
+		// Finished as wfb run finishes a run, which counts its figures.
+		if err := db.FinishRun(ctx, s.id, wfb.RunComplete, end); err != nil {
 			return err
-		})
-		if err != nil {
-			return fmt.Errorf("generate %d rows of %s: %w", s.n, s.id, err)
 		}
 	}
 	return nil

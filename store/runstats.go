@@ -1,0 +1,55 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/wfbench/wfb"
+)
+
+// A finished run's figures are counted once and kept (migration 0014):
+// run_stats holds its run_summary_v row and run_cell_stats its cells per
+// task and arm, copies of what the views compute. Every writer that
+// changes a run's status or rows calls countRunTx in the same transaction,
+// so that the copies are made, dropped or made again with the change they
+// describe; readers also check results_rowid (see FreshRunStatsSQL).
+
+// CellStatsSQL counts the cells and ok cells of run ? per task and arm,
+// by the cell rule (cells_v): what run_cell_stats keeps, and what a reader
+// computes for a run without them.
+const CellStatsSQL = `SELECT task, arm, COUNT(*) AS cells, SUM(outcome = 'ok') AS ok FROM cells_v WHERE run_id = ?1 GROUP BY task, arm`
+
+// RunStatsColumns are run_summary_v's figures that run_stats keeps, in
+// the order both hold them.
+const RunStatsColumns = `cells, ok, failed, errored, attempts, cost_usd_n, cost_usd_sum, cost_usd_metered_n,
+	agent_cost_usd_n, agent_cost_usd_sum`
+
+// FreshRunStatsSQL selects run_id and RunStatsColumns of the runs whose
+// kept figures still describe them: finished (complete or aborted), and
+// no results row added since they were counted.
+const FreshRunStatsSQL = `SELECT s.run_id, ` + RunStatsColumns + ` FROM run_stats s JOIN runs u ON u.run_id = s.run_id
+	WHERE u.status IN ('` + wfb.RunComplete + `', '` + wfb.RunAborted + `')
+	  AND s.results_rowid = COALESCE((SELECT max(rowid) FROM results WHERE run_id = s.run_id), 0)`
+
+// countRunTx makes run id's kept figures agree with its status and rows:
+// it drops what was kept, and counts them anew when the run is finished
+// (complete or aborted). A run running or interrupted keeps none.
+func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
+	for _, q := range []string{`DELETE FROM run_cell_stats WHERE run_id = ?`, `DELETE FROM run_stats WHERE run_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("count run %s: %w", id, err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO run_stats (run_id, results_rowid, `+RunStatsColumns+`)
+		SELECT run_id, COALESCE((SELECT max(rowid) FROM results WHERE run_id = ?1), 0), `+RunStatsColumns+`
+		FROM run_summary_v WHERE run_id = ?1 AND status IN ('`+wfb.RunComplete+`', '`+wfb.RunAborted+`')`, id)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `INSERT INTO run_cell_stats (run_id, task, arm, cells, ok)
+			SELECT ?1, c.* FROM (`+CellStatsSQL+`) c WHERE EXISTS (SELECT 1 FROM run_stats WHERE run_id = ?1)`, id)
+	}
+	if err != nil {
+		return fmt.Errorf("count run %s: %w", id, err)
+	}
+	return nil
+}
