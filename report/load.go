@@ -481,6 +481,11 @@ func (s Selection) where() (string, []any) {
 func RunsWithRows(ctx context.Context, src Source, sel Selection) (map[string]bool, error) {
 	cond, args := sel.where()
 	q := "SELECT DISTINCT r.run_id FROM results r WHERE (" + cond + ")"
+	if len(sel.Conds) == 0 {
+		// Without a filter, a run has rows when its first index entry
+		// exists: one seek a run, where DISTINCT walks every entry.
+		q = "SELECT r.run_id FROM runs r WHERE EXISTS (SELECT 1 FROM results WHERE run_id = r.run_id)"
+	}
 	if sel.RunIDs != nil {
 		q += " AND r.run_id IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(sel.RunIDs)), ", ") + ")"
 		for _, id := range sel.RunIDs {
