@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wfbench/wfb/internal/memlimit"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/view"
 )
@@ -96,6 +97,9 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 	if err != nil {
 		return err
 	}
+	// A run, compare or trend page holds what wfb report, diff or trend
+	// hold, a value per cell: under the same soft limit (memlimit).
+	memlimit.Start()
 	db, err := openResults(ctx, s, opts.DB)
 	if err != nil {
 		return err

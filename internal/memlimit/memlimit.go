@@ -1,6 +1,7 @@
 // Package memlimit gives a process that holds one large working set (wfb
-// report, diff and trend hold a value per cell of the selection) a soft
-// memory limit that follows that working set.
+// report, diff and trend hold a value per cell of the selection, and so do
+// wfb view's run, compare and trend pages) a soft memory limit that
+// follows that working set.
 //
 // By default (GOGC=100) the Go heap grows to twice what was live at the
 // last collection, so a report whose cells take 60 MB peaks at 120 MB of
