@@ -3,7 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Names of the tests a Comparison can come from, as they appear in
@@ -61,8 +60,8 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 	// ranks them by a merge of the two sorted sides instead of pooling.
 	af, wa := finiteValues(a)
 	bf, wb := finiteValues(b)
-	slices.Sort(af)
-	slices.Sort(bf)
+	sortFloats(af)
+	sortFloats(bf)
 	c := Comparison{
 		A:     summarizeFinite(af, wa, confidenceFor(alpha)),
 		B:     summarizeFinite(bf, wb, confidenceFor(alpha)),

@@ -131,7 +131,7 @@ func newShiftModel(a, b [][]float64) shiftModel {
 		for _, xs := range side {
 			all = append(all, xs...)
 		}
-		slices.Sort(all)
+		sortFloats(all)
 		meds[i] = median(all)
 		for j := range all {
 			all[j] -= meds[i]
@@ -150,32 +150,48 @@ func newShiftModel(a, b [][]float64) shiftModel {
 			ranks = append(ranks, i)
 		}
 	}
-	// want[v] lists, for a value some rank falls on, the places within its
-	// tie group that are wanted, ascending, and the model slot of each.
+	// want lists the values some rank falls on, ascending, each with the
+	// places within its tie group that are wanted, ascending, and the
+	// model slot of each.
 	type pick struct{ offset, slot int }
-	want := map[float64][]pick{}
+	type wanted struct {
+		v     float64
+		picks []pick
+		seen  int // residuals of this value met so far, in input order
+	}
+	var want []wanted
 	for slot, r := range ranks {
 		v := pooled[r]
-		first := sort.SearchFloat64s(pooled, v)
-		want[v] = append(want[v], pick{r - first, slot})
+		if n := len(want); n == 0 || want[n-1].v != v {
+			want = append(want, wanted{v: v})
+		}
+		w := &want[len(want)-1]
+		w.picks = append(w.picks, pick{r - sort.SearchFloat64s(pooled, v), slot})
 	}
 	m := shiftModel{e: make([]float64, len(ranks)), strata: make([]int, len(ranks))}
-	seen := make(map[float64]int, len(want))
 	for i, side := range [][][]float64{a, b} {
 		for st, xs := range side {
 			for _, x := range xs {
 				v := x - meds[i]
-				ps, ok := want[v]
-				if !ok {
+				// The wanted value v is, if any: a binary search.
+				lo, hi := 0, len(want)
+				for lo < hi {
+					mid := int(uint(lo+hi) >> 1)
+					if want[mid].v < v {
+						lo = mid + 1
+					} else {
+						hi = mid
+					}
+				}
+				if lo == len(want) || want[lo].v != v {
 					continue
 				}
-				k := seen[v]
-				seen[v] = k + 1
-				for len(ps) > 0 && ps[0].offset == k {
-					m.e[ps[0].slot], m.strata[ps[0].slot] = v, st
-					ps = ps[1:]
+				w := &want[lo]
+				for len(w.picks) > 0 && w.picks[0].offset == w.seen {
+					m.e[w.picks[0].slot], m.strata[w.picks[0].slot] = v, st
+					w.picks = w.picks[1:]
 				}
-				want[v] = ps
+				w.seen++
 			}
 		}
 	}
