@@ -20,8 +20,8 @@ import (
 // keeps of each finished run (run_stats, run_cell_stats) from ever showing
 // something the views would not: over generated files of several sizes,
 // what wfb runs and the run page's grid read (FillRunStats,
-// LoadCellCounts) equals run_summary_v and cells_v computed over the
-// attempts — after the runs finish, after a rescore, after a resume
+// LoadCellCounts, LoadToolUse) equals run_summary_v, cells_v and the
+// tool counts computed over the attempts — after the runs finish, after a rescore, after a resume
 // (reopened, a retry added, finished again), after rows land in a finished
 // run behind the writers' back, and after a merge adds rows to a run — and
 // each writer leaves the kept copy present or dropped as it should.
@@ -55,13 +55,15 @@ func TestKeptRunFiguresAreTheViewsAfterEveryWriter(t *testing.T) {
 
 			// A resume reopens the run: nothing kept until it ends again.
 			before := runStats(t, db, resultsgen.RunB)
+			calls := int64(3)
 			if err := db.ReopenRun(ctx, resultsgen.RunB); err != nil {
 				t.Fatal(err)
 			}
 			check("reopened", resultsgen.RunA)
 			retry := &store.Result{RunID: resultsgen.RunB, AttemptID: resultsgen.RunB + "-retry", Task: "task0", Arm: "arm0",
 				Rep: 0, Attempt: 2, RetryOf: resultsgen.RunB + "-0", Agent: "stand-in", Model: "model-x", Sandbox: "host-unsafe",
-				StartedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), OK: false, ErrorKind: "timeout", ProcessState: "timeout"}
+				StartedAt: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), OK: false, ErrorKind: "timeout", ProcessState: "timeout",
+				ToolCalls: &calls, ToolUses: []store.ToolUse{{Tool: "Bash", Calls: 1}, {Tool: "Read", Calls: 2}}}
 			if err := db.InsertResult(ctx, retry); err != nil {
 				t.Fatal(err)
 			}
@@ -130,6 +132,24 @@ func checkKeptFigures(t *testing.T, db *store.DB, step string, ids, kept []strin
 			want := viewStats(t, db, ri.ID)
 			if diff := cmp.Diff(want, ri, cmpopts.EquateNaNs()); diff != "" {
 				t.Errorf("%s: run %s as read (all %v) differs from run_summary_v (-view +read):\n%s", step, ri.ID, all, diff)
+			}
+		}
+	}
+	for _, byTask := range []bool{false, true} {
+		for _, sel := range [][]string{ids, ids[:1], ids[1:]} {
+			got, err := LoadToolUse(ctx, db, NewColumns([]string{"tool_calls"}), Selection{RunIDs: sel}, byTask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A filter every attempt passes makes LoadToolUse count over
+			// the attempts.
+			all := Selection{RunIDs: sel, Conds: []Cond{{Key: "agent", Values: []string{"stand-in"}}}}
+			want, err := LoadToolUse(ctx, db, NewColumns([]string{"tool_calls"}), all, byTask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" || len(want.Groups) == 0 {
+				t.Errorf("%s: tool use of %v (by task %v) differs from the count over the attempts (-counted +read):\n%s", step, sel, byTask, diff)
 			}
 		}
 	}

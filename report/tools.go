@@ -94,6 +94,9 @@ func LoadToolUse(ctx context.Context, src Source, cols Columns, sel Selection, b
 	if !cols.Has("tool_calls") {
 		return nil, nil
 	}
+	if kept, err := keptToolUse(ctx, src, sel, byTask); kept != nil || err != nil {
+		return kept, err
+	}
 	u := &ToolUse{ByTask: byTask}
 	cond, args := sel.where()
 	if sel.RunIDs != nil {
@@ -140,6 +143,91 @@ func LoadToolUse(ctx context.Context, src Source, cols Columns, sel Selection, b
 		return nil, fmt.Errorf("load tool uses: %w", err)
 	}
 	for _, g := range u.Groups {
+		slices.SortFunc(g.Tools, func(a, b ToolCount) int {
+			return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Tool, b.Tool))
+		})
+	}
+	return u, nil
+}
+
+// keptToolUse is LoadToolUse from the counts the file keeps of finished
+// runs (store.ToolStatsSQL and store.ToolUseStatsSQL per task and arm,
+// summed here into the groups): nil, to count over the attempts, unless
+// sel names runs, has no filter, and every run it names has its counts
+// kept and current.
+func keptToolUse(ctx context.Context, src Source, sel Selection, byTask bool) (*ToolUse, error) {
+	if sel.RunIDs == nil || len(sel.Conds) > 0 {
+		return nil, nil
+	}
+	fresh, err := freshRunStats(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range sel.RunIDs {
+		if !slices.ContainsFunc(fresh, func(r []any) bool { return asString(r[0]) == id }) {
+			return nil, nil
+		}
+	}
+	u := &ToolUse{ByTask: byTask}
+	key := func(task, arm string) [2]string {
+		if !byTask {
+			task = ""
+		}
+		return [2]string{task, arm}
+	}
+	byKey := map[[2]string]*ToolGroup{}
+	tools := map[[2]string]map[string]*ToolCount{}
+	for _, id := range slices.Compact(slices.Sorted(slices.Values(sel.RunIDs))) {
+		err := src.Each(ctx, `SELECT task, arm, attempts, measured, using_tools, calls, workflow_not_used
+			FROM run_tool_stats WHERE run_id = ?`, []any{id}, func(s store.Scanner) error {
+			var task, arm string
+			var c ToolGroup
+			if err := s.Scan(&task, &arm, &c.Attempts, &c.Measured, &c.Using, &c.Calls, &c.WorkflowNotUsed); err != nil {
+				return err
+			}
+			k := key(task, arm)
+			g := byKey[k]
+			if g == nil {
+				g = &ToolGroup{Task: k[0], Arm: k[1]}
+				byKey[k] = g
+				u.Groups = append(u.Groups, g)
+			}
+			g.Attempts, g.Measured, g.Using = g.Attempts+c.Attempts, g.Measured+c.Measured, g.Using+c.Using
+			g.Calls, g.WorkflowNotUsed = g.Calls+c.Calls, g.WorkflowNotUsed+c.WorkflowNotUsed
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("load kept tool calls of run %s: %w", id, err)
+		}
+		err = src.Each(ctx, `SELECT task, arm, tool, attempts, calls FROM run_tool_use_stats WHERE run_id = ?`, []any{id},
+			func(s store.Scanner) error {
+				var task, arm string
+				var c ToolCount
+				if err := s.Scan(&task, &arm, &c.Tool, &c.Attempts, &c.Calls); err != nil {
+					return err
+				}
+				k := key(task, arm)
+				if tools[k] == nil {
+					tools[k] = map[string]*ToolCount{}
+				}
+				if t := tools[k][c.Tool]; t != nil {
+					t.Attempts, t.Calls = t.Attempts+c.Attempts, t.Calls+c.Calls
+				} else {
+					tools[k][c.Tool] = &c
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, fmt.Errorf("load kept tool uses of run %s: %w", id, err)
+		}
+	}
+	slices.SortFunc(u.Groups, func(a, b *ToolGroup) int {
+		return cmp.Or(strings.Compare(a.Task, b.Task), strings.Compare(a.Arm, b.Arm))
+	})
+	for _, g := range u.Groups {
+		for _, c := range tools[[2]string{g.Task, g.Arm}] {
+			g.Tools = append(g.Tools, *c)
+		}
 		slices.SortFunc(g.Tools, func(a, b ToolCount) int {
 			return cmp.Or(cmp.Compare(b.Attempts, a.Attempts), cmp.Compare(b.Calls, a.Calls), strings.Compare(a.Tool, b.Tool))
 		})

@@ -9,8 +9,9 @@ import (
 )
 
 // A finished run's figures are counted once and kept (migration 0014):
-// run_stats holds its run_summary_v row and run_cell_stats its cells per
-// task and arm, copies of what the views compute. Every writer that
+// run_stats holds its run_summary_v row, run_cell_stats its cells per task
+// and arm, run_tool_stats and run_tool_use_stats its tool calls per task
+// and arm: copies of what the views and the reports' queries compute. Every writer that
 // changes a run's status or rows calls countRunTx in the same transaction,
 // so that the copies are made, dropped or made again with the change they
 // describe; readers also check results_rowid (see FreshRunStatsSQL).
@@ -19,6 +20,20 @@ import (
 // by the cell rule (cells_v): what run_cell_stats keeps, and what a reader
 // computes for a run without them.
 const CellStatsSQL = `SELECT task, arm, COUNT(*) AS cells, SUM(outcome = 'ok') AS ok FROM cells_v WHERE run_id = ?1 GROUP BY task, arm`
+
+// ToolStatsSQL counts the tool calls of run ?1's attempts per task and arm
+// (the counts of arm_tool_calls_v, by task too): attempts, those whose
+// tool calls were measured, those that called a tool, the calls, and
+// those that ended workflow-not-used. What run_tool_stats keeps.
+const ToolStatsSQL = `SELECT r.task, r.arm, COUNT(*) AS attempts, COUNT(r.tool_calls) AS measured,
+	COUNT(*) FILTER (WHERE r.tool_calls > 0) AS using_tools, COALESCE(SUM(r.tool_calls), 0) AS calls,
+	COUNT(*) FILTER (WHERE r.error_kind = '` + wfb.KindWorkflowNotUsed + `') AS workflow_not_used
+	FROM results r WHERE r.run_id = ?1 GROUP BY r.task, r.arm`
+
+// ToolUseStatsSQL counts run ?1's attempts that called each tool, and its
+// calls, per task and arm (tool_uses). What run_tool_use_stats keeps.
+const ToolUseStatsSQL = `SELECT r.task, r.arm, t.tool, COUNT(*) AS attempts, SUM(t.calls) AS calls
+	FROM tool_uses t JOIN results r ON r.attempt_id = t.attempt_id WHERE r.run_id = ?1 GROUP BY r.task, r.arm, t.tool`
 
 // RunStatsColumns are run_summary_v's figures that run_stats keeps, in
 // the order both hold them.
@@ -36,7 +51,8 @@ const FreshRunStatsSQL = `SELECT s.run_id, ` + RunStatsColumns + ` FROM run_stat
 // it drops what was kept, and counts them anew when the run is finished
 // (complete or aborted). A run running or interrupted keeps none.
 func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
-	for _, q := range []string{`DELETE FROM run_cell_stats WHERE run_id = ?`, `DELETE FROM run_stats WHERE run_id = ?`} {
+	for _, q := range []string{`DELETE FROM run_cell_stats WHERE run_id = ?`, `DELETE FROM run_tool_stats WHERE run_id = ?`,
+		`DELETE FROM run_tool_use_stats WHERE run_id = ?`, `DELETE FROM run_stats WHERE run_id = ?`} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("count run %s: %w", id, err)
 		}
@@ -44,9 +60,17 @@ func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_stats (run_id, results_rowid, `+RunStatsColumns+`)
 		SELECT run_id, COALESCE((SELECT max(rowid) FROM results WHERE run_id = ?1), 0), `+RunStatsColumns+`
 		FROM run_summary_v WHERE run_id = ?1 AND status IN ('`+wfb.RunComplete+`', '`+wfb.RunAborted+`')`, id)
-	if err == nil {
-		_, err = tx.ExecContext(ctx, `INSERT INTO run_cell_stats (run_id, task, arm, cells, ok)
-			SELECT ?1, c.* FROM (`+CellStatsSQL+`) c WHERE EXISTS (SELECT 1 FROM run_stats WHERE run_id = ?1)`, id)
+	kept := ` WHERE EXISTS (SELECT 1 FROM run_stats WHERE run_id = ?1)`
+	for _, q := range []string{
+		`INSERT INTO run_cell_stats (run_id, task, arm, cells, ok) SELECT ?1, c.* FROM (` + CellStatsSQL + `) c` + kept,
+		`INSERT INTO run_tool_stats (run_id, task, arm, attempts, measured, using_tools, calls, workflow_not_used)
+			SELECT ?1, c.* FROM (` + ToolStatsSQL + `) c` + kept,
+		`INSERT INTO run_tool_use_stats (run_id, task, arm, tool, attempts, calls) SELECT ?1, c.* FROM (` + ToolUseStatsSQL + `) c` + kept,
+	} {
+		if err != nil {
+			break
+		}
+		_, err = tx.ExecContext(ctx, q, id)
 	}
 	if err != nil {
 		return fmt.Errorf("count run %s: %w", id, err)

@@ -60,5 +60,10 @@ func TestAnUpgradedFileKeepsTheFiguresOfItsFinishedRuns(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" || got[0] != int64(1) {
 			t.Errorf("run %s: kept cells %v, want cells_v's %v", id, got, want)
 		}
+		got = queryOne(t, d, `SELECT count(*), sum(attempts), sum(workflow_not_used) FROM run_tool_stats WHERE run_id = ?`, id)
+		want = queryOne(t, d, `SELECT count(*), sum(attempts), sum(workflow_not_used) FROM (`+ToolStatsSQL+`)`, id)
+		if diff := cmp.Diff(want, got); diff != "" || got[0] != int64(1) {
+			t.Errorf("run %s: kept tool counts %v, want %v", id, got, want)
+		}
 	}
 }
