@@ -218,7 +218,7 @@ func LoadRunStats(ctx context.Context, src Source) ([]RunInfo, error) {
 // set, else only those named. A finished run's figures are read from the
 // copy the file keeps of its run_summary_v row (run_stats, when it still
 // describes the run); the others are aggregated by SQLite over their
-// attempts.
+// attempts (store.RunStatsSQL, run by run).
 func FillRunStats(ctx context.Context, src Source, runs []RunInfo, all bool) error {
 	if len(runs) == 0 {
 		return nil
@@ -247,21 +247,27 @@ func FillRunStats(ctx context.Context, src Source, runs []RunInfo, all bool) err
 	if len(byID) == 0 {
 		return nil
 	}
-	q := `SELECT run_id, ` + store.RunStatsColumns + ` FROM run_summary_v`
-	var args []any
-	if !all || len(fresh) > 0 {
-		q += " WHERE run_id IN (?" + strings.Repeat(", ?", len(byID)-1) + ")"
-		for _, r := range runs {
-			if _, left := byID[r.ID]; left {
-				args = append(args, r.ID)
-			}
+	if all && len(fresh) == 0 {
+		// Every run: one pass of the view over the file.
+		_, rows, err := src.Query(ctx, `SELECT run_id, `+store.RunStatsColumns+` FROM run_summary_v`)
+		if err != nil {
+			return fmt.Errorf("count the runs' cells and attempts: %w", err)
 		}
+		fill(rows)
+		return nil
 	}
-	_, rows, err := src.Query(ctx, q, args...)
-	if err != nil {
-		return fmt.Errorf("count the runs' cells and attempts: %w", err)
+	// The others one by one, each over its own attempts (the view,
+	// selected by run, would aggregate every run first).
+	for _, r := range runs {
+		if _, left := byID[r.ID]; !left {
+			continue
+		}
+		_, rows, err := src.Query(ctx, store.RunStatsSQL, r.ID)
+		if err != nil {
+			return fmt.Errorf("count the cells and attempts of run %s: %w", r.ID, err)
+		}
+		fill(rows)
 	}
-	fill(rows)
 	return nil
 }
 

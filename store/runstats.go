@@ -40,6 +40,20 @@ const ToolUseStatsSQL = `SELECT r.task, r.arm, t.tool, COUNT(*) AS attempts, SUM
 const RunStatsColumns = `cells, ok, failed, errored, attempts, cost_usd_n, cost_usd_sum, cost_usd_metered_n,
 	agent_cost_usd_n, agent_cost_usd_sum`
 
+// RunStatsSQL is run_summary_v's row of run ?1 (run_id and
+// RunStatsColumns), its figures computed over that run's attempts alone:
+// the view, selected by run, aggregates every run's first. The store's
+// tests hold the two to the same figures.
+const RunStatsSQL = `SELECT ?1 AS run_id, c.cells, c.ok, c.failed, c.errored, a.attempts, a.cost_usd_n, a.cost_usd_sum,
+	a.cost_usd_metered_n, a.agent_cost_usd_n, a.agent_cost_usd_sum
+	FROM (SELECT COUNT(*) AS cells, COALESCE(SUM(outcome = 'ok'), 0) AS ok, COALESCE(SUM(outcome = 'failed'), 0) AS failed,
+	             COALESCE(SUM(outcome = 'errored'), 0) AS errored
+	      FROM cells_v WHERE run_id = ?1) c,
+	     (SELECT COUNT(*) AS attempts, COUNT(usage_cost_usd) AS cost_usd_n, SUM(usage_cost_usd) AS cost_usd_sum,
+	             COUNT(*) FILTER (WHERE usage_cost_source = 'metered') AS cost_usd_metered_n,
+	             COUNT(cost_usd) AS agent_cost_usd_n, SUM(cost_usd) AS agent_cost_usd_sum
+	      FROM measured_results_v WHERE run_id = ?1) a`
+
 // FreshRunStatsSQL selects run_id and RunStatsColumns of the runs whose
 // kept figures still describe them: finished (complete or aborted), and
 // no results row added since they were counted.
@@ -58,8 +72,9 @@ func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
 		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO run_stats (run_id, results_rowid, `+RunStatsColumns+`)
-		SELECT run_id, COALESCE((SELECT max(rowid) FROM results WHERE run_id = ?1), 0), `+RunStatsColumns+`
-		FROM run_summary_v WHERE run_id = ?1 AND status IN ('`+wfb.RunComplete+`', '`+wfb.RunAborted+`')`, id)
+		SELECT s.run_id, COALESCE((SELECT max(rowid) FROM results WHERE run_id = ?1), 0), `+RunStatsColumns+`
+		FROM (`+RunStatsSQL+`) s
+		WHERE EXISTS (SELECT 1 FROM runs WHERE run_id = ?1 AND status IN ('`+wfb.RunComplete+`', '`+wfb.RunAborted+`'))`, id)
 	kept := ` WHERE EXISTS (SELECT 1 FROM run_stats WHERE run_id = ?1)`
 	for _, q := range []string{
 		`INSERT INTO run_cell_stats (run_id, task, arm, cells, ok) SELECT ?1, c.* FROM (` + CellStatsSQL + `) c` + kept,

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb"
 )
 
 // TestAnUpgradedFileKeepsTheFiguresOfItsFinishedRuns: a file written
@@ -64,6 +65,60 @@ func TestAnUpgradedFileKeepsTheFiguresOfItsFinishedRuns(t *testing.T) {
 		want = queryOne(t, d, `SELECT count(*), sum(attempts), sum(workflow_not_used) FROM (`+ToolStatsSQL+`)`, id)
 		if diff := cmp.Diff(want, got); diff != "" || got[0] != int64(1) {
 			t.Errorf("run %s: kept tool counts %v, want %v", id, got, want)
+		}
+	}
+}
+
+// TestARunsFiguresSelectedByRunAreTheViewsRow holds RunStatsSQL, which
+// counts one run over its own attempts (what FinishRun keeps and readers
+// compute for a run without a kept copy), to run_summary_v's row of that
+// run: cells ending in every kind after a retry, costs the wire priced,
+// the agent reported or nobody measured, in two runs, and a run with no
+// attempt (zero counts, NULL sums). The kept copy FinishRun makes is the
+// same row.
+func TestARunsFiguresSelectedByRunAreTheViewsRow(t *testing.T) {
+	ctx := context.Background()
+	d, _ := newDB(t)
+	for _, id := range []string{"run-2", "run-empty"} {
+		if err := d.CreateRun(ctx, Run{ID: id, Kind: "run", StartedAt: t0, Status: wfb.RunRunning, Harness: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := append(append([]string{""}, wfb.ErrorKinds...), "a-kind-wfb-does-not-know")
+	costs := []*float64{nil, ptr(0.0), ptr(0.25), ptr(1.0 / 3)}
+	sources := []string{"", wfb.UsageMetered, wfb.UsageReported}
+	n := 0
+	for ki, kind := range kinds {
+		for attempt := 1; attempt <= 2; attempt++ {
+			n++
+			r := okResult(fmt.Sprintf("att-%d", n))
+			r.RunID = []string{"run-1", "run-2"}[n%2]
+			r.Task, r.Rep, r.Attempt = fmt.Sprintf("t%d", ki%3), ki, attempt
+			r.OK, r.ErrorKind = kind == "", kind
+			if attempt == 1 {
+				r.OK, r.ErrorKind = false, wfb.KindProviderError
+			}
+			r.UsageSource, r.MeteredCostUSD, r.CostUSD = sources[n%3], costs[(n/3)%4], costs[(n/12)%4]
+			if r.CostUSD != nil {
+				r.CostSource = "reported"
+			}
+			if err := insertAnyKind(ctx, d, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, id := range []string{"run-1", "run-2", "run-empty"} {
+		view := queryOne(t, d, `SELECT run_id, `+RunStatsColumns+` FROM run_summary_v WHERE run_id = ?`, id)
+		byRun := queryOne(t, d, RunStatsSQL, id)
+		if diff := cmp.Diff(view, byRun); diff != "" {
+			t.Errorf("run %s: RunStatsSQL differs from run_summary_v (-view +RunStatsSQL):\n%s", id, diff)
+		}
+		if err := d.FinishRun(ctx, id, wfb.RunComplete, t0); err != nil {
+			t.Fatal(err)
+		}
+		kept := queryOne(t, d, `SELECT run_id, `+RunStatsColumns+` FROM run_stats WHERE run_id = ?`, id)
+		if diff := cmp.Diff(view, kept); diff != "" {
+			t.Errorf("run %s: the kept copy differs from run_summary_v (-view +kept):\n%s", id, diff)
 		}
 	}
 }
