@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/resultsgen"
+	"github.com/wfbench/wfb/internal/testkit/resultsgen"
 	"github.com/wfbench/wfb/store"
 )
 

@@ -30,12 +30,12 @@
 //
 // A finished run's figures (its run_summary_v row, its cells and its tool
 // calls per task and arm) are counted once and kept in run_stats and the
-// run_*_stats tables beside it (migration 0012): FinishRun counts them in the transaction that ends the
-// run, ReopenRun drops them in its own, MergeFiles counts every run it
-// touched in its transaction. FreshRunStatsSQL selects the kept figures
-// that still describe their run; readers compute the others from the
-// views and queries (run_summary_v, CellStatsSQL, ToolStatsSQL,
-// ToolUseStatsSQL).
+// run_*_stats tables beside it (migration 0014): FinishRun counts them in
+// the transaction that ends the run, ReopenRun drops them in its own,
+// MergeFiles counts every run it touched in its transaction.
+// FreshRunStatsSQL selects the kept figures that still describe their run;
+// readers compute the others from the views and queries (RunStatsSQL,
+// CellStatsSQL, ToolStatsSQL, ToolUseStatsSQL).
 //
 // Query returns a query's rows boxed ([]any), for ad hoc SQL and small
 // lookups; Each streams them to a callback that scans typed values, for

@@ -11,10 +11,11 @@ import (
 // A finished run's figures are counted once and kept (migration 0014):
 // run_stats holds its run_summary_v row, run_cell_stats its cells per task
 // and arm, run_tool_stats and run_tool_use_stats its tool calls per task
-// and arm: copies of what the views and the reports' queries compute. Every writer that
-// changes a run's status or rows calls countRunTx in the same transaction,
-// so that the copies are made, dropped or made again with the change they
-// describe; readers also check results_rowid (see FreshRunStatsSQL).
+// and arm: copies of what the views and the reports' queries compute.
+// Every writer that changes a run's status or rows calls countRunTx in the
+// same transaction, so that the copies are made, dropped or made again
+// with the change they describe; readers also check results_rowid (see
+// FreshRunStatsSQL).
 
 // CellStatsSQL counts the cells and ok cells of run ? per task and arm,
 // by the cell rule (cells_v): what run_cell_stats keeps, and what a reader
