@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Names of the tests a Comparison can come from, as they appear in
@@ -60,8 +61,8 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 	// ranks them by a merge of the two sorted sides instead of pooling.
 	af, wa := finiteValues(a)
 	bf, wb := finiteValues(b)
-	sortFloats(af)
-	sortFloats(bf)
+	slices.Sort(af)
+	slices.Sort(bf)
 	c := Comparison{
 		A:     summarizeFinite(af, wa, confidenceFor(alpha)),
 		B:     summarizeFinite(bf, wb, confidenceFor(alpha)),

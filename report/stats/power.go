@@ -131,7 +131,7 @@ func newShiftModel(a, b [][]float64) shiftModel {
 		for _, xs := range side {
 			all = append(all, xs...)
 		}
-		sortFloats(all)
+		slices.Sort(all)
 		meds[i] = median(all)
 		for j := range all {
 			all[j] -= meds[i]

@@ -392,31 +392,3 @@ func stableShiftModel(a, b [][]float64) shiftModel {
 	spreadTies(m.e)
 	return m
 }
-
-// TestSortFloatsSortsAsSlicesSort holds the radix sort to the comparison
-// sort: the same values in the same order, for whole numbers (few bytes
-// differ), fractions, negatives, ties, and samples on both sides of
-// radixMin.
-func TestSortFloatsSortsAsSlicesSort(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 9))
-	gens := []func() float64{
-		func() float64 { return float64(rng.IntN(5000)) },
-		func() float64 { return rng.NormFloat64() * 1e3 },
-		func() float64 { return float64(rng.IntN(7)) - 3 },
-		func() float64 { return math.Ldexp(rng.Float64(), rng.IntN(200)-100) * float64(1-2*rng.IntN(2)) },
-	}
-	for gi, gen := range gens {
-		for _, n := range []int{0, 1, 100, radixMin - 1, radixMin, 50000} {
-			xs := make([]float64, n)
-			for i := range xs {
-				xs[i] = gen()
-			}
-			want := slices.Clone(xs)
-			slices.Sort(want)
-			sortFloats(xs)
-			if !slices.Equal(xs, want) {
-				t.Fatalf("generator %d, n %d: sortFloats differs from slices.Sort", gi, n)
-			}
-		}
-	}
-}
