@@ -14,6 +14,7 @@ import (
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -41,7 +42,7 @@ type agentOutput interface {
 	// line consumes one stdout line; it must not retain l.
 	line(l []byte, truncated bool)
 	// interpret records the outcome of a process that exited on its own.
-	interpret(row *store.Result, pr processResult)
+	interpret(row *store.Result, pr proc.Result)
 }
 
 // adapterFor returns a fresh adapter for an agent name. Adapters carry
@@ -129,7 +130,7 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (strin
 		// Gemini CLI otherwise starts a second Node process to answer.
 		"GEMINI_CLI_NO_RELAUNCH": "true"}
 	var out []byte
-	pr := runProcess(ctx, processSpec{
+	pr := proc.Run(ctx, proc.Spec{
 		Argv:       append(append([]string{}, launch.Prefix...), path, "--version"),
 		Dir:        where.dir,
 		Env:        envList(env),

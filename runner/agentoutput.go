@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
 // jsonLines reads an agent's JSON Lines stdout for its adapter's output,
-// counting what no event parser can use — lines over maxLineBytes, lines
+// counting what no event parser can use — lines over proc.MaxLineBytes, lines
 // that are not JSON — so that a refusal can say what the agent printed
 // instead.
 type jsonLines struct {
@@ -74,8 +75,8 @@ func (j *jsonLines) failNonJSON(row *store.Result) {
 	}
 }
 
-// lineLimit names maxLineBytes for messages.
-func lineLimit() string { return fmt.Sprintf("%d MiB", maxLineBytes>>20) }
+// lineLimit names proc.MaxLineBytes for messages.
+func lineLimit() string { return fmt.Sprintf("%d MiB", proc.MaxLineBytes>>20) }
 
 // evidenceBytes bounds the events kept as evidence of a refusal: the store
 // keeps no more of a result event (store.MaxEvidenceBytes).
@@ -83,7 +84,7 @@ const evidenceBytes = store.MaxEvidenceBytes
 
 // keptEvents keeps what the strict parse needs of one kind of event, in
 // memory bounded whatever the agent prints: how many there were, the last
-// one whole (a line is at most maxLineBytes), and the head of all of them,
+// one whole (a line is at most proc.MaxLineBytes), and the head of all of them,
 // one a line, as evidence when there were too many.
 type keptEvents struct {
 	n        int

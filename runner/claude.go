@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -359,7 +360,7 @@ type claudeCLIOutput struct {
 	named string // the version the spec named, if any
 }
 
-func (o *claudeCLIOutput) interpret(row *store.Result, pr processResult) {
+func (o *claudeCLIOutput) interpret(row *store.Result, pr proc.Result) {
 	o.claudeOutput.interpret(row, pr)
 	o.claudeOutput.measureMore(row, o.named)
 	if len(o.mcpFailed.items) > 0 {
@@ -401,8 +402,8 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 }
 
 // interpret parses Claude Code's result event strictly into the row.
-func (out *claudeOutput) interpret(row *store.Result, pr processResult) {
-	exit := pr.exitText()
+func (out *claudeOutput) interpret(row *store.Result, pr proc.Result) {
+	exit := pr.ExitText()
 	switch n := out.results.n; {
 	case n == 0:
 		addFailure(row, wfb.KindSessionError, out.missing("result event", exit))

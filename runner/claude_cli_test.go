@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -18,7 +19,7 @@ func cliOutcome(stdout string, code int64, version, named string) store.Result {
 		}
 	}
 	row := store.Result{AgentVersion: named}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 

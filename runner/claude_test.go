@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -21,7 +22,7 @@ func outcome(stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -317,8 +318,8 @@ var CodexUsageFields = []string{"input_tokens", "cached_input_tokens", "output_t
 // stream the provider dropped.
 var codexProviderText = regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\{\s*"error"|stream disconnected|exceeded retry limit`)
 
-func (o *codexOutput) interpret(row *store.Result, pr processResult) {
-	exit := pr.exitText()
+func (o *codexOutput) interpret(row *store.Result, pr proc.Result) {
+	exit := pr.ExitText()
 	row.SessionID = o.threadID
 	recordVersion(row, o.version, o.named)
 	// --json shows every retry, so the count is a measurement even when 0.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -29,7 +30,7 @@ func outcomeOf(out agentOutput, bin, stdout string, code int64) store.Result {
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 
@@ -290,7 +291,7 @@ func BenchmarkCodexOutput(b *testing.B) {
 	}
 	lines = append(lines, []byte(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":300000,"output_tokens":20000,"reasoning_output_tokens":5000}}`))
 	code := int64(0)
-	pr := processResult{State: wfb.StateExited, ExitCode: &code}
+	pr := proc.Result{State: wfb.StateExited, ExitCode: &code}
 	b.ReportAllocs()
 	for b.Loop() {
 		out := &codexOutput{model: "gpt-5-codex"}

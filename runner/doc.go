@@ -9,7 +9,9 @@
 // not (NULL) and why.
 //
 // The bench file itself (its types, strict parse, plan and shards) is
-// runner/bench; the review artifact is runner/review. Here:
+// runner/bench; the review artifact is runner/review; process supervision
+// (a process group, a cgroup when wfb has one, limits, SIGTERM then
+// SIGKILL, no descendant left behind) is runner/proc. Here:
 //
 //   - session.go: a SessionSpec (its SessionKey shared with Cell) run to a
 //     row: the sandbox's launch, the workspace boundary, the strict reading
@@ -18,8 +20,7 @@
 //     file per adapter: claude.go (Claude Code and the stand-in, which
 //     shares its interface) and codex.go; agentoutput.go holds what they
 //     share in reading JSON Lines and usage counts.
-//   - process.go and cgroup.go: process control — a process group, a cgroup
-//     when wfb has one, SIGTERM then SIGKILL, no descendant left behind.
+//   - limits.go: a session's Limits — proc's, and its requests' cap.
 //   - cell.go: a Cell run in a sandbox of its own (RunCell); runsession.go:
 //     one cell in a run of its own (RunSession, `wfb session`).
 //   - sweep.go, sweep_new.go, sweep_backend.go, sweep_attempt.go: a bench
@@ -31,6 +32,7 @@
 //     processes never record one run.
 //   - rescore.go and score.go: scoring review artifacts into the scores
 //     table, as a cell ends and again later (Rescore, `wfb rescore`).
-//   - prices.go, progress.go, tail.go: the price table for derived cost, the
-//     progress line, bounded output tails.
+//   - prices.go, progress.go: the price table for derived cost, the
+//     progress line; leftovers.go: the scratch directories a killed wfb
+//     left, reaped by the next.
 package runner

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -25,7 +26,7 @@ func outputRow(out agentOutput, stdout []byte, code int64) store.Result {
 		out.line([]byte(l), false)
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, processResult{State: wfb.StateExited, ExitCode: &code}, out)
+	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
 	return row
 }
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -311,8 +312,8 @@ var GeminiUsageFields = []string{"input_tokens", "cached", "input", "output_toke
 // Gemini CLI passed on, or a stream that ended without a finish reason.
 var geminiProviderText = regexp.MustCompile(`(?i)\[API Error|finish reason|INVALID_STREAM`)
 
-func (o *geminiOutput) interpret(row *store.Result, pr processResult) {
-	exit := pr.exitText()
+func (o *geminiOutput) interpret(row *store.Result, pr proc.Result) {
+	exit := pr.ExitText()
 	row.SessionID = o.sessionID
 	recordVersion(row, o.version, o.named)
 	switch n := o.results.n; {

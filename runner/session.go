@@ -8,13 +8,13 @@ import (
 	"maps"
 	"os"
 	"sort"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -226,7 +226,7 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
 	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, sessionSecrets(spec))
 	ps.Transcript = transcript
-	pr := runProcess(procCtx, ps)
+	pr := proc.Run(procCtx, ps)
 	execFailure(&pr, launch)
 	recordProcess(&row, pr)
 	if pr.State != wfb.StateSpawnFailure {
@@ -347,11 +347,11 @@ func (ws *sessionWorkspace) restoreModes() error {
 // agentProcess is the process of the agent's command: behind the
 // sandbox's prefix, in the workspace, with the environment built for it
 // (plus what the adapter adds), its stdout read by the adapter's output.
-func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch, cmd agentCommand, env map[string]string, out agentOutput) processSpec {
+func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch, cmd agentCommand, env map[string]string, out agentOutput) proc.Spec {
 	for k, v := range cmd.env {
 		env[k] = v
 	}
-	return processSpec{
+	return proc.Spec{
 		Argv:         append(append([]string{}, launch.Prefix...), cmd.argv...),
 		Dir:          spec.Workdir,
 		Env:          envList(env),
@@ -363,14 +363,14 @@ func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch,
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
 		OnStdoutLine: out.line,
-		Limits:       spec.Limits,
+		Limits:       spec.Limits.proc(),
 	}
 }
 
 // execFailure makes a sandbox that started but could not execute the agent
 // (bwrap's "execvp ...: No such file or directory") the spawn failure it
 // is, as the same exec failing outside a sandbox is: the agent never ran.
-func execFailure(pr *processResult, launch *sandbox.Launch) {
+func execFailure(pr *proc.Result, launch *sandbox.Launch) {
 	if pr.State != wfb.StateExited || pr.ExitCode == nil {
 		return
 	}
@@ -385,7 +385,7 @@ func execFailure(pr *processResult, launch *sandbox.Launch) {
 // row otherwise told only as "the agent printed no result event". The line
 // is the agent's (or the launcher's) text, stored as it is and shown with
 // its controls made visible by every surface.
-func quietFailure(row *store.Result, pr processResult) {
+func quietFailure(row *store.Result, pr proc.Result) {
 	if row.OK || pr.StdoutTail != "" || pr.State == wfb.StateSpawnFailure {
 		return
 	}
@@ -397,7 +397,7 @@ func quietFailure(row *store.Result, pr processResult) {
 }
 
 // recordProcess copies how the process ran into the row.
-func recordProcess(row *store.Result, pr processResult) {
+func recordProcess(row *store.Result, pr proc.Result) {
 	row.ProcessState = pr.State
 	row.ExitCode = pr.ExitCode
 	row.StdoutTail = pr.StdoutTail
@@ -422,7 +422,7 @@ func addFailure(row *store.Result, kind, detail string) {
 
 // interpret turns what the process did and printed into the row's outcome
 // and measurements.
-func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentOutput) {
+func interpret(row *store.Result, spec SessionSpec, pr proc.Result, out agentOutput) {
 	// The calls the output showed count whatever became of the process: a
 	// session stopped at its timeout called its tools all the same.
 	if tc, ok := out.(toolCounting); ok && pr.State != wfb.StateSpawnFailure {
@@ -437,7 +437,7 @@ func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentO
 // interpretProcess records how the process ended. It returns false when the
 // agent never produced output worth parsing (it did not start, was stopped,
 // or timed out); the row then already says why.
-func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
+func interpretProcess(row *store.Result, spec SessionSpec, pr proc.Result) bool {
 	if pr.LimitHit != "" {
 		addFailure(row, wfb.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
 		return false
@@ -474,17 +474,9 @@ func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) boo
 	return true
 }
 
-// exitText says how the process ended, for error details.
-func (pr processResult) exitText() string {
-	if pr.ExitCode != nil {
-		return "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
-	}
-	return "signal " + pr.Signal
-}
-
 // killedText says why a stopped session was killed after its SIGTERM.
-func killedText(pr processResult, spec SessionSpec) string {
-	if pr.Killed == killedInHurry {
+func killedText(pr proc.Result, spec SessionSpec) string {
+	if pr.Killed == proc.KilledInHurry {
 		return "it was killed at once at a second interrupt"
 	}
 	return fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())

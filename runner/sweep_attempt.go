@@ -107,8 +107,8 @@ func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[
 			return nil, stepFailed(wfb.KindCancelled, "cancelled during setup")
 		case err != nil:
 			return nil, stepFailed(wfb.KindInfraError, "run setup: %s", err)
-		case res.exitCode != 0 || res.timedOut:
-			return nil, stepFailed(wfb.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
+		case res.ExitCode != 0 || res.TimedOut:
+			return nil, stepFailed(wfb.KindInfraError, "%s", describeCommand(res, "setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
 	if err := sandbox.ShareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
@@ -143,8 +143,8 @@ func (s *Sweep) addVerify(t bench.Task, cell *Cell, gitEnv map[string]string) {
 		if err != nil {
 			return "", err
 		}
-		if res.exitCode != 0 || res.timedOut {
-			return res.describe("verify", t.Verify, timeout), nil
+		if res.ExitCode != 0 || res.TimedOut {
+			return describeCommand(res, "verify", t.Verify, timeout), nil
 		}
 		return "", nil
 	}

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bufio"
@@ -20,8 +20,9 @@ import (
 	"github.com/wfbench/wfb/internal/proctree"
 )
 
-// processSpec is what the runner needs to start one agent process.
-type processSpec struct {
+// Spec is what Run needs to start one process: an agent, or its version
+// probe.
+type Spec struct {
 	Argv       []string
 	Dir        string
 	Env        []string // the complete environment; nothing is inherited
@@ -33,12 +34,12 @@ type processSpec struct {
 	// ExtraFiles are passed to the child as fds 3, 4, ... (sandbox launch
 	// protocols use them).
 	ExtraFiles []*os.File
-	// Started, when set, runs after the process started and before the
-	// runner waits on it; an error kills the process group at once and is
+	// Started, when set, runs after the process started and before Run
+	// waits on it; an error kills the process group at once and is
 	// reported as the refusal reason (the sandbox's PID-namespace proof).
 	Started func(pid int) error
 	// OnStdoutLine sees every stdout line (without the newline), truncated
-	// to maxLine bytes; the runner parses events from it.
+	// to MaxLineBytes; the runner parses events from it.
 	OnStdoutLine func(line []byte, truncated bool)
 	// Transcript, when set, sees stdout as it is read (transcript.go).
 	Transcript io.Writer
@@ -46,8 +47,8 @@ type processSpec struct {
 	Limits Limits
 }
 
-// processResult is what happened to the process.
-type processResult struct {
+// Result is what happened to the process.
+type Result struct {
 	State      string // one of store.State*
 	ExitCode   *int64 // nil unless the process exited on its own terms
 	Signal     string // the signal that ended it, if any
@@ -67,15 +68,24 @@ type processResult struct {
 	// stopped it then.
 	LimitHit string
 	// Killed says why a process wfb stopped (a timeout, a cancellation)
-	// got SIGKILL after its SIGTERM: killedAfterGrace, killedInHurry, or
+	// got SIGKILL after its SIGTERM: KilledAfterGrace, KilledInHurry, or
 	// "" when SIGTERM ended it.
 	Killed string
 }
 
-// Why a stopped process was killed (processResult.Killed).
+// ExitText says how the process ended, for error details: its exit code,
+// or the signal that ended it.
+func (r Result) ExitText() string {
+	if r.ExitCode != nil {
+		return "exit code " + strconv.FormatInt(*r.ExitCode, 10)
+	}
+	return "signal " + r.Signal
+}
+
+// Why a stopped process was killed (Result.Killed).
 const (
-	killedAfterGrace = "grace"
-	killedInHurry    = "hurry"
+	KilledAfterGrace = "grace"
+	KilledInHurry    = "hurry"
 )
 
 // hurryKey is the context key of the hurry channel (WithHurry).
@@ -94,11 +104,13 @@ func hurried(ctx context.Context) <-chan struct{} {
 	return h
 }
 
+// MaxLineBytes bounds one stdout line: a longer one reaches OnStdoutLine
+// cut to this length and flagged truncated (the agent's output then fails
+// the session, naming the limit).
+const MaxLineBytes = 16 << 20
+
 const (
 	tailBytes = 64 << 10
-	// maxLineBytes bounds one stdout line; a longer one is not parsed and
-	// fails the session (jsonLines.failNonJSON), naming the limit.
-	maxLineBytes = 16 << 20
 	// pipeDrain bounds how long output is read after the process group is
 	// gone while nothing more arrives; only a descendant that left the
 	// group can hold a pipe that long. While output still flows (a slow
@@ -108,11 +120,11 @@ const (
 	pipeDrainMax = 30 * time.Second
 )
 
-// runProcess starts argv in its own process group and waits for it, for the
-// timeout, or for ctx. On timeout or cancellation the group gets SIGTERM,
+// Run starts argv in its own process group, behind agent-exec, and waits
+// for it, for the timeout, or for ctx. On timeout or cancellation the group gets SIGTERM,
 // then SIGKILL after the grace period. When the leader exits, whatever is
 // left of its group is killed: descendants never outlive a session.
-func runProcess(ctx context.Context, ps processSpec) (res processResult) {
+func Run(ctx context.Context, ps Spec) (res Result) {
 	stdoutTail, stderrTail := newTailBuffer(tailBytes), newTailBuffer(tailBytes)
 	defer func() {
 		res.StdoutTail = stdoutTail.String()
@@ -129,7 +141,7 @@ func runProcess(ctx context.Context, ps processSpec) (res processResult) {
 		res.State, res.SpawnErr = wfb.StateSpawnFailure, err
 		return res
 	}
-	ps.Limits = ps.Limits.orDefault()
+	ps.Limits = ps.Limits.OrDefault()
 	cg := sessionCgroupFor(ps.Limits, &res)
 	if cg != nil {
 		defer func() {
@@ -203,7 +215,7 @@ func sessionUID(c *syscall.Credential) int {
 // kernel can enforce them there, and records the containment in res. A
 // cgroup of the session's own catches descendants that leave the process
 // group; without one (not root, no cgroup2) the group is all there is.
-func sessionCgroupFor(l Limits, res *processResult) *sessionCgroup {
+func sessionCgroupFor(l Limits, res *Result) *sessionCgroup {
 	cg, err := newSessionCgroup()
 	if err != nil {
 		res.Containment = "process group only: " + err.Error()
@@ -288,7 +300,7 @@ func openPipes() (*processPipes, error) {
 
 // readStatus reads what agent-exec said when it could not start the
 // agent: then the session never ran, a spawn failure.
-func (p *processPipes) readStatus(res *processResult) {
+func (p *processPipes) readStatus(res *Result) {
 	defer p.statusR.Close()
 	// agent-exec is gone and the agent never had the pipe: EOF is near.
 	_ = p.statusR.SetReadDeadline(time.Now().Add(time.Second))
@@ -327,7 +339,7 @@ func (p *processPipes) closeParentEnds() {
 // session to the limits themselves (see limitWatch); RLIMIT_NPROC counts
 // every process of a uid, so it is set only when the session runs as a uid
 // of its own.
-func agentExecArgv(self string, ps processSpec) []string {
+func agentExecArgv(self string, ps Spec) []string {
 	argv := []string{self, agentexec.Command,
 		"--fds", strconv.Itoa(len(ps.ExtraFiles)), "--status-fd", strconv.Itoa(3 + len(ps.ExtraFiles)),
 		"--data", strconv.FormatInt(2*ps.Limits.Memory, 10)}
@@ -340,22 +352,10 @@ func agentExecArgv(self string, ps processSpec) []string {
 	return append(append(argv, "--"), ps.Argv...)
 }
 
-// behindAgentExec is the command line that runs argv behind agent-exec
-// with no limits and no status fd (its failure to start argv goes to
-// argv's stderr), as cred when given: agent-exec kills whatever argv
-// leaves running when it ends, and everything when wfb dies.
-func behindAgentExec(self string, cred *syscall.Credential, argv []string) []string {
-	out := []string{self, agentexec.Command, "--fds", "0"}
-	if cred != nil {
-		out = append(out, "--uid", strconv.FormatUint(uint64(cred.Uid), 10), "--gid", strconv.FormatUint(uint64(cred.Gid), 10))
-	}
-	return append(append(out, "--"), argv...)
-}
-
 // newCommand builds the process's command: agent-exec in front of argv,
 // its own process group, in the environment the spec names and nothing
 // else. agent-exec takes wfb's death as SIGUSR1 and kills the session.
-func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
+func newCommand(ps Spec, pipes *processPipes) *exec.Cmd {
 	argv := ps.Argv
 	if self, err := os.Executable(); err == nil {
 		argv = agentExecArgv(self, ps)
@@ -391,7 +391,7 @@ func newCommand(ps processSpec, pipes *processPipes) *exec.Cmd {
 // startProcess starts the command, in the cgroup when there is one, and
 // closes the child's ends of the pipes. A failure to start in the cgroup
 // falls back to the process group alone, and says so in res.Containment.
-func startProcess(ps processSpec, pipes *processPipes, cg *sessionCgroup, res *processResult) (*exec.Cmd, error) {
+func startProcess(ps Spec, pipes *processPipes, cg *sessionCgroup, res *Result) (*exec.Cmd, error) {
 	inCgroup := func() *exec.Cmd {
 		cmd := newCommand(ps, pipes)
 		if cg != nil {
@@ -422,7 +422,7 @@ func startProcess(ps processSpec, pipes *processPipes, cg *sessionCgroup, res *p
 // read feeds stdin (then closes it, so the agent sees EOF) and reads stdout
 // and stderr into their tails, stdout line by line to ps.OnStdoutLine. The
 // channel gets one value as each reader ends.
-func (p *processPipes) read(ps processSpec, stdoutTail, stderrTail io.Writer, res *processResult) <-chan struct{} {
+func (p *processPipes) read(ps Spec, stdoutTail, stderrTail io.Writer, res *Result) <-chan struct{} {
 	// An agent that never reads stdin must not block us: the write runs
 	// on its own goroutine.
 	go func() {
@@ -476,7 +476,7 @@ func killTree(leader int) {
 // superviseProcess runs the spec's Started check, then waits for the
 // leader to exit, the timeout, or ctx, and records which as res.State:
 // a stopped process gets SIGTERM, and SIGKILL after the grace period.
-func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-chan struct{}, res *processResult) {
+func superviseProcess(ctx context.Context, ps Spec, pid int, exited <-chan struct{}, res *Result) {
 	if ps.Started != nil {
 		if err := ps.Started(pid); err != nil {
 			killGroup(pid, syscall.SIGKILL)
@@ -505,7 +505,7 @@ func superviseProcess(ctx context.Context, ps processSpec, pid int, exited <-cha
 // stopProcess ends a process wfb stopped (state: timeout or cancelled):
 // SIGTERM to its group, then SIGKILL to its tree if it outlives the grace
 // period, or at once at ctx's hurry (a timeout becomes forced-kill).
-func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-chan struct{}, state string, res *processResult) {
+func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-chan struct{}, state string, res *Result) {
 	res.State = state
 	killGroup(pid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
@@ -514,9 +514,9 @@ func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-cha
 	case <-exited:
 		return
 	case <-t.C:
-		res.Killed = killedAfterGrace
+		res.Killed = KilledAfterGrace
 	case <-hurried(ctx):
-		res.Killed = killedInHurry
+		res.Killed = KilledInHurry
 	}
 	killTree(pid)
 	if state == wfb.StateTimeout {
@@ -528,7 +528,7 @@ func stopProcess(ctx context.Context, pid int, grace time.Duration, exited <-cha
 // drain waits for the readers, for at most pipeDrain while they wait for
 // output that does not come (pipeDrainMax in all): only a descendant that
 // left the group can hold a pipe that long, and then reading stops.
-func (p *processPipes) drain(readersDone <-chan struct{}, res *processResult) {
+func (p *processPipes) drain(readersDone <-chan struct{}, res *Result) {
 	start, seen := time.Now(), p.flowed.Load()
 	drain := time.NewTimer(pipeDrain)
 	defer drain.Stop()
@@ -558,7 +558,7 @@ func (p *processPipes) drain(readersDone <-chan struct{}, res *processResult) {
 
 // recordExit records how the process ended: its exit code or the signal
 // that killed it.
-func recordExit(cmd *exec.Cmd, waitErr error, res *processResult) {
+func recordExit(cmd *exec.Cmd, waitErr error, res *Result) {
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 		switch {
 		case st.Exited():
@@ -574,7 +574,7 @@ func recordExit(cmd *exec.Cmd, waitErr error, res *processResult) {
 }
 
 // readLines copies r to tail and hands every line to onLine. Lines longer
-// than maxLineBytes are cut (the rest is skipped) and flagged truncated.
+// than MaxLineBytes are cut (the rest is skipped) and flagged truncated.
 func readLines(r io.Reader, tail io.Writer, onLine func([]byte, bool)) int64 {
 	br := bufio.NewReaderSize(io.TeeReader(r, tail), 64<<10)
 	var total int64
@@ -583,10 +583,10 @@ func readLines(r io.Reader, tail io.Writer, onLine func([]byte, bool)) int64 {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		total += int64(len(chunk))
-		if len(line)+len(chunk) <= maxLineBytes {
+		if len(line)+len(chunk) <= MaxLineBytes {
 			line = append(line, chunk...)
 		} else {
-			if room := maxLineBytes - len(line); room > 0 {
+			if room := MaxLineBytes - len(line); room > 0 {
 				line = append(line, chunk[:room]...)
 			}
 			truncated = true

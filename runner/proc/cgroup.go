@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 // straight into it, so every descendant — even one that calls setsid and
 // leaves the process group — is found and killed (cgroup.kill) when the
 // session ends. Where wfb cannot create one (not root, no cgroup2 mount), the
-// runner falls back to killing the process group, and says so in the row.
+// process group alone contains the session, and Result.Containment says so.
 type sessionCgroup struct {
 	dir, parent string
 	fd          *os.File

@@ -1,4 +1,4 @@
-package runner
+package proc
 
 import (
 	"context"
@@ -17,11 +17,11 @@ import (
 	"github.com/wfbench/wfb/internal/gate"
 )
 
-func helperSpec(t *testing.T, mode string, extraEnv ...string) processSpec {
+func helperSpec(t *testing.T, mode string, extraEnv ...string) Spec {
 	t.Helper()
-	return processSpec{
+	return Spec{
 		Argv:    []string{testBinary(t)},
-		Env:     append([]string{"WFB_RUNNER_HELPER=" + mode}, extraEnv...),
+		Env:     append([]string{"WFB_PROC_HELPER=" + mode}, extraEnv...),
 		Timeout: 30 * time.Second,
 		Grace:   200 * time.Millisecond,
 	}
@@ -69,7 +69,7 @@ func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
 	ps := helperSpec(t, "ignore-term-with-grandchild", "WFB_PIDFILE="+pidfile)
 	ps.Timeout = 3 * time.Second // time for the helper (behind agent-exec) to ignore SIGTERM, even under -race
-	res := runProcess(context.Background(), ps)
+	res := Run(context.Background(), ps)
 	if res.State != wfb.StateForcedKill {
 		t.Errorf("state = %q, want %q (the leader ignores SIGTERM)", res.State, wfb.StateForcedKill)
 	}
@@ -85,7 +85,7 @@ func TestTimeoutKillsAGrandchildThatIgnoresSIGTERM(t *testing.T) {
 // Descendants must not outlive a leader that exits on its own either.
 func TestDescendantsDieWithTheLeader(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
-	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-grandchild", "WFB_PIDFILE="+pidfile))
+	res := Run(context.Background(), helperSpec(t, "exit-leaving-grandchild", "WFB_PIDFILE="+pidfile))
 	if res.State != wfb.StateExited || res.ExitCode == nil || *res.ExitCode != 0 {
 		t.Fatalf("state %q exit %v, want exited 0", res.State, res.ExitCode)
 	}
@@ -110,7 +110,7 @@ func TestADescendantThatLeftTheProcessGroupStillDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidfile := filepath.Join(t.TempDir(), "gc.pid")
-	res := runProcess(context.Background(), helperSpec(t, "exit-leaving-setsid-grandchild", "WFB_PIDFILE="+pidfile))
+	res := Run(context.Background(), helperSpec(t, "exit-leaving-setsid-grandchild", "WFB_PIDFILE="+pidfile))
 	if res.State != wfb.StateExited {
 		t.Fatalf("state %q: %s", res.State, res.StderrTail)
 	}
@@ -132,7 +132,7 @@ func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
 	// SIGTERM during it was once seen to be lost, ending in SIGKILL.
 	ps.Timeout = time.Second
 	ps.Grace = 10 * time.Second
-	res := runProcess(context.Background(), ps)
+	res := Run(context.Background(), ps)
 	if res.State != wfb.StateTimeout {
 		t.Errorf("state = %q, want %q", res.State, wfb.StateTimeout)
 	}
@@ -144,7 +144,7 @@ func TestTimeoutThenSIGTERMIsRecordedAsTimeout(t *testing.T) {
 func TestCancellationStopsTheSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
-	res := runProcess(ctx, helperSpec(t, "exit-on-term"))
+	res := Run(ctx, helperSpec(t, "exit-on-term"))
 	if res.State != wfb.StateCancelled {
 		t.Errorf("state = %q, want %q", res.State, wfb.StateCancelled)
 	}
@@ -158,11 +158,11 @@ func TestTheEnvironmentIsExactlyWhatTheSpecNames(t *testing.T) {
 	ps := helperSpec(t, "print-env-and-stdin", "ONLY_THIS=1")
 	ps.Stdin = "the prompt"
 	ps.OnStdoutLine = func(l []byte, _ bool) { lines = append(lines, string(l)) }
-	res := runProcess(context.Background(), ps)
+	res := Run(context.Background(), ps)
 	if res.State != wfb.StateExited {
 		t.Fatalf("state %q: %s", res.State, res.StderrTail)
 	}
-	want := []string{"env WFB_RUNNER_HELPER=print-env-and-stdin", "env ONLY_THIS=1", "stdin the prompt"}
+	want := []string{"env WFB_PROC_HELPER=print-env-and-stdin", "env ONLY_THIS=1", "stdin the prompt"}
 	if diff := cmp.Diff(want, lines); diff != "" {
 		t.Errorf("child saw (-want +got):\n%s", diff)
 	}
@@ -176,13 +176,13 @@ func TestHugeOutputIsBounded(t *testing.T) {
 	ps.OnStdoutLine = func(l []byte, tr bool) {
 		if tr {
 			truncated++
-			if len(l) > maxLineBytes {
-				t.Errorf("a line of %d bytes was handed on; cap is %d", len(l), maxLineBytes)
+			if len(l) > MaxLineBytes {
+				t.Errorf("a line of %d bytes was handed on; cap is %d", len(l), MaxLineBytes)
 			}
 		}
 		last = string(l)
 	}
-	res := runProcess(context.Background(), ps)
+	res := Run(context.Background(), ps)
 	if res.State != wfb.StateExited {
 		t.Fatalf("state %q", res.State)
 	}
@@ -204,7 +204,7 @@ func TestHugeOutputIsBounded(t *testing.T) {
 }
 
 func TestAMissingBinaryIsASpawnFailure(t *testing.T) {
-	res := runProcess(context.Background(), processSpec{Argv: []string{"/nonexistent/agent"}, Grace: time.Second})
+	res := Run(context.Background(), Spec{Argv: []string{"/nonexistent/agent"}, Grace: time.Second})
 	if res.State != wfb.StateSpawnFailure || res.SpawnErr == nil {
 		t.Fatalf("state %q err %v, want spawn-failure with an error", res.State, res.SpawnErr)
 	}
