@@ -110,11 +110,11 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		failure, err := c.Verify(ctx, sb.Workspace(), sb.Credential())
 		switch {
 		case err != nil && ctx.Err() != nil:
-			addFailure(&row, wfb.KindCancelled, "cancelled while verifying")
+			row.AddFailure(wfb.KindCancelled, "cancelled while verifying")
 		case err != nil:
-			addFailure(&row, wfb.KindInfraError, "run the verify command: "+err.Error())
+			row.AddFailure(wfb.KindInfraError, "run the verify command: "+err.Error())
 		case failure != "":
-			addFailure(&row, wfb.KindVerifyFailed, failure)
+			row.AddFailure(wfb.KindVerifyFailed, failure)
 		}
 	}
 	bringBack(&row, sb)
@@ -133,10 +133,10 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 // private root. A failure is the row's too.
 func bringBack(row *store.Result, sb *sandbox.Sandbox) {
 	if err := sb.ApplyEdits(); err != nil {
-		addFailure(row, wfb.KindInfraError, err.Error())
+		row.AddFailure(wfb.KindInfraError, err.Error())
 	}
 	if err := sb.DeliverArtifacts(); err != nil {
-		addFailure(row, wfb.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
+		row.AddFailure(wfb.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
 	}
 }
 

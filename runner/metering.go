@@ -12,47 +12,32 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
-	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
-
-// AnthropicAPI is the base URL Claude Code uses when ANTHROPIC_BASE_URL is
-// not set.
-const AnthropicAPI = "https://api.anthropic.com"
 
 // meterGrace bounds how long, after the agent's process is gone, the
 // session waits for its metered requests to be filed.
 const meterGrace = 5 * time.Second
 
 // beginMeter starts metering the session as attempt attemptID: the
-// provider base URL the agent would use becomes the attempt's upstream,
-// and the agent is given the attempt's base URL instead (Claude Code's and
-// the stand-in's ANTHROPIC_BASE_URL; Codex's provider base_url, built from
-// OPENAI_BASE_URL when set, else from ANTHROPIC_BASE_URL; Gemini CLI's
-// GOOGLE_GEMINI_BASE_URL, likewise). The meter tells the protocol by the
-// request's path. spec.Env is replaced, not changed in place. The
-// attempt's secrets are the secret values of the agent's environment.
-// Without a base URL, Claude Code's is its vendor's API; the stand-in,
-// Codex and Gemini CLI have none, and refuse to run: the attempt is then
-// not metered (nil), so that their refusal stands.
+// provider base URL the agent would use (its adapter says which variable
+// holds it: agent.Adapter.Upstream) becomes the attempt's upstream, and
+// the agent is given the attempt's base URL instead, in that variable.
+// The meter tells the protocol by the request's path. spec.Env is
+// replaced, not changed in place. The attempt's secrets are the secret
+// values of the agent's environment. An agent that would call no base
+// URL (the stand-in, Codex and Gemini CLI without one; Claude Code's is
+// its vendor's API) refuses to run: the attempt is then not metered (nil),
+// so that its refusal stands.
 //
 // The attempt's requests are capped at the session's request limit: past
 // it the meter refuses each and calls onCap, once, to stop the session.
-func beginMeter(spec *SessionSpec, attemptID string, onCap func()) (*meter.Attempt, error) {
-	key := "ANTHROPIC_BASE_URL"
-	switch {
-	case spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "":
-		key = "OPENAI_BASE_URL"
-	case spec.Agent == bench.AgentGemini && spec.Env["GOOGLE_GEMINI_BASE_URL"] != "":
-		key = "GOOGLE_GEMINI_BASE_URL"
-	}
-	upstream := spec.Env[key]
-	switch {
-	case upstream == "" && spec.Agent == bench.AgentClaude:
-		upstream = AnthropicAPI
-	case upstream == "":
+func beginMeter(spec *SessionSpec, ad agent.Adapter, attemptID string, onCap func()) (*meter.Attempt, error) {
+	key, upstream := ad.Upstream(spec.Env)
+	if upstream == "" {
 		return nil, nil
 	}
 	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: sessionSecrets(*spec),
@@ -131,7 +116,7 @@ func noteProxyErrors(row *store.Result, recs []meter.Record) {
 	if !row.OK && row.ErrorKind == wfb.KindSessionError && failed >= models {
 		row.ErrorKind = wfb.KindProviderError
 	}
-	row.ErrorDetail = joinDetail(row.ErrorDetail, detail)
+	row.AddDetail(detail)
 }
 
 // crossCheck applies the wire's witness to the row (see migration 0006):
@@ -152,10 +137,10 @@ func crossCheck(row *store.Result, s meter.Summary, requireWitness bool) {
 	case len(s.Billed) == 0:
 		why := s.Input.Why
 		if row.OK {
-			addFailure(row, wfb.KindSessionError, "usage refused: the agent reported success but "+why)
+			row.AddFailure(wfb.KindSessionError, "usage refused: the agent reported success but "+why)
 		}
 		if hadUsage(row) {
-			row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent's usage figures are not recorded: "+why+", so they are not a measurement")
+			row.AddDetail("the agent's usage figures are not recorded: " + why + ", so they are not a measurement")
 		}
 		dropReported(row)
 		return
@@ -188,7 +173,7 @@ func malformedUsage(row *store.Result, detail string) {
 		row.ErrorDetail = detail + "; the agent reported a provider-error: " + row.ErrorDetail
 		return
 	}
-	addFailure(row, wfb.KindSessionError, detail)
+	row.AddFailure(wfb.KindSessionError, detail)
 }
 
 // unwitnessed gives a metered attempt whose agent reported billed usage
@@ -214,7 +199,7 @@ func unwitnessed(row *store.Result, s meter.Summary, requireWitness bool) {
 	if !requireWitness {
 		return
 	}
-	addFailure(row, wfb.KindSessionError, fmt.Sprintf("usage not witnessed, tokens and cost not recorded: the agent reported %s but %s, and a witness is required (require_witness)", claimed, wire))
+	row.AddFailure(wfb.KindSessionError, fmt.Sprintf("usage not witnessed, tokens and cost not recorded: the agent reported %s but %s, and a witness is required (require_witness)", claimed, wire))
 	dropReported(row)
 }
 
@@ -270,8 +255,8 @@ func agentPrinted(row *store.Result, f meter.FieldCheck) string {
 		Usage map[string]json.RawMessage `json:"usage"`
 	}
 	name := f.Field
-	if row.Agent == bench.AgentCodex && name == meter.FieldCacheRead {
-		name = "cached_input_tokens"
+	if ad, err := agent.For(row.Agent); err == nil {
+		name = ad.ReportedField(name)
 	}
 	if json.Unmarshal([]byte(row.ResultEvent), &ev) == nil {
 		if raw, ok := ev.Usage[name]; ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/store"
 )
@@ -30,7 +31,7 @@ const (
 func priceWire(row *store.Result, recs []meter.Record) {
 	cost, why := wireCost(recs)
 	if cost == nil {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "metered cost not recorded: "+why)
+		row.AddDetail("metered cost not recorded: " + why)
 		return
 	}
 	row.MeteredCostUSD = cost
@@ -69,9 +70,9 @@ func requestCost(r meter.Record) (*big.Int, string) {
 	if model == "" {
 		model = r.RequestedModel
 	}
-	p, ok := PriceFor(model)
+	p, ok := agent.PriceFor(model)
 	if !ok {
-		return nil, fmt.Sprintf("no price for model %q in wfb's price table (version %s)", model, PriceTableVersion)
+		return nil, fmt.Sprintf("no price for model %q in wfb's price table (version %s)", model, agent.PriceTableVersion)
 	}
 	if len(r.Surcharges) > 0 {
 		return nil, "the response names charges beyond its tokens at standard rates, which wfb's price table does not price: " + strings.Join(r.Surcharges, ", ")

@@ -1,4 +1,4 @@
-package runner
+package agent
 
 import (
 	"bytes"
@@ -8,14 +8,13 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
 // jsonLines reads an agent's JSON Lines stdout for its adapter's output,
-// counting what no event parser can use — lines over proc.MaxLineBytes, lines
-// that are not JSON — so that a refusal can say what the agent printed
-// instead.
+// counting what no event parser can use — lines over the line limit
+// (Process.MaxLine), lines that are not JSON — so that a refusal can say
+// what the agent printed instead.
 type jsonLines struct {
 	lines        int
 	nonJSON      int
@@ -47,15 +46,15 @@ func (j *jsonLines) decode(l []byte, truncated bool, v any) ([]byte, bool) {
 }
 
 // missing explains a stdout without the terminal event (named by event):
-// how the process ended (exit), how many lines it printed and what was
-// wrong with them, then more, if any, inside the parentheses.
-func (j *jsonLines) missing(event, exit string, more ...string) string {
-	detail := fmt.Sprintf("the agent printed no %s (%s, %d stdout lines", event, exit, j.lines)
+// how the process ended, how many lines it printed and what was wrong with
+// them, then more, if any, inside the parentheses.
+func (j *jsonLines) missing(event string, p Process, more ...string) string {
+	detail := fmt.Sprintf("the agent printed no %s (%s, %d stdout lines", event, p.Exit, j.lines)
 	if j.firstNonJSON != "" {
 		detail += fmt.Sprintf(", %d not JSON, first %s", j.nonJSON, j.firstNonJSON)
 	}
 	if j.truncated > 0 {
-		detail += fmt.Sprintf(", %d over the %s line limit", j.truncated, lineLimit())
+		detail += fmt.Sprintf(", %d over the %s line limit", j.truncated, lineLimit(p.MaxLine))
 	}
 	for _, m := range more {
 		detail += ", " + m
@@ -66,17 +65,17 @@ func (j *jsonLines) missing(event, exit string, more ...string) string {
 // failNonJSON records stdout lines that are not JSON, and lines over the
 // line limit (which are never parsed), as a session error, whatever the
 // terminal event said.
-func (j *jsonLines) failNonJSON(row *store.Result) {
+func (j *jsonLines) failNonJSON(row *store.Result, p Process) {
 	if j.nonJSON > 0 {
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("%d stdout lines are not JSON (first %s)", j.nonJSON, j.firstNonJSON))
 	}
 	if j.truncated > 0 {
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("%d stdout lines exceed the %s line limit and were not parsed", j.truncated, lineLimit()))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("%d stdout lines exceed the %s line limit and were not parsed", j.truncated, lineLimit(p.MaxLine)))
 	}
 }
 
-// lineLimit names proc.MaxLineBytes for messages.
-func lineLimit() string { return fmt.Sprintf("%d MiB", proc.MaxLineBytes>>20) }
+// lineLimit names the line limit for messages.
+func lineLimit(max int) string { return fmt.Sprintf("%d MiB", max>>20) }
 
 // evidenceBytes bounds the events kept as evidence of a refusal: the store
 // keeps no more of a result event (store.MaxEvidenceBytes).
@@ -84,7 +83,7 @@ const evidenceBytes = store.MaxEvidenceBytes
 
 // keptEvents keeps what the strict parse needs of one kind of event, in
 // memory bounded whatever the agent prints: how many there were, the last
-// one whole (a line is at most proc.MaxLineBytes), and the head of all of them,
+// one whole (a line is at most Process.MaxLine), and the head of all of them,
 // one a line, as evidence when there were too many.
 type keptEvents struct {
 	n        int
@@ -162,7 +161,7 @@ func recordVersion(row *store.Result, probed, named string) {
 		return
 	}
 	if named != "" && named != probed {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", named, probed))
+		row.AddDetail(fmt.Sprintf("the arm names agent version %s but the binary reports %s (recorded)", named, probed))
 	}
 	row.AgentVersion = probed
 }
@@ -187,4 +186,23 @@ func parseCounts(usage map[string]json.RawMessage, prefix string, fields []strin
 		vals[i] = n
 	}
 	return vals, problems
+}
+
+func rawList(rs []json.RawMessage) [][]byte {
+	out := make([][]byte, len(rs))
+	for i, r := range rs {
+		out[i] = r
+	}
+	return out
+}
+
+func joinLines(ls [][]byte) []byte {
+	var b []byte
+	for i, l := range ls {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, l...)
+	}
+	return b
 }

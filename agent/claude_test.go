@@ -1,16 +1,29 @@
-package runner
+package agent
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// testMaxLine is the line limit the runner reads an agent's stdout with
+// (proc.MaxLineBytes).
+const testMaxLine = 16 << 20
+
+// exited interprets what out read as the runner does for a process that
+// exited on its own with code: its tool calls counted, the row ok, then
+// the strict reading.
+func exited(row *store.Result, out Output, code int64) {
+	out.Tools().Record(row)
+	row.OK = true
+	out.Interpret(row, Process{ExitCode: &code, Exit: "exit code " + strconv.FormatInt(code, 10), MaxLine: testMaxLine})
+}
 
 // outcome runs interpret on stdout as if a process had printed it and
 // exited with code.
@@ -18,11 +31,11 @@ func outcome(stdout string, code int64) store.Result {
 	out := &claudeOutput{}
 	for _, l := range strings.Split(stdout, "\n") {
 		if l != "" {
-			out.line([]byte(l), false)
+			out.Line([]byte(l), false)
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
+	exited(&row, out, code)
 	return row
 }
 

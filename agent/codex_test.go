@@ -1,7 +1,6 @@
-package runner
+package agent
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
-	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -23,14 +20,14 @@ func codexOutcome(model, stdout string, code int64) store.Result {
 
 // outcomeOf feeds stdout to an adapter's output line by line and
 // interprets it as if the process had exited with code.
-func outcomeOf(out agentOutput, bin, stdout string, code int64) store.Result {
+func outcomeOf(out Output, bin, stdout string, code int64) store.Result {
 	for _, l := range strings.Split(stdout, "\n") {
 		if l != "" {
-			out.line([]byte(l), false)
+			out.Line([]byte(l), false)
 		}
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: bin}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
+	exited(&row, out, code)
 	return row
 }
 
@@ -165,20 +162,21 @@ func TestCodexRetriesAreCountedAndWarningsKept(t *testing.T) {
 // command that waits on stdin, talks to OpenAI instead of the configured
 // provider, retries without bound, or reads the user's own config.
 func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
-	spec := SessionSpec{
-		SessionKey: SessionKey{AgentBin: "/opt/codex", Model: "gpt-5-codex", Prompt: "-p looks like a flag"},
+	const prompt = "-p looks like a flag"
+	spec := Session{
+		Bin: "/opt/codex", Model: "gpt-5-codex",
 		Env: map[string]string{
 			"HOME": "/sb/home", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/", "ANTHROPIC_API_KEY": "sk-cell",
 			"CLAUDE_CODE_MAX_RETRIES": "1", "API_TIMEOUT_MS": "3000",
 		},
 	}
 	ad := &codexAdapter{}
-	cmd, err := ad.command(context.Background(), spec, spec.Prompt)
+	cmd, err := ad.Command(spec, prompt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !cmd.noStdin || cmd.stdin != "" {
-		t.Errorf("stdin: noStdin %v, stdin %q; codex waits on an open pipe", cmd.noStdin, cmd.stdin)
+	if !cmd.NoStdin || cmd.Stdin != "" {
+		t.Errorf("stdin: noStdin %v, stdin %q; codex waits on an open pipe", cmd.NoStdin, cmd.Stdin)
 	}
 	want := []string{"/opt/codex", "exec", "--json", "--skip-git-repo-check", "--ephemeral", "--ignore-user-config", "--strict-config", "--color", "never",
 		"-m", "gpt-5-codex", "-s", "workspace-write",
@@ -187,43 +185,43 @@ func TestCodexCommandIsHeadlessBoundedAndPointedAtTheProvider(t *testing.T) {
 		"-c", `approval_policy="never"`, "-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false",
 		"-c", "feedback.enabled=false", "-c", `history.persistence="none"`, "-c", `web_search="disabled"`,
 		"--", "-p looks like a flag"}
-	if diff := cmp.Diff(want, cmd.argv); diff != "" {
+	if diff := cmp.Diff(want, cmd.Argv); diff != "" {
 		t.Errorf("argv (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"CODEX_HOME": "/sb/home", "OPENAI_API_KEY": "sk-cell"}, cmd.env); diff != "" {
+	if diff := cmp.Diff(map[string]string{"CODEX_HOME": "/sb/home", "OPENAI_API_KEY": "sk-cell"}, cmd.Env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
 
 	// An arm pointed at OpenAI itself keeps its own URL and key.
 	spec.Env = map[string]string{"HOME": "/sb/home", "OPENAI_BASE_URL": "https://api.openai.com/v1", "OPENAI_API_KEY": "sk-real", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
-	cmd, err = (&codexAdapter{}).command(context.Background(), spec, "p")
+	cmd, err = (&codexAdapter{}).Command(spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(cmd.argv, func(a string) bool { return strings.HasPrefix(a, "model_providers.wfb=") }); i < 0 || !strings.Contains(cmd.argv[i], `base_url="https://api.openai.com/v1"`) {
-		t.Errorf("provider not pointed at OPENAI_BASE_URL: %v", cmd.argv)
+	if i := slices.IndexFunc(cmd.Argv, func(a string) bool { return strings.HasPrefix(a, "model_providers.wfb=") }); i < 0 || !strings.Contains(cmd.Argv[i], `base_url="https://api.openai.com/v1"`) {
+		t.Errorf("provider not pointed at OPENAI_BASE_URL: %v", cmd.Argv)
 	}
-	if _, ok := cmd.env["OPENAI_API_KEY"]; ok {
-		t.Errorf("the arm's OPENAI_API_KEY was overridden: %v", cmd.env)
+	if _, ok := cmd.Env["OPENAI_API_KEY"]; ok {
+		t.Errorf("the arm's OPENAI_API_KEY was overridden: %v", cmd.Env)
 	}
 }
 
 // TestCodexRefusesArmSettingsItCannotHonour stops an arm's max turns or
 // tool allow-list from being silently ignored for Codex.
 func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
-	base := SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}, Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
+	base := Session{Bin: "codex", Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
 	cases := []struct {
 		name   string
-		adjust func(*SessionSpec)
+		adjust func(*Session)
 		want   string
 	}{
-		{"max turns", func(s *SessionSpec) { s.MaxTurns = 3 }, "no turn limit"},
-		{"allowed tools", func(s *SessionSpec) { s.AllowedTools = []string{"Write"} }, "no tool allow-list"},
-		{"permission", func(s *SessionSpec) { s.Permission = "acceptEdits" }, `permission "acceptEdits"`},
-		{"format", func(s *SessionSpec) { s.OutputFormat = "stream-json" }, "jsonl only"},
-		{"no home", func(s *SessionSpec) { s.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://x"} }, "needs HOME"},
-		{"no url", func(s *SessionSpec) { s.Env = map[string]string{"HOME": "/h"} }, "needs a provider base URL"},
-		{"bad retries", func(s *SessionSpec) { s.Env["CLAUDE_CODE_MAX_RETRIES"] = "lots" }, `CLAUDE_CODE_MAX_RETRIES="lots"`},
+		{"max turns", func(s *Session) { s.MaxTurns = 3 }, "no turn limit"},
+		{"allowed tools", func(s *Session) { s.AllowedTools = []string{"Write"} }, "no tool allow-list"},
+		{"permission", func(s *Session) { s.Permission = "acceptEdits" }, `permission "acceptEdits"`},
+		{"format", func(s *Session) { s.OutputFormat = "stream-json" }, "jsonl only"},
+		{"no home", func(s *Session) { s.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://x"} }, "needs HOME"},
+		{"no url", func(s *Session) { s.Env = map[string]string{"HOME": "/h"} }, "needs a provider base URL"},
+		{"bad retries", func(s *Session) { s.Env["CLAUDE_CODE_MAX_RETRIES"] = "lots" }, `CLAUDE_CODE_MAX_RETRIES="lots"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -233,7 +231,7 @@ func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
 				spec.Env[k] = v
 			}
 			c.adjust(&spec)
-			_, err := (&codexAdapter{}).command(context.Background(), spec, "p")
+			_, err := (&codexAdapter{}).Command(spec, "p")
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err %v, want one naming %q", err, c.want)
 			}
@@ -241,28 +239,18 @@ func TestCodexRefusesArmSettingsItCannotHonour(t *testing.T) {
 	}
 }
 
-// fakeIsolation stands in for a wfb sandbox in command-line tests.
-type fakeIsolation struct{ artifacts string }
-
-func (f fakeIsolation) Backend() string           { return "host-unsafe" }
-func (f fakeIsolation) RequirePIDNamespace() bool { return false }
-func (f fakeIsolation) ArtifactDir() string       { return f.artifacts }
-func (f fakeIsolation) Launch(context.Context) (*sandbox.Launch, error) {
-	return &sandbox.Launch{}, nil
-}
-
 // TestCodexInsideAWfbSandboxLeavesIsolationToWfb stops Codex's own sandbox
 // from being started inside wfb's, where it cannot start (it must create
 // .git in a workspace a review makes read-only) and its failures leave no
 // trace in the output; the artifact directory is still granted.
 func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
-	spec := SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}, Sandbox: fakeIsolation{"/sb/artifacts"},
+	spec := Session{Bin: "codex", Sandboxed: true, Grant: []string{"/sb/artifacts"},
 		Env: map[string]string{"HOME": "/h", "ANTHROPIC_BASE_URL": "http://x"}}
-	cmd, err := (&codexAdapter{}).command(context.Background(), spec, "p")
+	cmd, err := (&codexAdapter{}).Command(spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(cmd.argv, " ")
+	got := strings.Join(cmd.Argv, " ")
 	for _, want := range []string{"--dangerously-bypass-approvals-and-sandbox", "--add-dir /sb/artifacts"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("argv %q lacks %q", got, want)
@@ -272,11 +260,11 @@ func TestCodexInsideAWfbSandboxLeavesIsolationToWfb(t *testing.T) {
 		t.Errorf("argv %q also asks for Codex's sandbox", got)
 	}
 	spec.Permission = "workspace-write"
-	cmd, err = (&codexAdapter{}).command(context.Background(), spec, "p")
+	cmd, err = (&codexAdapter{}).Command(spec, "p")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(cmd.argv, " "); !strings.Contains(got, "-s workspace-write") || strings.Contains(got, "bypass") {
+	if got := strings.Join(cmd.Argv, " "); !strings.Contains(got, "-s workspace-write") || strings.Contains(got, "bypass") {
 		t.Errorf("an arm's own permission was not kept: %q", got)
 	}
 }
@@ -291,17 +279,41 @@ func BenchmarkCodexOutput(b *testing.B) {
 	}
 	lines = append(lines, []byte(`{"type":"turn.completed","usage":{"input_tokens":400000,"cached_input_tokens":300000,"output_tokens":20000,"reasoning_output_tokens":5000}}`))
 	code := int64(0)
-	pr := proc.Result{State: wfb.StateExited, ExitCode: &code}
 	b.ReportAllocs()
 	for b.Loop() {
 		out := &codexOutput{model: "gpt-5-codex"}
 		for _, l := range lines {
-			out.line(l, false)
+			out.Line(l, false)
 		}
 		var row store.Result
-		interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "codex"}}, pr, out)
+		exited(&row, out, code)
 		if !row.OK {
 			b.Fatal(row.ErrorDetail)
 		}
+	}
+}
+
+// TestMalformedProviderUsageIsOneKindForEveryAgent stops one fault from
+// having two kinds: fed to each parser, the provider's usage carrying a
+// negative cache count, or none, is a session-error that refuses the
+// usage (the test of the same name in package runner holds the same
+// through the meter).
+func TestMalformedProviderUsageIsOneKindForEveryAgent(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		row  store.Result
+	}{
+		{"claude/negative", outcome(result(`"usage":{"input_tokens":1200,"output_tokens":30,"cache_read_input_tokens":-5,"cache_creation_input_tokens":500}`), 0)},
+		{"codex/negative", codexOutcome("gpt-5-codex", codexDone(`{"input_tokens":1695,"cached_input_tokens":-5,"output_tokens":30,"reasoning_output_tokens":0}`), 0)},
+		{"gemini/negative", geminiOutcome(geminiDone(`{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"cached":-5,"input":1200,"models":{}}`), 0)},
+		{"claude/missing", outcome(result(`"usage":{"input_tokens":1200,"output_tokens":30,"cache_creation_input_tokens":500}`), 0)},
+		{"codex/missing", codexOutcome("gpt-5-codex", codexDone(`{"input_tokens":1695,"output_tokens":30,"reasoning_output_tokens":0}`), 0)},
+		{"gemini/missing", geminiOutcome(geminiDone(`{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"input":1200,"models":{}}`), 0)},
+	} {
+		t.Run("parsed/"+c.name, func(t *testing.T) {
+			if c.row.OK || c.row.ErrorKind != wfb.KindSessionError || !strings.Contains(c.row.ErrorDetail, "usage refused") || c.row.InputTokens != nil {
+				t.Errorf("ok %v kind %q input %v: %s; want a session-error refusing the usage", c.row.OK, c.row.ErrorKind, c.row.InputTokens, c.row.ErrorDetail)
+			}
+		})
 	}
 }

@@ -1,10 +1,11 @@
-package runner
+package agent
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -12,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -38,29 +38,53 @@ const codexProvider = "wfb"
 // APIs on one base URL). The key is read by Codex from OPENAI_API_KEY; when
 // the spec has none and the base URL is the cell's, the cell's key is
 // passed under that name. Retries and the stream idle timeout take the same
-// bounds runner.AgentEnv sets for Claude Code: CLAUDE_CODE_MAX_RETRIES and
-// API_TIMEOUT_MS.
+// bounds the runner sets for Claude Code (runner.AgentEnv):
+// CLAUDE_CODE_MAX_RETRIES and API_TIMEOUT_MS.
 type codexAdapter struct {
-	model   string
-	version string
-	named   string
-	skills  []string // the kit's skill names, to recognise a read of one
+	model  string
+	named  string
+	skills []string // the kit's skill names, to recognise a read of one
 }
 
-func (a *codexAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
-	argv, env, err := codexArgv(spec, prompt)
+func (a *codexAdapter) Command(s Session, prompt string) (Command, error) {
+	argv, env, err := codexArgv(s, prompt)
 	if err != nil {
-		return agentCommand{}, err
+		return Command{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
-	for _, s := range spec.Kit.Skills {
-		a.skills = append(a.skills, filepath.Base(s))
+	a.model, a.named = s.Model, s.Version
+	for _, sk := range s.Kit.Skills {
+		a.skills = append(a.skills, filepath.Base(sk))
 	}
-	return agentCommand{argv: argv, noStdin: true, env: env}, nil
+	return Command{Argv: argv, NoStdin: true, Env: env}, nil
 }
 
-func (a *codexAdapter) output() agentOutput {
-	return &codexOutput{model: a.model, version: a.version, named: a.named, skills: a.skills}
+func (a *codexAdapter) Version() (Probe, bool) { return VersionProbe, true }
+
+func (a *codexAdapter) Output(version string) Output {
+	return &codexOutput{model: a.model, version: version, named: a.named, skills: a.skills}
+}
+
+// SkillsDir is under CODEX_HOME, which wfb sets to the private HOME (an arm
+// that sets its own cannot have skills: see bench's checkKit).
+func (a *codexAdapter) SkillsDir(home string) string { return filepath.Join(home, "skills") }
+
+// Upstream is OPENAI_BASE_URL when the arm sets it, else the cell's
+// ANTHROPIC_BASE_URL, from which codexProviderConfig builds the provider's
+// base_url.
+func (a *codexAdapter) Upstream(env map[string]string) (string, string) {
+	if url := env["OPENAI_BASE_URL"]; url != "" {
+		return "OPENAI_BASE_URL", url
+	}
+	return "ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"]
+}
+
+// ReportedField: turn.completed's usage names the cache read
+// cached_input_tokens.
+func (a *codexAdapter) ReportedField(column string) string {
+	if column == "cache_read_input_tokens" {
+		return "cached_input_tokens"
+	}
+	return column
 }
 
 // tomlString quotes s as a TOML basic string (JSON's escapes are valid
@@ -73,7 +97,7 @@ func tomlString(s string) string {
 // codexArgv builds Codex's headless command line and the variables it adds
 // to the session's environment: the sandbox mode, the model provider wfb
 // defines, and the overrides that keep it quiet and stateless.
-func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]string, err error) {
+func codexArgv(spec Session, prompt string) (argv []string, env map[string]string, err error) {
 	if err := codexSupports(spec); err != nil {
 		return nil, nil, err
 	}
@@ -85,7 +109,7 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 	if err != nil {
 		return nil, nil, err
 	}
-	argv = append([]string{spec.AgentBin}, spec.AgentArgs...)
+	argv = append([]string{spec.Bin}, spec.Args...)
 	// --strict-config makes Codex refuse an override key it does not know,
 	// so a renamed setting fails loudly instead of being ignored.
 	argv = append(argv, "exec", "--json", "--skip-git-repo-check", "--ephemeral",
@@ -98,7 +122,7 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 	} else {
 		argv = append(argv, "-s", mode)
 	}
-	for _, d := range grantDirs(spec) {
+	for _, d := range spec.Grant {
 		argv = append(argv, "--add-dir", d)
 	}
 	for _, kv := range []string{
@@ -124,9 +148,9 @@ func codexArgv(spec SessionSpec, prompt string) (argv []string, env map[string]s
 
 // codexSupports refuses what Codex exec cannot do: another output format,
 // a turn limit, a tool allow-list.
-func codexSupports(spec SessionSpec) error {
+func codexSupports(spec Session) error {
 	switch {
-	case spec.AgentBin == "":
+	case spec.Bin == "":
 		return errors.New("no agent binary")
 	case spec.OutputFormat != "" && spec.OutputFormat != "jsonl":
 		return fmt.Errorf("output format %q: codex prints jsonl only", spec.OutputFormat)
@@ -140,11 +164,11 @@ func codexSupports(spec SessionSpec) error {
 
 // codexMode is the session's Codex sandbox mode: the spec's permission, or
 // bypass inside a wfb sandbox and workspace-write outside one.
-func codexMode(spec SessionSpec) (string, error) {
+func codexMode(spec Session) (string, error) {
 	mode := spec.Permission
 	switch {
 	case mode != "":
-	case spec.Sandbox != nil:
+	case spec.Sandboxed:
 		mode = "bypass"
 	default:
 		mode = "workspace-write"
@@ -158,7 +182,7 @@ func codexMode(spec SessionSpec) (string, error) {
 // codexProviderConfig is the TOML of the model provider wfb defines for
 // Codex, and the variables the session's environment needs for it:
 // CODEX_HOME, and OPENAI_API_KEY when the cell's key is passed on.
-func codexProviderConfig(spec SessionSpec) (provider string, env map[string]string, err error) {
+func codexProviderConfig(spec Session) (provider string, env map[string]string, err error) {
 	env = map[string]string{}
 	home := spec.Env["CODEX_HOME"]
 	if home == "" {
@@ -221,16 +245,16 @@ type codexOutput struct {
 	errorEvents boundedList // top-level error events that are not retries
 	warnings    boundedList // error items: Codex's warnings, not failures
 	skills      []string
-	tools       toolCounter
+	tools       Tools
 }
 
-func (o *codexOutput) toolCounts() *toolCounter { return &o.tools }
+func (o *codexOutput) Tools() *Tools { return &o.tools }
 
 // codexRetry matches the error event Codex prints before it retries a
 // request or reconnects a stream.
 var codexRetry = regexp.MustCompile(`^Reconnecting\.\.\.`)
 
-func (o *codexOutput) line(l []byte, truncated bool) {
+func (o *codexOutput) Line(l []byte, truncated bool) {
 	var ev struct {
 		Type     string `json:"type"`
 		ThreadID string `json:"thread_id"`
@@ -318,8 +342,8 @@ var CodexUsageFields = []string{"input_tokens", "cached_input_tokens", "output_t
 // stream the provider dropped.
 var codexProviderText = regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\{\s*"error"|stream disconnected|exceeded retry limit`)
 
-func (o *codexOutput) interpret(row *store.Result, pr proc.Result) {
-	exit := pr.ExitText()
+func (o *codexOutput) Interpret(row *store.Result, p Process) {
+	exit := p.Exit
 	row.SessionID = o.threadID
 	recordVersion(row, o.version, o.named)
 	// --json shows every retry, so the count is a measurement even when 0.
@@ -332,17 +356,17 @@ func (o *codexOutput) interpret(row *store.Result, pr proc.Result) {
 		if len(o.errorEvents.items) > 0 {
 			errs = append(errs, "errors: "+o.errorEvents.join(" | "))
 		}
-		addFailure(row, wfb.KindSessionError, o.missing("turn.completed or turn.failed event", exit, errs...))
+		row.AddFailure(wfb.KindSessionError, o.missing("turn.completed or turn.failed event", p, errs...))
 		return
 	case n > 1:
 		row.ResultEvent = o.terminals.all()
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the agent printed %d terminal events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(o.terminals.last)
 	var term codexTerminal
 	if err := json.Unmarshal(o.terminals.last, &term); err != nil {
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the terminal event is malformed: %v", err))
 		return
 	}
 	var problems []string
@@ -355,19 +379,19 @@ func (o *codexOutput) interpret(row *store.Result, pr proc.Result) {
 		if codexProviderText.MatchString(msg) {
 			kind = wfb.KindProviderError
 		}
-		addFailure(row, kind, "the agent reported a failed turn: "+msg)
+		row.AddFailure(kind, "the agent reported a failed turn: "+msg)
 	} else {
 		problems = o.measure(row, term.Usage)
 	}
-	if pr.ExitCode == nil || *pr.ExitCode != 0 {
-		addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
+	if p.ExitCode == nil || *p.ExitCode != 0 {
+		row.AddFailure(wfb.KindSessionError, "the agent ended with "+exit)
 	}
-	o.failNonJSON(row)
+	o.failNonJSON(row, p)
 	if len(problems) > 0 {
-		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		row.AddFailure(wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 	if len(o.warnings.items) > 0 {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent warned: "+o.warnings.join(" | "))
+		row.AddDetail("the agent warned: " + o.warnings.join(" | "))
 	}
 }
 
@@ -404,7 +428,129 @@ func (o *codexOutput) measure(row *store.Result, usage map[string]json.RawMessag
 		cost := p.Cost(uncached, output, cached, 0)
 		row.CostUSD, row.CostSource = &cost, "derived"
 	} else {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("cost not recorded: no price for model %q in wfb's price table", o.model))
+		row.AddDetail(fmt.Sprintf("cost not recorded: no price for model %q in wfb's price table", o.model))
 	}
 	return nil
+}
+
+// codexKitArgs are Codex's -c overrides for the kit: each MCP server under
+// mcp_servers.NAME (a secret passed by name in env_vars, which Codex
+// forwards from its own environment), and each setting under its dotted
+// key. --strict-config, which wfb always passes, makes Codex refuse a key
+// it does not know.
+func codexKitArgs(k Kit) ([]string, error) {
+	var args []string
+	for _, s := range k.MCPServers {
+		key := "mcp_servers." + s.Name + "."
+		if !s.Stdio() {
+			args = append(args, "-c", key+"url="+tomlString(s.URL))
+			continue
+		}
+		// required: a server that does not start fails the session, where
+		// Codex otherwise goes on without it and says nothing.
+		args = append(args, "-c", key+"command="+tomlString(s.Command), "-c", key+"required=true")
+		if len(s.Args) > 0 {
+			v, _ := tomlValue(toAny(s.Args))
+			args = append(args, "-c", key+"args="+v)
+		}
+		literal := map[string]any{}
+		var names []any
+		for _, v := range s.Env {
+			if v.Literal {
+				literal[v.Name] = v.Value
+			} else {
+				names = append(names, v.Name)
+			}
+		}
+		if len(literal) > 0 {
+			v, _ := tomlValue(literal)
+			args = append(args, "-c", key+"env="+v)
+		}
+		if len(names) > 0 {
+			v, _ := tomlValue(names)
+			args = append(args, "-c", key+"env_vars="+v)
+		}
+	}
+	settings, err := codexSettings("", k.Settings)
+	if err != nil {
+		return nil, err
+	}
+	return append(args, settings...), nil
+}
+
+// codexSettings flattens settings into -c key=VALUE pairs: a table's keys
+// join its name with a dot, as Codex's -c reads them.
+func codexSettings(prefix string, m map[string]any) ([]string, error) {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !tomlBareKey.MatchString(k) {
+			return nil, fmt.Errorf("settings key %q: codex's -c overrides take letters, digits, '_' and '-' only", prefix+k)
+		}
+		if sub, ok := m[k].(map[string]any); ok {
+			more, err := codexSettings(prefix+k+".", sub)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, more...)
+			continue
+		}
+		v, err := tomlValue(m[k])
+		if err != nil {
+			return nil, fmt.Errorf("settings key %s: %w", prefix+k, err)
+		}
+		out = append(out, "-c", prefix+k+"="+v)
+	}
+	return out, nil
+}
+
+var tomlBareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// tomlValue writes a plain value (as strictyaml.Value makes them) as TOML.
+func tomlValue(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return tomlString(x), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case int, int64, uint64:
+		return fmt.Sprint(x), nil
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return "", fmt.Errorf("%v is not a TOML number", x)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64), nil
+	case json.Number:
+		return x.String(), nil
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			s, err := tomlValue(e)
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, s)
+		}
+		return "[" + strings.Join(parts, ", ") + "]", nil
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			s, err := tomlValue(x[k])
+			if err != nil {
+				return "", err
+			}
+			parts = append(parts, tomlString(k)+" = "+s)
+		}
+		return "{" + strings.Join(parts, ", ") + "}", nil
+	case nil:
+		return "", errors.New("TOML has no null: leave the key out")
+	}
+	return "", fmt.Errorf("a %T cannot be written as TOML", v)
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

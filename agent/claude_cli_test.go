@@ -1,4 +1,4 @@
-package runner
+package agent
 
 import (
 	"strings"
@@ -7,7 +7,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -15,11 +14,11 @@ func cliOutcome(stdout string, code int64, version, named string) store.Result {
 	out := &claudeCLIOutput{claudeOutput: &claudeOutput{version: version}, named: named}
 	for _, l := range strings.Split(stdout, "\n") {
 		if l != "" {
-			out.line([]byte(l), false)
+			out.Line([]byte(l), false)
 		}
 	}
 	row := store.Result{AgentVersion: named}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "claude"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
+	exited(&row, out, code)
 	return row
 }
 

@@ -1,7 +1,6 @@
-package runner
+package agent
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -39,26 +37,41 @@ var geminiApprovalModes = []string{"yolo", "auto_edit", "default", "plan"}
 // 5xx or a broken stream ends the session as a provider-error at once, and
 // retrying is left to wfb's own attempts.
 type geminiAdapter struct {
-	model   string
-	version string
 	named   string
 	servers []string // the kit's MCP server names, to read its tool names back
 }
 
-func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
-	argv, env, err := geminiArgv(spec)
+func (a *geminiAdapter) Command(s Session, prompt string) (Command, error) {
+	argv, env, err := geminiArgv(s)
 	if err != nil {
-		return agentCommand{}, err
+		return Command{}, err
 	}
-	a.model, a.version, a.named = spec.Model, probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
-	for _, s := range spec.Kit.MCPServers {
-		a.servers = append(a.servers, s.Name)
+	a.named = s.Version
+	for _, srv := range s.Kit.MCPServers {
+		a.servers = append(a.servers, srv.Name)
 	}
 	if len(prompt) > geminiArgPromptMax || strings.ContainsRune(prompt, 0) {
-		return agentCommand{argv: argv, stdin: prompt, env: env}, nil
+		return Command{Argv: argv, Stdin: prompt, Env: env}, nil
 	}
-	return agentCommand{argv: append(argv, "--prompt="+prompt), env: env}, nil
+	return Command{Argv: append(argv, "--prompt="+prompt), Env: env}, nil
 }
+
+func (a *geminiAdapter) Version() (Probe, bool) { return VersionProbe, true }
+
+func (a *geminiAdapter) SkillsDir(home string) string {
+	return filepath.Join(home, ".gemini", "skills")
+}
+
+// Upstream is GOOGLE_GEMINI_BASE_URL when the arm sets it, else the cell's
+// ANTHROPIC_BASE_URL, which geminiEnv passes on as GOOGLE_GEMINI_BASE_URL.
+func (a *geminiAdapter) Upstream(env map[string]string) (string, string) {
+	if url := env["GOOGLE_GEMINI_BASE_URL"]; url != "" {
+		return "GOOGLE_GEMINI_BASE_URL", url
+	}
+	return "ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"]
+}
+
+func (a *geminiAdapter) ReportedField(column string) string { return column }
 
 // geminiArgPromptMax is the longest prompt given to Gemini CLI as its
 // --prompt argument; a longer one (past Linux's 128 KiB limit on one
@@ -69,13 +82,13 @@ func (a *geminiAdapter) command(ctx context.Context, spec SessionSpec, prompt st
 // stdin is then empty and closed, which it reads as no extra input.
 const geminiArgPromptMax = 100 << 10
 
-func (a *geminiAdapter) output() agentOutput {
-	return &geminiOutput{version: a.version, named: a.named, servers: a.servers}
+func (a *geminiAdapter) Output(version string) Output {
+	return &geminiOutput{version: version, named: a.named, servers: a.servers}
 }
 
 // geminiArgv builds Gemini CLI's headless command line and the variables
 // it adds to the session's environment, and writes its settings file.
-func geminiArgv(spec SessionSpec) (argv []string, env map[string]string, err error) {
+func geminiArgv(spec Session) (argv []string, env map[string]string, err error) {
 	mode, err := geminiSupports(spec)
 	if err != nil {
 		return nil, nil, err
@@ -93,14 +106,14 @@ func geminiArgv(spec SessionSpec) (argv []string, env map[string]string, err err
 	// /etc/gemini-cli out of the session.
 	env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = settings
 	env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"] = settings
-	argv = append([]string{spec.AgentBin}, spec.AgentArgs...)
+	argv = append([]string{spec.Bin}, spec.Args...)
 	argv = append(argv, "--output-format", "stream-json", "--approval-mode", mode)
 	if spec.Model != "" {
 		// Without a model Gemini CLI first asks a router model which to use.
 		argv = append(argv, "--model", spec.Model)
 	}
 	// Its file tools refuse paths outside the workspace directories.
-	for _, d := range grantDirs(spec) {
+	for _, d := range spec.Grant {
 		argv = append(argv, "--include-directories", d)
 	}
 	return append(argv, spec.ExtraArgs...), env, nil
@@ -108,9 +121,9 @@ func geminiArgv(spec SessionSpec) (argv []string, env map[string]string, err err
 
 // geminiSupports refuses what Gemini CLI cannot do headless and returns its
 // approval mode.
-func geminiSupports(spec SessionSpec) (string, error) {
+func geminiSupports(spec Session) (string, error) {
 	switch {
-	case spec.AgentBin == "":
+	case spec.Bin == "":
 		return "", errors.New("no agent binary")
 	case spec.OutputFormat != "" && spec.OutputFormat != "stream-json":
 		return "", fmt.Errorf("output format %q: wfb reads gemini's stream-json only", spec.OutputFormat)
@@ -129,7 +142,7 @@ func geminiSupports(spec SessionSpec) (string, error) {
 
 // geminiEnv is what the session's environment needs for Gemini CLI: the
 // base URL and key, and one process instead of a relaunched child.
-func geminiEnv(spec SessionSpec) (map[string]string, error) {
+func geminiEnv(spec Session) (map[string]string, error) {
 	env := map[string]string{"GEMINI_CLI_NO_RELAUNCH": "true"}
 	if spec.Env["GOOGLE_GEMINI_BASE_URL"] == "" {
 		base := strings.TrimSuffix(spec.Env["ANTHROPIC_BASE_URL"], "/")
@@ -170,10 +183,35 @@ func geminiSettings(maxTurns int) map[string]any {
 	return s
 }
 
+// geminiKitSettings merges the kit into the settings wfb writes for Gemini
+// CLI: the arm's settings over wfb's (a key the arm sets wins), and its MCP
+// servers as mcpServers, a secret written as $NAME, which Gemini CLI
+// resolves from its environment.
+func geminiKitSettings(base map[string]any, k Kit) map[string]any {
+	merged := mergeSettings(base, k.Settings)
+	if len(k.MCPServers) == 0 {
+		return merged
+	}
+	servers := map[string]any{}
+	for _, s := range k.MCPServers {
+		if !s.Stdio() {
+			servers[s.Name] = map[string]any{"httpUrl": s.URL}
+			continue
+		}
+		cfg := map[string]any{"command": s.Command, "args": nonNil(s.Args)}
+		if len(s.Env) > 0 {
+			cfg["env"] = serverEnv(s, func(name string) string { return "$" + name })
+		}
+		servers[s.Name] = cfg
+	}
+	merged["mcpServers"] = servers
+	return merged
+}
+
 // writeGeminiSettings writes HOME/.gemini/settings.json, owned like HOME
 // (the session uid's). It never overwrites one: a fresh private HOME has
 // none, and a HOME that has one is somebody's real home.
-func writeGeminiSettings(spec SessionSpec) (string, error) {
+func writeGeminiSettings(spec Session) (string, error) {
 	home := spec.Env["HOME"]
 	if home == "" {
 		return "", errors.New("gemini needs HOME in the session's environment (its settings go there)")
@@ -225,12 +263,12 @@ type geminiOutput struct {
 	sessionID string
 	errors    boundedList // error events' messages
 	servers   []string
-	tools     toolCounter
+	tools     Tools
 }
 
-func (o *geminiOutput) toolCounts() *toolCounter { return &o.tools }
+func (o *geminiOutput) Tools() *Tools { return &o.tools }
 
-func (o *geminiOutput) line(l []byte, truncated bool) {
+func (o *geminiOutput) Line(l []byte, truncated bool) {
 	var ev struct {
 		Type       string          `json:"type"`
 		SessionID  string          `json:"session_id"`
@@ -312,8 +350,8 @@ var GeminiUsageFields = []string{"input_tokens", "cached", "input", "output_toke
 // Gemini CLI passed on, or a stream that ended without a finish reason.
 var geminiProviderText = regexp.MustCompile(`(?i)\[API Error|finish reason|INVALID_STREAM`)
 
-func (o *geminiOutput) interpret(row *store.Result, pr proc.Result) {
-	exit := pr.ExitText()
+func (o *geminiOutput) Interpret(row *store.Result, p Process) {
+	exit := p.Exit
 	row.SessionID = o.sessionID
 	recordVersion(row, o.version, o.named)
 	switch n := o.results.n; {
@@ -322,36 +360,36 @@ func (o *geminiOutput) interpret(row *store.Result, pr proc.Result) {
 		if len(o.errors.items) > 0 {
 			more = append(more, "errors: "+o.errors.join(" | "))
 		}
-		addFailure(row, wfb.KindSessionError, o.missing("result event", exit, more...))
+		row.AddFailure(wfb.KindSessionError, o.missing("result event", p, more...))
 		return
 	case n > 1:
 		row.ResultEvent = o.results.all()
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(o.results.last)
 	var res geminiResult
 	if err := json.Unmarshal(o.results.last, &res); err != nil {
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
 	var problems []string
 	switch res.Status {
 	case "success":
 		problems = o.measure(row, &res)
-		if pr.ExitCode == nil || *pr.ExitCode != 0 {
-			addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
+		if p.ExitCode == nil || *p.ExitCode != 0 {
+			row.AddFailure(wfb.KindSessionError, "the agent ended with "+exit)
 		}
 	case "error":
 		// Its exit code is the HTTP status mod 256 (429 → 173), or 1, or
 		// even 0 for a broken stream: the result says what happened.
 		o.failed(row, &res, exit)
 	default:
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result status is %q, want success or error", res.Status))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the result status is %q, want success or error", res.Status))
 	}
-	o.failNonJSON(row)
+	o.failNonJSON(row, p)
 	if len(problems) > 0 {
-		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		row.AddFailure(wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 }
 
@@ -373,7 +411,7 @@ func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string)
 	if geminiProviderText.MatchString(msg) {
 		kind = wfb.KindProviderError
 	}
-	addFailure(row, kind, fmt.Sprintf("the agent reported an error (%s): %s", exit, msg))
+	row.AddFailure(kind, fmt.Sprintf("the agent reported an error (%s): %s", exit, msg))
 }
 
 // geminiUsage is one stats block read: Gemini's figures.
@@ -441,7 +479,7 @@ func (o *geminiOutput) measure(row *store.Result, res *geminiResult) []string {
 	if cost.ok {
 		row.CostUSD, row.CostSource = &cost.usd, "derived"
 	} else {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+cost.why)
+		row.AddDetail("cost not recorded: " + cost.why)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
-package runner
+package agent
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,8 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
-	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -168,10 +165,10 @@ func TestGeminiRefusesWhatIsNotAMeasurement(t *testing.T) {
 // did not write.
 func TestGeminiCommandIsHeadlessOfflineAndBounded(t *testing.T) {
 	home := t.TempDir()
-	spec := SessionSpec{
-		SessionKey: SessionKey{AgentBin: "/opt/gemini", Model: "gemini-2.5-pro", MaxTurns: 7},
-		Env:        map[string]string{"HOME": home, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/m/a1/", "ANTHROPIC_API_KEY": "sk-cell"},
-		Review:     &ReviewSpec{ArtifactPath: "/art/review-output.json"},
+	spec := Session{
+		Bin: "/opt/gemini", Model: "gemini-2.5-pro", MaxTurns: 7,
+		Env:   map[string]string{"HOME": home, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/m/a1/", "ANTHROPIC_API_KEY": "sk-cell"},
+		Grant: []string{"/art"}, // a review's artifact directory
 	}
 	argv, env, err := geminiArgv(spec)
 	if err != nil {
@@ -213,13 +210,13 @@ func TestGeminiCommandIsHeadlessOfflineAndBounded(t *testing.T) {
 	}
 
 	for _, bad := range []struct {
-		mutate func(*SessionSpec)
+		mutate func(*Session)
 		want   string
 	}{
-		{func(s *SessionSpec) { s.AllowedTools = []string{"write_file"} }, "allowed tools"},
-		{func(s *SessionSpec) { s.Permission = "acceptEdits" }, `permission "acceptEdits"`},
-		{func(s *SessionSpec) { s.OutputFormat = "json" }, "stream-json only"},
-		{func(s *SessionSpec) { s.Env = map[string]string{"HOME": t.TempDir()} }, "needs a provider base URL"},
+		{func(s *Session) { s.AllowedTools = []string{"write_file"} }, "allowed tools"},
+		{func(s *Session) { s.Permission = "acceptEdits" }, `permission "acceptEdits"`},
+		{func(s *Session) { s.OutputFormat = "json" }, "stream-json only"},
+		{func(s *Session) { s.Env = map[string]string{"HOME": t.TempDir()} }, "needs a provider base URL"},
 	} {
 		s := spec
 		s.Env = map[string]string{"HOME": t.TempDir(), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
@@ -245,69 +242,25 @@ func TestGeminiGetsItsPromptAsAnArgument(t *testing.T) {
 		{"with a NUL", "a\x00b", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			spec := SessionSpec{
-				SessionKey: SessionKey{AgentBin: filepath.Join(t.TempDir(), "no-gemini"), Model: "gemini-2.5-pro"},
-				Env:        map[string]string{"HOME": t.TempDir(), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+			spec := Session{
+				Bin: filepath.Join(t.TempDir(), "no-gemini"), Model: "gemini-2.5-pro",
+				Env: map[string]string{"HOME": t.TempDir(), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
 			}
-			cmd, err := (&geminiAdapter{}).command(context.Background(), spec, c.prompt)
+			cmd, err := (&geminiAdapter{}).Command(spec, c.prompt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			last := cmd.argv[len(cmd.argv)-1]
+			last := cmd.Argv[len(cmd.Argv)-1]
 			if c.onStdin {
-				if cmd.stdin != c.prompt || strings.HasPrefix(last, "--prompt") {
-					t.Errorf("stdin %d bytes, last argument %.20q: want the prompt on stdin only", len(cmd.stdin), last)
+				if cmd.Stdin != c.prompt || strings.HasPrefix(last, "--prompt") {
+					t.Errorf("stdin %d bytes, last argument %.20q: want the prompt on stdin only", len(cmd.Stdin), last)
 				}
 				return
 			}
-			if last != "--prompt="+c.prompt || cmd.stdin != "" {
-				t.Errorf("last argument %.40q, stdin %.20q: want --prompt=PROMPT and an empty stdin", last, cmd.stdin)
+			if last != "--prompt="+c.prompt || cmd.Stdin != "" {
+				t.Errorf("last argument %.40q, stdin %.20q: want --prompt=PROMPT and an empty stdin", last, cmd.Stdin)
 			}
 		})
-	}
-}
-
-// TestBeginMeterPointsGeminiAtTheAttempt stops a Gemini arm from bypassing
-// the meter: the base URL Gemini CLI uses (GOOGLE_GEMINI_BASE_URL when the
-// arm sets it, else the cell's) becomes the attempt's upstream, and the
-// agent is given the attempt's URL in its place.
-func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
-	p, err := meter.Start(meter.Options{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	for _, env := range []map[string]string{
-		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
-		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8/g"},
-	} {
-		key := "GOOGLE_GEMINI_BASE_URL"
-		if env[key] == "" {
-			key = "ANTHROPIC_BASE_URL"
-		}
-		spec := SessionSpec{SessionKey: SessionKey{Agent: bench.AgentGemini, AgentBin: "gemini"}, Env: env, Meter: p}
-		a, err := beginMeter(&spec, "att-"+key, nil)
-		if err != nil || a == nil {
-			t.Fatalf("%s: attempt %v, err %v", key, a, err)
-		}
-		if spec.Env[key] != a.BaseURL() || env[key] == a.BaseURL() {
-			t.Errorf("%s: the agent gets %q, want the attempt's %q (the arm's env untouched)", key, spec.Env[key], a.BaseURL())
-		}
-		// The adapter takes its base URL from what the meter rewrote.
-		home := t.TempDir()
-		spec.Env["HOME"] = home
-		_, genv, err := geminiArgv(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := genv["GOOGLE_GEMINI_BASE_URL"]
-		if got == "" {
-			got = spec.Env["GOOGLE_GEMINI_BASE_URL"]
-		}
-		if got != a.BaseURL() {
-			t.Errorf("%s: gemini would call %q, not the attempt's %q", key, got, a.BaseURL())
-		}
-		a.End(context.Background())
 	}
 }
 

@@ -1,85 +1,155 @@
-package runner
+package agent
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
+// AnthropicAPI is the base URL Claude Code calls when ANTHROPIC_BASE_URL is
+// not set.
+const AnthropicAPI = "https://api.anthropic.com"
+
 // claudeAdapter drives Claude Code (and wfb's stand-in, which shares its
-// interface): prompt on stdin, json or stream-json out.
+// interface): prompt on stdin, json or stream-json out, the kit's MCP
+// servers and settings as files in the private HOME named by flags.
 type claudeAdapter struct {
-	probe   bool // ask the binary its version (the real CLI, not the stand-in)
-	version string
-	named   string // the version the spec named, if any
+	// real is the real CLI, not the stand-in: it is asked its version,
+	// its default provider is Anthropic's API, and it needs a rule to call
+	// an MCP server's tools headless.
+	real  bool
+	named string // the version the arm named, if any
 }
 
-func (a *claudeAdapter) command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error) {
-	argv, err := claudeArgv(spec)
-	if err == nil && a.probe {
-		a.version, a.named = probeVersion(ctx, spec.AgentBin, sessionProbe(spec)), spec.AgentVersion
+func (a *claudeAdapter) Command(s Session, prompt string) (Command, error) {
+	argv, err := claudeArgv(s, a.real)
+	a.named = s.Version
+	return Command{Argv: argv, Stdin: prompt}, err
+}
+
+func (a *claudeAdapter) Version() (Probe, bool) { return VersionProbe, a.real }
+
+func (a *claudeAdapter) Output(version string) Output {
+	return &claudeCLIOutput{claudeOutput: &claudeOutput{version: version}, named: a.named}
+}
+
+func (a *claudeAdapter) SkillsDir(home string) string {
+	return filepath.Join(home, ".claude", "skills")
+}
+
+func (a *claudeAdapter) Upstream(env map[string]string) (string, string) {
+	const key = "ANTHROPIC_BASE_URL"
+	if url := env[key]; url != "" || !a.real {
+		return key, url
 	}
-	return agentCommand{argv: argv, stdin: prompt}, err
+	return key, AnthropicAPI
 }
 
-func (a *claudeAdapter) output() agentOutput {
-	return &claudeCLIOutput{claudeOutput: &claudeOutput{version: a.version}, named: a.named}
-}
+func (a *claudeAdapter) ReportedField(column string) string { return column }
 
 // claudeArgv builds Claude Code's headless command line (the stand-in shares
-// its interface). The prompt goes on stdin.
-func claudeArgv(spec SessionSpec) ([]string, error) {
-	if spec.AgentBin == "" {
+// its interface, real says it is not the stand-in). The prompt goes on
+// stdin.
+func claudeArgv(s Session, real bool) ([]string, error) {
+	if s.Bin == "" {
 		return nil, errors.New("no agent binary")
 	}
-	format := spec.OutputFormat
+	format := s.OutputFormat
 	if format == "" {
 		format = "stream-json"
 	}
 	if format != "stream-json" && format != "json" {
 		return nil, fmt.Errorf("output format %q: want stream-json or json", format)
 	}
-	argv := append([]string{spec.AgentBin}, spec.AgentArgs...)
+	argv := append([]string{s.Bin}, s.Args...)
 	argv = append(argv, "-p", "--output-format", format)
 	if format == "stream-json" {
 		argv = append(argv, "--verbose")
 	}
-	if spec.Model != "" {
-		argv = append(argv, "--model", spec.Model)
+	if s.Model != "" {
+		argv = append(argv, "--model", s.Model)
 	}
-	if spec.MaxTurns > 0 {
-		argv = append(argv, "--max-turns", strconv.Itoa(spec.MaxTurns))
+	if s.MaxTurns > 0 {
+		argv = append(argv, "--max-turns", strconv.Itoa(s.MaxTurns))
 	}
-	perm := spec.Permission
+	perm := s.Permission
 	if perm == "" {
 		perm = "acceptEdits"
 	}
 	argv = append(argv, "--permission-mode", perm)
-	if len(spec.AllowedTools) > 0 {
-		argv = append(argv, "--allowedTools", strings.Join(spec.AllowedTools, ","))
+	if len(s.AllowedTools) > 0 {
+		argv = append(argv, "--allowedTools", strings.Join(s.AllowedTools, ","))
 	}
 	// Claude Code silently denies writes outside the working directory
 	// unless the directory is granted.
-	for _, d := range grantDirs(spec) {
+	for _, d := range s.Grant {
 		argv = append(argv, "--add-dir", d)
 	}
 	argv = append(argv, "--no-session-persistence")
-	kit, err := claudeKitArgs(spec)
+	kit, err := claudeKitArgs(s, real)
 	if err != nil {
 		return nil, err
 	}
 	argv = append(argv, kit...)
-	return append(argv, spec.ExtraArgs...), nil
+	return append(argv, s.ExtraArgs...), nil
+}
+
+// claudeKitArgs writes the kit's MCP servers and settings for Claude Code
+// (and the stand-in) into HOME and returns the flags that name them.
+// --strict-mcp-config keeps every other MCP configuration out: the arm's
+// servers are the session's only ones.
+func claudeKitArgs(s Session, real bool) ([]string, error) {
+	k := s.Kit
+	home := s.Env["HOME"]
+	var args []string
+	if len(k.MCPServers) > 0 {
+		servers := map[string]any{}
+		for _, srv := range k.MCPServers {
+			if !srv.Stdio() {
+				servers[srv.Name] = map[string]any{"type": "http", "url": srv.URL}
+				continue
+			}
+			cfg := map[string]any{"type": "stdio", "command": srv.Command, "args": nonNil(srv.Args)}
+			if len(srv.Env) > 0 {
+				cfg["env"] = serverEnv(srv, func(name string) string { return "${" + name + "}" })
+			}
+			servers[srv.Name] = cfg
+		}
+		path, err := writeKitJSON(home, "mcp.json", map[string]any{"mcpServers": servers})
+		if err != nil {
+			return nil, fmt.Errorf("write the MCP configuration: %w", err)
+		}
+		args = append(args, "--mcp-config", path, "--strict-mcp-config")
+		// Claude Code denies an MCP tool under acceptEdits until a rule
+		// allows it (headless, nobody is asked): the arm gave the agent
+		// its servers to use. The stand-in reads --allowedTools as the
+		// only tools that may run, so it gets the rules only beside the
+		// arm's own list.
+		if real || len(s.AllowedTools) > 0 {
+			var rules []string
+			for _, srv := range k.MCPServers {
+				rules = append(rules, mcpToolPrefix+srv.Name)
+			}
+			args = append(args, "--allowedTools", strings.Join(rules, ","))
+		}
+	}
+	if k.Settings != nil {
+		path, err := writeKitJSON(home, "settings.json", k.Settings)
+		if err != nil {
+			return nil, fmt.Errorf("write the settings: %w", err)
+		}
+		args = append(args, "--settings", path)
+	}
+	return args, nil
 }
 
 // claudeOutput collects what matters from Claude Code's stdout (json or
@@ -97,15 +167,15 @@ type claudeOutput struct {
 	version string
 	// parsed is the one result event, once interpret decoded it.
 	parsed *claudeResult
-	tools  toolCounter
+	tools  Tools
 	// mcpFailed are the MCP servers the init event says did not start.
 	mcpFailed boundedList
 }
 
-func (o *claudeOutput) toolCounts() *toolCounter { return &o.tools }
+func (o *claudeOutput) Tools() *Tools { return &o.tools }
 
 // line consumes one stdout line. It must not retain l.
-func (o *claudeOutput) line(l []byte, truncated bool) {
+func (o *claudeOutput) Line(l []byte, truncated bool) {
 	var head struct {
 		Type    string `json:"type"`
 		Subtype string `json:"subtype"`
@@ -357,16 +427,16 @@ func (r *claudeResult) inventedZeros(vals [4]int64) bool {
 // permission denials, api_retry counts — and its version.
 type claudeCLIOutput struct {
 	*claudeOutput
-	named string // the version the spec named, if any
+	named string // the version the arm named, if any
 }
 
-func (o *claudeCLIOutput) interpret(row *store.Result, pr proc.Result) {
-	o.claudeOutput.interpret(row, pr)
+func (o *claudeCLIOutput) Interpret(row *store.Result, p Process) {
+	o.claudeOutput.Interpret(row, p)
 	o.claudeOutput.measureMore(row, o.named)
 	if len(o.mcpFailed.items) > 0 {
 		// The session ran without the tools its arm gave it: it did not
 		// measure the arm's workflow, and the environment is to blame.
-		addFailure(row, wfb.KindInfraError, "MCP servers that did not start, by the agent's init event: "+o.mcpFailed.join(", "))
+		row.AddFailure(wfb.KindInfraError, "MCP servers that did not start, by the agent's init event: "+o.mcpFailed.join(", "))
 	}
 }
 
@@ -395,28 +465,28 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 	if res.ModelUsage != nil {
 		mu, problems := parseModelUsage(res.ModelUsage)
 		if len(problems) > 0 {
-			row.ErrorDetail = joinDetail(row.ErrorDetail, "per-model usage refused, not recorded: "+strings.Join(problems, "; "))
+			row.AddDetail("per-model usage refused, not recorded: " + strings.Join(problems, "; "))
 		}
 		row.ModelUsage = mu
 	}
 }
 
 // interpret parses Claude Code's result event strictly into the row.
-func (out *claudeOutput) interpret(row *store.Result, pr proc.Result) {
-	exit := pr.ExitText()
+func (out *claudeOutput) Interpret(row *store.Result, p Process) {
+	exit := p.Exit
 	switch n := out.results.n; {
 	case n == 0:
-		addFailure(row, wfb.KindSessionError, out.missing("result event", exit))
+		row.AddFailure(wfb.KindSessionError, out.missing("result event", p))
 		return
 	case n > 1:
 		row.ResultEvent = out.results.all()
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the agent printed %d result events; exactly one is expected", n))
 		return
 	}
 	row.ResultEvent = string(out.results.last)
 	res := &claudeResult{}
 	if err := json.Unmarshal(out.results.last, res); err != nil {
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the result event is malformed: %v", err))
 		return
 	}
 	out.parsed = res
@@ -445,37 +515,37 @@ func (out *claudeOutput) interpret(row *store.Result, pr proc.Result) {
 
 	switch {
 	case res.IsError == nil:
-		addFailure(row, wfb.KindSessionError, "the result event has no is_error field")
+		row.AddFailure(wfb.KindSessionError, "the result event has no is_error field")
 	case *res.IsError:
 		kind := wfb.KindSessionError
 		if res.providerFailure() {
 			kind = wfb.KindProviderError
 		}
-		addFailure(row, kind, "the agent reported an error: "+res.errorText())
+		row.AddFailure(kind, "the agent reported an error: "+res.errorText())
 	case res.Subtype != "success":
-		addFailure(row, wfb.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
+		row.AddFailure(wfb.KindSessionError, fmt.Sprintf("the result subtype is %q: %s", res.Subtype, res.errorText()))
 	}
-	if row.OK && (pr.ExitCode == nil || *pr.ExitCode != 0) {
+	if row.OK && (p.ExitCode == nil || *p.ExitCode != 0) {
 		// A failed result explains its own exit code.
-		addFailure(row, wfb.KindSessionError, "the agent ended with "+exit)
+		row.AddFailure(wfb.KindSessionError, "the agent ended with "+exit)
 	}
-	out.failNonJSON(row)
+	out.failNonJSON(row, p)
 	if len(problems) > 0 && (row.OK || len(res.Usage) > 0) {
 		// A failed turn that reported no usage at all is explained by its
 		// failure; usage it did report and got wrong is worth saying.
-		addFailure(row, wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
+		row.AddFailure(wfb.KindSessionError, "usage refused, tokens and cost not recorded: "+strings.Join(problems, "; "))
 	}
 	if n := len(res.Denials); n > 0 {
 		// Claude Code still says "success" when its permission policy
 		// refused a tool call; the row says so instead of passing silently.
-		row.ErrorDetail = joinDetail(row.ErrorDetail, fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, wfb.Clip(string(joinLines(rawList(res.Denials))), 300)))
+		row.AddDetail(fmt.Sprintf("the agent's permission policy denied %d tool call(s): %s", n, wfb.Clip(string(joinLines(rawList(res.Denials))), 300)))
 	}
 	if invented {
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "usage of all zeros with a provider's failure is not recorded: no request was answered, so it is not a measurement")
+		row.AddDetail("usage of all zeros with a provider's failure is not recorded: no request was answered, so it is not a measurement")
 	}
 	if costWhy != "" {
 		// Not a failure: cost is simply not measured.
-		row.ErrorDetail = joinDetail(row.ErrorDetail, "cost not recorded: "+costWhy)
+		row.AddDetail("cost not recorded: " + costWhy)
 	}
 }
 

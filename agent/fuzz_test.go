@@ -1,4 +1,4 @@
-package runner
+package agent
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -21,12 +20,12 @@ import (
 
 // outputRow runs out over stdout as if a process had printed it and exited
 // with code, as the session does.
-func outputRow(out agentOutput, stdout []byte, code int64) store.Result {
+func outputRow(out Output, stdout []byte, code int64) store.Result {
 	for _, l := range strings.Split(string(stdout), "\n") {
-		out.line([]byte(l), false)
+		out.Line([]byte(l), false)
 	}
 	row := store.Result{}
-	interpret(&row, SessionSpec{SessionKey: SessionKey{AgentBin: "agent"}}, proc.Result{State: wfb.StateExited, ExitCode: &code}, out)
+	exited(&row, out, code)
 	return row
 }
 

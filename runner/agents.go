@@ -4,67 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/proc"
-	"github.com/wfbench/wfb/store"
 )
 
-// adapter knows one agent CLI: how to start it headless and how to read what
-// it prints.
-type adapter interface {
-	// command builds the agent's command line (without the sandbox prefix)
-	// for a prompt.
-	command(ctx context.Context, spec SessionSpec, prompt string) (agentCommand, error)
-	// output returns a fresh consumer of the agent's stdout.
-	output() agentOutput
-}
-
-// agentCommand is how to start one agent process.
-type agentCommand struct {
-	argv    []string
-	stdin   string
-	noStdin bool              // stdin is /dev/null rather than a pipe
-	env     map[string]string // added to the session's environment
-}
-
-// agentOutput consumes an agent's stdout line by line and then turns it,
-// strictly, into the row's outcome and measurements.
-type agentOutput interface {
-	// line consumes one stdout line; it must not retain l.
-	line(l []byte, truncated bool)
-	// interpret records the outcome of a process that exited on its own.
-	interpret(row *store.Result, pr proc.Result)
-}
-
-// adapterFor returns a fresh adapter for an agent name. Adapters carry
-// state from command to output (the probed CLI version), so one serves one
-// session.
-func adapterFor(agent string) (adapter, error) {
-	switch agent {
-	case bench.AgentClaude:
-		return &claudeAdapter{probe: true}, nil
-	case bench.AgentStandIn:
-		return &claudeAdapter{}, nil
-	case bench.AgentCodex:
-		return &codexAdapter{}, nil
-	case bench.AgentGemini:
-		return &geminiAdapter{}, nil
+// agentSession is what the session's agent adapter is given: the spec's
+// agent, how it runs, the directories it is granted and the kit's servers,
+// skills and settings.
+func agentSession(spec SessionSpec) agent.Session {
+	return agent.Session{
+		Bin: spec.AgentBin, Args: spec.AgentArgs, Version: spec.AgentVersion, Model: spec.Model,
+		MaxTurns: spec.MaxTurns, AllowedTools: spec.AllowedTools, ExtraArgs: spec.ExtraArgs,
+		OutputFormat: spec.OutputFormat, Permission: spec.Permission, Env: spec.Env,
+		Sandboxed: spec.Sandbox != nil, Grant: grantDirs(spec), Kit: agentKit(spec.Kit),
 	}
-	return nil, fmt.Errorf("unknown agent %q (want %s, %s, %s or %s)", agent, bench.AgentClaude, bench.AgentCodex, bench.AgentGemini, bench.AgentStandIn)
 }
 
-// versionPattern finds a version number in a CLI's --version line, e.g.
-// "2.1.332 (Claude Code)" or "codex-cli 0.171.0".
-var versionPattern = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`)
+// agentKit is what an adapter writes of an arm's kit in its agent's form:
+// the MCP servers (each secret's value resolved by resolveKit), the
+// skills and the settings.
+func agentKit(k bench.Kit) agent.Kit {
+	out := agent.Kit{Skills: k.Skills, Settings: k.Settings}
+	for _, s := range k.MCPServers {
+		srv := agent.MCPServer{Name: s.Name, Command: s.Command, Args: s.Args, URL: s.URL}
+		for _, v := range s.Env {
+			srv.Env = append(srv.Env, agent.ServerVar{Name: v.Name, Value: v.Value, Literal: v.Literal})
+		}
+		out.MCPServers = append(out.MCPServers, srv)
+	}
+	return out
+}
 
 // probeTimeout bounds `<cli> --version`. Claude Code and Codex answer in
 // well under a second; Gemini CLI, a Node program, took 16-22 s at load 16
@@ -78,6 +57,7 @@ type versionKey struct {
 	size    int64
 	mtime   time.Time
 	backend string
+	args    string // the probe's arguments
 }
 
 // versionProbe is where and as whom `<cli> --version` runs: the session's
@@ -88,24 +68,23 @@ type versionProbe struct {
 	home, tmp string
 }
 
-// probeVersion asks an agent CLI its version (`bin --version`), once per
-// binary (path, size, mtime and backend): a sweep of many sessions probes
-// once. The probe is a process of the session like the agent itself: in
-// its sandbox, as its uid, in its cgroup or process group, bounded by
-// probeTimeout, every descendant killed when it ends; it gets no
-// credentials (PATH, HOME, TMPDIR and LANG, and Gemini CLI's switch that
-// keeps it one process). It returns "" when the
-// binary cannot say; the session itself then reports what is wrong with
-// the binary.
-func probeVersion(ctx context.Context, bin string, where versionProbe) string {
-	v, _ := probeVersionWhy(ctx, bin, where)
+// probeVersion asks an agent CLI its version as its adapter's probe p says
+// (`bin --version`), once per binary (path, size, mtime and backend) and
+// probe: a sweep of many sessions probes once. The probe is a process of
+// the session like the agent itself: in its sandbox, as its uid, in its
+// cgroup or process group, bounded by probeTimeout, every descendant
+// killed when it ends; it gets no credentials (PATH, HOME, TMPDIR and
+// LANG, and what p adds). It returns "" when the binary cannot say; the
+// session itself then reports what is wrong with the binary.
+func probeVersion(ctx context.Context, bin string, where versionProbe, p agent.Probe) string {
+	v, _ := probeVersionWhy(ctx, bin, where, p)
 	return v
 }
 
 // probeVersionWhy is probeVersion, with why it found no version when it
 // found none: the launch refused, the binary not found, or how the probe
 // ended and the last line it printed on stderr.
-func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (string, error) {
+func probeVersionWhy(ctx context.Context, bin string, where versionProbe, p agent.Probe) (string, error) {
 	path, err := exec.LookPath(bin)
 	if err != nil {
 		return "", err
@@ -114,7 +93,7 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (strin
 	if err != nil {
 		return "", err
 	}
-	key := versionKey{path: path, size: fi.Size(), mtime: fi.ModTime(), backend: "none"}
+	key := versionKey{path: path, size: fi.Size(), mtime: fi.ModTime(), backend: "none", args: strings.Join(p.Args, "\x00")}
 	if where.sandbox != nil {
 		key.backend = where.sandbox.Backend()
 	}
@@ -126,12 +105,11 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (strin
 		return "", err
 	}
 	defer launch.Close()
-	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp,
-		// Gemini CLI otherwise starts a second Node process to answer.
-		"GEMINI_CLI_NO_RELAUNCH": "true"}
+	env := map[string]string{"PATH": DefaultPath, "LANG": "C.UTF-8", "HOME": where.home, "TMPDIR": where.tmp}
+	maps.Copy(env, p.Env)
 	var out []byte
 	pr := proc.Run(ctx, proc.Spec{
-		Argv:       append(append([]string{}, launch.Prefix...), path, "--version"),
+		Argv:       append(append(append([]string{}, launch.Prefix...), path), p.Args...),
 		Dir:        where.dir,
 		Env:        envList(env),
 		NoStdin:    true,
@@ -159,7 +137,7 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe) (strin
 		}
 		return "", errors.New(why)
 	}
-	v := versionPattern.FindString(string(out))
+	v := p.Parse(out)
 	versionCache.Store(key, v)
 	if v == "" {
 		return "", fmt.Errorf("it printed no version (%q)", wfb.Clip(strings.TrimSpace(string(out)), 120))
