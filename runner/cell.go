@@ -7,7 +7,6 @@ import (
 	"syscall"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -50,7 +49,7 @@ type Cell struct {
 	// still holds it, so verify can work with the files the agent made.
 	Verify func(ctx context.Context, workspace string, cred *syscall.Credential) (failure string, err error)
 	// Meter, when set, meters the session (see SessionSpec.Meter).
-	Meter *meter.Proxy
+	Meter Meter
 	// RequireWitness refuses usage the meter did not witness (see
 	// SessionSpec.RequireWitness).
 	RequireWitness bool

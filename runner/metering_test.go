@@ -23,9 +23,9 @@ import (
 )
 
 // startMeter starts a metering proxy for one test.
-func startMeter(t *testing.T, db *store.DB) *meter.Proxy {
+func startMeter(t *testing.T, db *store.DB) Meter {
 	t.Helper()
-	p, err := StartMeter(db)
+	p, err := StartTestMeter(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func startMeter(t *testing.T, db *store.DB) *meter.Proxy {
 }
 
 // metered runs the rig's stand-in session through meter m against p.
-func (r *rig) metered(t *testing.T, m *meter.Proxy, p *provider.Provider) store.Result {
+func (r *rig) metered(t *testing.T, m Meter, p *provider.Provider) store.Result {
 	t.Helper()
 	return r.session(t, p, func(s *SessionSpec) { s.Meter = m })
 }
@@ -262,11 +262,7 @@ func TestADownMeterIsAnInfraErrorNotAHang(t *testing.T) {
 // arm sets it, else the cell's) becomes the attempt's upstream, and the
 // agent is given the attempt's URL in its place.
 func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
-	p, err := meter.Start(meter.Options{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := startMeter(t, newRig(t).db)
 	for _, env := range []map[string]string{
 		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
 		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8/g"},
@@ -301,6 +297,6 @@ func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
 		if got != a.BaseURL() {
 			t.Errorf("%s: gemini would call %q, not the attempt's %q", key, got, a.BaseURL())
 		}
-		a.End(context.Background())
+		a.End(context.Background(), ReportedUsage{})
 	}
 }

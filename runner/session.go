@@ -12,7 +12,6 @@ import (
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/agent"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/runner/review"
@@ -114,7 +113,7 @@ type SessionSpec struct {
 	// Meter, when set, meters the session: the agent reaches its provider
 	// through an attempt of this proxy (see beginMeter), and the row gets
 	// the wire's requests and its cross-check. nil: not metered.
-	Meter *meter.Proxy
+	Meter Meter
 	// RequireWitness refuses a metered session whose agent reported billed
 	// usage while no model request reached the meter (a session-error; see
 	// unwitnessed). Without it such a row stays ok, its usage_verdict

@@ -14,7 +14,6 @@ import (
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/internal/termtext"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -63,8 +62,12 @@ type SweepOptions struct {
 	// TempDir holds the cells' workspaces; "": the system's.
 	TempDir string
 	// NoMeter runs the sessions unmetered (`wfb run --meter=off`); by
-	// default one metering proxy serves every session of the sweep.
-	NoMeter bool
+	// default one metering proxy serves every session of the sweep,
+	// started by StartMeter once the sweep's checks have passed (the
+	// requests that name no attempt it writes to db). cmd/wfb passes
+	// internal/meterstore's.
+	NoMeter    bool
+	StartMeter func(db *store.DB) (Meter, error)
 	// RequireWitness refuses every session's usage the meter did not
 	// witness (`wfb run --require-witness`), as the bench's
 	// require_witness does for the bench or an arm. Refused with NoMeter:
@@ -171,7 +174,7 @@ type Sweep struct {
 	trees      map[string]pristine          // task → its pristine tree
 	newID      string                       // the id a run given none is recorded under (holdRun)
 	held       string                       // the run this process holds in the results file (holdRun)
-	meter      *meter.Proxy                 // the sessions' metering proxy; nil: not metered
+	meter      Meter                        // the sessions' metering proxy; nil: not metered
 
 	mu          sync.Mutex
 	retriesUsed int

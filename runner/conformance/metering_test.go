@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -20,7 +21,7 @@ import (
 // proxy of the test's own.
 func metered(t *testing.T, r *rig) func(*runner.Cell) {
 	t.Helper()
-	m, err := runner.StartMeter(r.db)
+	m, err := meterstore.Start(r.db)
 	if err != nil {
 		t.Fatal(err)
 	}
