@@ -35,9 +35,12 @@
 //     processes never record one run.
 //   - rescore.go and score.go: scoring review artifacts into the scores
 //     table, as a cell ends and again later (Rescore, `wfb rescore`).
-//   - metering.go and wirecost.go: the wire's witness of a metered
-//     session, its cross-check and its cost; transcript.go: the agent's
-//     whole output, kept redacted; progress.go: the progress line;
-//     leftovers.go: the scratch directories a killed wfb left, reaped by
-//     the next.
+//   - meter.go: the Meter the runner talks to the metering proxy through
+//     (cmd/wfb passes meter/meterstore's), and the Wire it gives back;
+//     metering.go and wirecost.go: what a metered session's row makes of
+//     the wire — its requests, the cross-check of the agent's usage, the
+//     wire's cost and its check against the agent's.
+//   - transcript.go: the agent's whole output, kept redacted;
+//     progress.go: the progress line; leftovers.go: the scratch
+//     directories a killed wfb left, reaped by the next.
 package runner

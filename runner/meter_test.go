@@ -1,7 +1,7 @@
 package runner_test
 
 import (
-	"github.com/wfbench/wfb/internal/meterstore"
+	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/store"
 )

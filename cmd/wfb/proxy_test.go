@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
+	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
 )

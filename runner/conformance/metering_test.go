@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
