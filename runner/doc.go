@@ -29,8 +29,10 @@
 //   - sweep.go, sweep_new.go, sweep_backend.go, sweep_attempt.go: a bench
 //     run (NewSweep, Sweep.Run) — the checks before anything is recorded,
 //     the sandbox backend resolved once, workers, retries, the outage
-//     breaker, resume; workspace.go makes each cell's private copy and runs
-//     a task's setup and verify. A sweep holds its run in the results
+//     breaker, resume; sweep_budget.go: the run's cost budget (a budget
+//     of its own: its cap, the run's cost so far, when it was reached);
+//     workspace.go makes each cell's private copy and runs a task's setup
+//     and verify. A sweep holds its run in the results
 //     file (store.DB.HoldRun) from before its first row to its end, so two
 //     processes never record one run.
 //   - rescore.go and score.go: scoring review artifacts into the scores

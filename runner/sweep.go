@@ -131,18 +131,6 @@ type BudgetConfig struct {
 	From string  `json:"from"`
 }
 
-// budgetConfig is the cap the sweep runs under, as runs.config records it;
-// nil for none.
-func (s *Sweep) budgetConfig() *BudgetConfig {
-	switch {
-	case s.budget <= 0:
-		return nil
-	case s.opts.MaxCost > 0:
-		return &BudgetConfig{USD: s.budget, From: "max-cost"}
-	}
-	return &BudgetConfig{USD: s.budget, From: "bench"}
-}
-
 // NotRunDetail starts the detail of the row a cell gets when the outage
 // breaker or the run's budget kept it from starting.
 const NotRunDetail = "not run: "
@@ -182,12 +170,9 @@ type Sweep struct {
 	breakerWhy  string
 	fatal       error
 
-	budget        float64        // the run's cost cap in dollars; 0: none
-	cost          wfb.CostSum    // the run's cost so far, earlier invocations included (charge)
-	costAtBudget  wfb.CostSum    // the run's cost when it reached the budget
-	unplanned     []store.Result // rows of the run's cells this invocation does not plan
-	budgetReached bool
-	summary       Summary
+	budget    budget         // the run's cost cap and its cost so far
+	unplanned []store.Result // rows of the run's cells this invocation does not plan
+	summary   Summary
 }
 
 type agentCmd struct {
@@ -346,7 +331,7 @@ func (s *Sweep) recordRun(ctx context.Context) error {
 // recordBudget records a resumed run's cap in its config when it differs
 // from the one recorded: the run continues under the new cap (or none).
 func (s *Sweep) recordBudget(ctx context.Context) error {
-	was, now := s.prevConfig.Budget, s.budgetConfig()
+	was, now := s.prevConfig.Budget, s.budget.config()
 	if (was == nil && now == nil) || (was != nil && now != nil && *was == *now) {
 		return nil
 	}
@@ -440,9 +425,9 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 		s.recordNotRuns(ctx, pending)
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
-	s.summary.Budget, s.summary.Cost, s.summary.Run = s.budget, s.cost, s.tally()
-	if status == wfb.RunAborted && s.budgetReached && s.breakerWhy == "" {
-		s.summary.BudgetReached = s.budgetWhy()
+	s.summary.Budget, s.summary.Cost, s.summary.Run = s.budget.usd, s.budget.cost, s.tally()
+	if status == wfb.RunAborted && s.budget.reached && s.breakerWhy == "" {
+		s.summary.BudgetReached = s.budget.why()
 	}
 	if s.opts.Progress != nil {
 		s.opts.Progress.Finish(s.summary)
@@ -488,7 +473,7 @@ func cellOf(attempts []store.Result) wfb.Cell {
 func (s *Sweep) stopping(ctx context.Context) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ctx.Err() != nil || s.breakerWhy != "" || s.budgetReached || s.fatal != nil
+	return ctx.Err() != nil || s.breakerWhy != "" || s.budget.reached || s.fatal != nil
 }
 
 // runCell makes a cell's attempts until it is complete, retries included.
@@ -554,7 +539,7 @@ func (s *Sweep) takeRetry() bool {
 func (s *Sweep) observe(row store.Result) {
 	s.mu.Lock()
 	s.summary.Attempts++
-	s.charge(row)
+	s.budget.charge(row)
 	switch {
 	case row.ErrorKind == wfb.KindCancelled:
 	case slices.Contains(systemic, row.ErrorKind):
@@ -587,7 +572,7 @@ func (s *Sweep) recordNotRun(ctx context.Context, c *cellState, kind, detail str
 	s.mu.Lock()
 	s.summary.Attempts++
 	s.summary.Failed++
-	s.charge(row)
+	s.budget.charge(row)
 	s.mu.Unlock()
 	if s.opts.Progress != nil {
 		s.opts.Progress.Attempt(row)
