@@ -165,7 +165,7 @@ type claudeOutput struct {
 	// version is the CLI's version, probed before the session; when set it
 	// is the row's agent_version (see recordVersion).
 	version string
-	// parsed is the one result event, once interpret decoded it.
+	// parsed is the one result event, once Interpret decoded it.
 	parsed *claudeResult
 	tools  Tools
 	// mcpFailed are the MCP servers the init event says did not start.
@@ -471,7 +471,7 @@ func (o *claudeOutput) measureMore(row *store.Result, named string) {
 	}
 }
 
-// interpret parses Claude Code's result event strictly into the row.
+// Interpret parses Claude Code's result event strictly into the row.
 func (out *claudeOutput) Interpret(row *store.Result, p Process) {
 	exit := p.Exit
 	switch n := out.results.n; {
