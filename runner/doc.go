@@ -38,7 +38,7 @@
 //   - rescore.go and score.go: scoring review artifacts into the scores
 //     table, as a cell ends and again later (Rescore, `wfb rescore`).
 //   - meter.go: the Meter the runner talks to the metering proxy through
-//     (cmd/wfb passes meter/meterstore's), and the Wire it gives back;
+//     (cmd/wfb passes runner/meterstore's), and the Wire it gives back;
 //     metering.go and wirecost.go: what a metered session's row makes of
 //     the wire — its requests, the cross-check of the agent's usage, the
 //     wire's cost and its check against the agent's.

@@ -11,7 +11,7 @@ import (
 // agent and its provider as a second witness of usage. Each attempt gets a
 // base URL of its own on it, and, at its end, what the wire showed. The
 // sessions of a sweep share one Meter. cmd/wfb passes the real proxy
-// (package meter, through meter/meterstore); the runner knows it only
+// (package meter, through runner/meterstore); the runner knows it only
 // by this interface.
 type Meter interface {
 	// Begin starts metering one attempt.

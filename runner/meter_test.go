@@ -1,8 +1,8 @@
 package runner_test
 
 import (
-	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/runner"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 

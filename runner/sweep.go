@@ -65,7 +65,7 @@ type SweepOptions struct {
 	// default one metering proxy serves every session of the sweep,
 	// started by StartMeter once the sweep's checks have passed (the
 	// requests that name no attempt it writes to db). cmd/wfb passes
-	// meter/meterstore's.
+	// runner/meterstore's.
 	NoMeter    bool
 	StartMeter func(db *store.DB) (Meter, error)
 	// RequireWitness refuses every session's usage the meter did not

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/wfbench/wfb/meter"
-	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/meterstore"
 )
 
 // mockRecordOptions are the flags of `wfb mock record`.

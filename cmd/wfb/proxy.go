@@ -11,7 +11,7 @@ import (
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/meter"
-	"github.com/wfbench/wfb/meter/meterstore"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 

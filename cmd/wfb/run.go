@@ -14,10 +14,10 @@ import (
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/shellword"
 	"github.com/wfbench/wfb/internal/termtext"
-	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )

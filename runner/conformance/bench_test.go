@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )

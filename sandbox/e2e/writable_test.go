@@ -13,7 +13,7 @@ import (
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/sandboxtest"
-	"github.com/wfbench/wfb/meter/meterstore"
+	"github.com/wfbench/wfb/runner/meterstore"
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
