@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // fixtureHTML builds the page for the fixture: report tables and charts by

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/standin"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/standin"
 )
 
 // The test binary doubles as the processes the runner drives (the os/exec

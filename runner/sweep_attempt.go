@@ -210,8 +210,7 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 		if err != nil {
 			return nil // the row already says artifact-invalid
 		}
-		sc := storedScore(row.AttemptID, review.ScoreReview(rv, r.task.Labels, r.task.Verdict),
-			review.LabelsDigest(r.task.Labels, r.task.Verdict))
+		sc := storedScore(row.AttemptID, rv, r.task.Labels, r.task.Verdict)
 		return r.db.InsertScoreTx(ctx, tx, &sc)
 	})
 }

@@ -81,7 +81,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 review_prompt() { echo "Review auth.go for security and correctness problems. Write your review as JSON to $1"; }
 agent_alone() {
 	local dir=$1
-	rm -rf "$dir" && mkdir -p "$dir/art" && cp -r "$repo/examples/workspaces/auth" "$dir/ws"
+	rm -rf "$dir" && mkdir -p "$dir/art" && cp -r "$repo/examples/_workspaces/auth" "$dir/ws"
 	(cd "$dir/ws" && ANTHROPIC_BASE_URL=$url ANTHROPIC_API_KEY=offline "$wfb" mock agent -p --output-format stream-json --verbose \
 		--permission-mode acceptEdits --add-dir "$dir/art" --no-session-persistence "$(review_prompt "$dir/art/review.json")" </dev/null)
 }
@@ -103,12 +103,12 @@ bench_session() {
 	local i
 	for ((i = 0; i < reps; i++)); do
 		timed alone agent_alone "$work/alone"
-		timed hu "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed hu "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox host-unsafe --db "$work/session.db" --format tsv
-		timed bw "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed bw "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox bwrap --db "$work/session.db" --format tsv
 		timed bw0 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent /bin/true
-		timed ll "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed ll "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox landlock --db "$work/session.db" --format tsv
 		timed ll0 "$wfb" sandbox-exec --ro / --rw "$work" -- /bin/true
 	done
@@ -133,7 +133,7 @@ provider: {mock: $repo/examples/replies/review.yaml}
 tasks:
   - id: review-auth
     class: review
-    workspace: $repo/examples/workspaces/auth
+    workspace: $repo/examples/_workspaces/auth
     prompt: "Review auth.go for security and correctness problems."
     review: true
 arms:

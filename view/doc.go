@@ -11,6 +11,11 @@
 // metric per arm across days or labels, as `wfb trend`, over the bench
 // runs of one label or all, ad-hoc sessions only when asked).
 //
+// The viewer shows what the file holds: a review's findings and labels as
+// its latest score kept them (it never parses an artifact or scores one),
+// a transcript decoded through the store. It imports neither runner nor
+// meter.
+//
 // Everything shown is agent-controlled text at some remove, so the pages
 // are built with html/template (which escapes by context), are served with
 // a Content-Security-Policy that allows script only from the viewer's own

@@ -40,12 +40,11 @@ const tokenCookie = "wfb_view_token"
 // Server serves the viewer's pages over one results file, opened
 // read-only by the caller.
 type Server struct {
-	db     *store.DB
-	cols   report.Columns
-	pages  map[string]*template.Template
-	token  string
-	labels map[string]TaskLabels
-	mux    *http.ServeMux
+	db    *store.DB
+	cols  report.Columns
+	pages map[string]*template.Template
+	token string
+	mux   *http.ServeMux
 }
 
 // Options configure a Server.
@@ -53,10 +52,6 @@ type Options struct {
 	// Token, when set, must be presented by every request: once as
 	// ?token=, after which a cookie carries it.
 	Token string
-	// Labels are the review tasks' labels, by task id, from a bench file
-	// (wfb view --bench): with them an attempt page lists every label a
-	// review found or missed. Without them it marks the findings alone.
-	Labels map[string]TaskLabels
 }
 
 // New builds the viewer over db, which should be opened with
@@ -71,7 +66,7 @@ func New(ctx context.Context, db *store.DB, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, cols: cols, pages: pages, token: opts.Token, labels: opts.Labels, mux: http.NewServeMux()}
+	s := &Server{db: db, cols: cols, pages: pages, token: opts.Token, mux: http.NewServeMux()}
 	static, _ := fs.Sub(staticFS, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.page(s.runsPage))

@@ -28,12 +28,13 @@ func newMockRecordCmd(s *Streams) *cobra.Command {
 		Short: "Turn a metered attempt's recorded exchanges into a mock script that replays them",
 		Long: `Turn the exchanges the metering proxy kept for ATTEMPT (an attempt_id: a
 run's, or a 'wfb proxy' attempt's) into a mock script that 'wfb mock serve'
-replays: one reply per model request (Anthropic Messages or OpenAI Responses,
-JSON or SSE), with its text, tool calls, stop reason, usage verbatim and
-status, matched to the request it answers by model and turn. --delays serves
-each reply after the time its first byte took on the wire. The script is
-written to --out ("-": stdout); its header comments say where each reply came
-from and what a script cannot carry (thinking blocks, extra usage fields).`,
+replays: one reply per model request (Anthropic Messages, OpenAI Responses
+or Chat Completions, JSON or SSE), with its text, tool calls, stop reason,
+usage verbatim and status, matched to the request it answers by model and
+turn. --delays serves each reply after the time its first byte took on the
+wire. The script is written to --out ("-": stdout); its header comments say
+where each reply came from and what a script cannot carry (thinking blocks,
+extra usage fields).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput("mock record takes one ATTEMPT (an attempt_id), got %d arguments", len(args))
@@ -100,6 +101,8 @@ func recorded(exchanges []meterstore.Exchange) []provider.Exchange {
 			out[i].API = provider.APIMessages
 		case meter.ProtocolOpenAI:
 			out[i].API = provider.APIResponses
+		case meter.ProtocolOpenAIChat:
+			out[i].API = provider.APIChat
 		}
 		if x.Status != nil {
 			out[i].Status = int(*x.Status)

@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 func TestMain(m *testing.M) { gate.Main(m, "internal/owned") }

@@ -9,6 +9,7 @@ import (
 const (
 	APIMessages  = apiMessages  // Anthropic Messages
 	APIResponses = apiResponses // OpenAI Responses
+	APIChat      = apiChat      // OpenAI Chat Completions
 )
 
 // Exchange is one request a metered attempt made, as the results file
@@ -16,7 +17,8 @@ const (
 type Exchange struct {
 	Seq    int
 	Method string
-	// API is the model API the request spoke (APIMessages, APIResponses);
+	// API is the model API the request spoke (APIMessages, APIResponses,
+	// APIChat);
 	// "" for any other request (a HEAD probe, count_tokens, another API).
 	API string
 	// Protocol is the request's protocol as the results file names it
@@ -65,8 +67,9 @@ type Recording struct {
 
 // RecordScript turns the model requests attempt made through the metering
 // proxy (its exchanges, in the order they were made) into a mock script
-// that answers them the same way: one reply per Anthropic Messages or
-// OpenAI Responses request, each matched to its request's model and turn
+// that answers them the same way: one reply per Anthropic Messages, OpenAI
+// Responses or Chat Completions request, each matched to its request's
+// model and turn
 // (see Match; RecordReply). Other requests (a HEAD probe, count_tokens)
 // are left out; a request that was answered nothing (the agent went away)
 // too.
@@ -81,7 +84,7 @@ func RecordScript(attempt string, exchanges []Exchange, o RecordOptions) (Record
 	rec.Script = &Script{}
 	skipped := 0
 	for _, x := range exchanges {
-		if x.Method != http.MethodPost || (x.API != APIMessages && x.API != APIResponses) || x.Status == 0 {
+		if x.Method != http.MethodPost || (x.API != APIMessages && x.API != APIResponses && x.API != APIChat) || x.Status == 0 {
 			skipped++
 			continue
 		}
@@ -97,7 +100,7 @@ func RecordScript(attempt string, exchanges []Exchange, o RecordOptions) (Record
 		rec.Notes = append(rec.Notes, line)
 	}
 	if len(rec.Script.Replies) == 0 {
-		return rec, &RecordError{fmt.Sprintf("attempt %q made no answered model request (%d requests, none Messages or Responses)", attempt, len(exchanges))}
+		return rec, &RecordError{fmt.Sprintf("attempt %q made no answered model request (%d requests, none Messages, Responses or Chat Completions)", attempt, len(exchanges))}
 	}
 	if skipped > 0 {
 		rec.Notes = append(rec.Notes, fmt.Sprintf("%d other requests (probes, unanswered or other APIs) have no reply", skipped))
@@ -115,7 +118,7 @@ func recordExchange(attempt string, x Exchange, o RecordOptions) (Reply, []strin
 		return Reply{}, nil, &RecordError{where + ": its bodies were not kept whole (the attempt's exchange budget ran out), so it cannot be replayed"}
 	}
 	in := Recorded{
-		Responses: x.API == APIResponses, Status: x.Status, ContentType: x.ContentType,
+		Responses: x.API == APIResponses, ChatCompletions: x.API == APIChat, Status: x.Status, ContentType: x.ContentType,
 		Request: x.Request, Response: x.Response,
 	}
 	if o.Delays && x.TTFBMS != nil {

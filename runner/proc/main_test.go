@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // The test binary doubles as the processes Run drives (the os/exec

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 func helperSpec(t *testing.T, mode string, extraEnv ...string) Spec {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/runner/meterstore"
 
 	"github.com/wfbench/wfb/mock/provider"

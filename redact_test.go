@@ -1,4 +1,4 @@
-package store
+package wfb
 
 import (
 	"encoding/json"

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/sandbox"
 )
 

@@ -1,4 +1,4 @@
-package sandbox
+package treedigest
 
 import (
 	"os"
@@ -9,9 +9,23 @@ import (
 	"testing"
 )
 
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func digestTree(t *testing.T) string {
 	t.Helper()
-	ws := newWorkspace(t, t.TempDir())
+	ws := filepath.Join(t.TempDir(), "clone")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(ws, "source.ts"), "export const answer = 42;\n", 0o644)
 	if err := os.MkdirAll(filepath.Join(ws, "src", "lib"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +42,7 @@ func digestTree(t *testing.T) string {
 
 func mustDigest(t *testing.T, dir string) string {
 	t.Helper()
-	d, err := Digest(dir)
+	d, err := Of(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +118,7 @@ func TestDigestRefusesANonDirectory(t *testing.T) {
 	if err := os.Symlink(ws, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Digest(link); err == nil || !strings.Contains(err.Error(), "is not a directory") {
-		t.Errorf("Digest(symlink) err = %v", err)
+	if _, err := Of(link); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Errorf("Of(symlink) err = %v", err)
 	}
 }
