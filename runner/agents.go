@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/proc"
+	"github.com/wfbench/wfb/store"
 )
 
 // agentSession is what the session's agent adapter is given: the spec's
@@ -50,14 +52,34 @@ func agentKit(k bench.Kit) agent.Kit {
 // on 2 cores. The answer is cached per binary, so a sweep waits once.
 const probeTimeout = 60 * time.Second
 
-var versionCache sync.Map // versionKey → string
+var versionCache sync.Map // store.AgentBinary → string
 
-type versionKey struct {
-	path    string
-	size    int64
-	mtime   time.Time
-	backend string
-	args    string // the probe's arguments
+// VersionBook remembers, across processes, what an agent binary said its
+// version was, by the binary's identity (see store.AgentBinary): a
+// session of a binary already asked skips the probe, a second start of
+// the agent. *store.DB satisfies it.
+type VersionBook interface {
+	AgentVersion(ctx context.Context, b store.AgentBinary) (string, bool, error)
+	RememberAgentVersion(ctx context.Context, b store.AgentBinary, version string) error
+}
+
+var _ VersionBook = (*store.DB)(nil)
+
+// binaryIdentity is the identity of the file at path (symbolic links
+// followed: an npm .bin link names the script it runs) as probed in
+// backend with args.
+func binaryIdentity(path, backend string, args []string) (store.AgentBinary, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return store.AgentBinary{}, err
+	}
+	b := store.AgentBinary{Path: path, Size: fi.Size(), MtimeNS: fi.ModTime().UnixNano(), Backend: backend,
+		Probe: strings.Join(args, "\x00")}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		b.Device, b.Inode = uint64(st.Dev), st.Ino
+		b.CtimeNS = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+	}
+	return b, nil
 }
 
 // versionProbe is where and as whom `<cli> --version` runs: the session's
@@ -66,6 +88,10 @@ type versionProbe struct {
 	sandbox   Isolation
 	dir       string
 	home, tmp string
+	// book, when set, remembers versions across processes: a version it
+	// holds for the binary's identity is the answer without a probe, and a
+	// probe's answer is kept in it.
+	book VersionBook
 }
 
 // probeVersion asks an agent CLI its version as its adapter's probe p says
@@ -89,16 +115,23 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe, p agen
 	if err != nil {
 		return "", err
 	}
-	fi, err := os.Stat(path)
+	backend := "none"
+	if where.sandbox != nil {
+		backend = where.sandbox.Backend()
+	}
+	key, err := binaryIdentity(path, backend, p.Args)
 	if err != nil {
 		return "", err
 	}
-	key := versionKey{path: path, size: fi.Size(), mtime: fi.ModTime(), backend: "none", args: strings.Join(p.Args, "\x00")}
-	if where.sandbox != nil {
-		key.backend = where.sandbox.Backend()
-	}
 	if v, ok := versionCache.Load(key); ok {
 		return v.(string), nil
+	}
+	if where.book != nil {
+		// A book that cannot be read costs a probe, nothing else.
+		if v, ok, err := where.book.AgentVersion(ctx, key); err == nil && ok {
+			versionCache.Store(key, v)
+			return v, nil
+		}
 	}
 	launch, err := launchIn(ctx, where.sandbox)
 	if err != nil {
@@ -139,6 +172,10 @@ func probeVersionWhy(ctx context.Context, bin string, where versionProbe, p agen
 	}
 	v := p.Parse(out)
 	versionCache.Store(key, v)
+	if v != "" && where.book != nil {
+		// Not remembered is only a probe more next time.
+		_ = where.book.RememberAgentVersion(ctx, key, v)
+	}
 	if v == "" {
 		return "", fmt.Errorf("it printed no version (%q)", wfb.Clip(strings.TrimSpace(string(out)), 120))
 	}
@@ -157,7 +194,7 @@ func lastLine(s string) string {
 // sessionProbe is where a session's version probe runs: in its sandbox and
 // workspace, with its HOME and TMPDIR.
 func sessionProbe(spec SessionSpec) versionProbe {
-	return versionProbe{sandbox: spec.Sandbox, dir: spec.Workdir, home: spec.Env["HOME"], tmp: spec.Env["TMPDIR"]}
+	return versionProbe{sandbox: spec.Sandbox, dir: spec.Workdir, home: spec.Env["HOME"], tmp: spec.Env["TMPDIR"], book: spec.Versions}
 }
 
 // grantDirs are the directories outside the workspace an agent may write:

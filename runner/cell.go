@@ -92,6 +92,9 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		sc.ScrubSecrets(append(secretValues(env), kitSecrets(c.Kit)...)...)
 	}
 	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter, RequireWitness: c.RequireWitness}
+	if book, ok := rec.(VersionBook); ok {
+		spec.Versions = book
+	}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)

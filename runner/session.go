@@ -119,6 +119,11 @@ type SessionSpec struct {
 	// unwitnessed). Without it such a row stays ok, its usage_verdict
 	// unwitnessed.
 	RequireWitness bool
+
+	// Versions, when set, remembers agent versions across processes (the
+	// results file): a binary already asked is not started a second time
+	// to say its version. nil: asked once per binary per process.
+	Versions VersionBook
 }
 
 // ReviewSpec configures a review session.

@@ -235,8 +235,17 @@ func (s *Sweep) limits() Limits {
 // which scrubs them from the row, the artifact and the score alike.
 func (r *reviewRecorder) ScrubSecrets(values ...string) { r.db.ScrubSecrets(values...) }
 
+func (r *reviewRecorder) AgentVersion(ctx context.Context, b store.AgentBinary) (string, bool, error) {
+	return r.db.AgentVersion(ctx, b)
+}
+
+func (r *reviewRecorder) RememberAgentVersion(ctx context.Context, b store.AgentBinary, version string) error {
+	return r.db.RememberAgentVersion(ctx, b, version)
+}
+
 var (
 	_ Recorder       = (*reviewRecorder)(nil)
 	_ secretScrubber = (*reviewRecorder)(nil)
+	_ VersionBook    = (*reviewRecorder)(nil)
 	_ secretScrubber = (*store.DB)(nil)
 )

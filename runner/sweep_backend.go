@@ -161,5 +161,5 @@ func (s *Sweep) probeAgent(ctx context.Context, bin string) string {
 		return ""
 	}
 	defer sb.Close()
-	return probeVersion(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir()}, agent.VersionProbe)
+	return probeVersion(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir(), book: s.opts.DB}, agent.VersionProbe)
 }
