@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/view"
 )
 
 // reportOptions are the flags and arguments of `wfb report`.
@@ -160,7 +159,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, report.HTMLInput{
+		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, view.ReportPage{
 			Title: title, Tables: result.Tables(title, report.FormatTable), Charts: result}); err != nil {
 			return err
 		}
@@ -168,20 +167,16 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	return s.renderAll(result.Tables(title, format), format)
 }
 
-// writeReportHTML writes the HTML page of a report, with the trend the
-// page adds (report.PageTrend).
-func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, in report.HTMLInput) error {
+// writeReportHTML writes the report's page (view.WriteReportPage), with
+// the trend the page adds (report.PageTrend).
+func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, page view.ReportPage) error {
 	tr, err := report.PageTrend(ctx, r.db, r.cols, r.runs, sel, present)
 	if err != nil {
 		return err
 	}
-	in.Trend = tr
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, in); err != nil {
+	page.Trend, page.Tampered = tr, r.db.Tampered()
+	if err := view.WriteReportPage(path, page); err != nil {
 		return err
-	}
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write html report: %w", err)
 	}
 	fmt.Fprintf(s.ErrOut, "wrote %s\n", path)
 	return nil

@@ -1,15 +1,200 @@
-package report
+package view
 
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/termtext"
+	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/report/stats"
 )
+
+// chartSection is the groups one set of charts is drawn over: every arm,
+// or every arm of one task.
+type chartSection struct {
+	task   string // empty unless the tabulation is by task
+	tab    *report.Tabulation
+	groups []*report.Group
+}
+
+// of prefixes a caption with the section's task, so that a chart read
+// alone still says whose cells it shows.
+func (s chartSection) of(caption string) string {
+	if s.task == "" {
+		return caption
+	}
+	return "task " + s.task + ": " + caption
+}
+
+// chartSections splits a tabulation into the sets of charts the page
+// draws: one per task when it is by task, else one.
+func chartSections(tab *report.Tabulation) []chartSection {
+	if !tab.Options.ByTask {
+		return []chartSection{{tab: tab, groups: tab.Groups}}
+	}
+	var out []chartSection
+	for _, g := range tab.Groups {
+		if len(out) == 0 || out[len(out)-1].task != g.Task {
+			out = append(out, chartSection{task: g.Task, tab: tab})
+		}
+		out[len(out)-1].groups = append(out[len(out)-1].groups, g)
+	}
+	return out
+}
+
+// kindColor gives ok green, errors greys and blues (the environment), and
+// failures warm colours (the workflow).
+func kindColor(kind string, i int) string {
+	if kind == "ok" {
+		return "#2da44e"
+	}
+	if wfb.IsErrored(kind) {
+		return []string{"#8c959f", "#57606a", "#54aeff", "#0969da", "#b6e3ff", "#424a53"}[i%6]
+	}
+	return []string{"#cf222e", "#fb8f44", "#bf8700", "#a40e26", "#fa4549", "#953800", "#d4a72c"}[i%7]
+}
+
+func hasMetric(ms []report.Metric, m report.Metric) bool {
+	for _, x := range ms {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
+// linear maps [d0, d1] onto [r0, r1].
+type linear struct{ d0, d1, r0, r1 float64 }
+
+func (s linear) at(v float64) float64 {
+	if s.d1 == s.d0 {
+		return (s.r0 + s.r1) / 2
+	}
+	return s.r0 + (v-s.d0)/(s.d1-s.d0)*(s.r1-s.r0)
+}
+
+func tickLabel(v float64) string {
+	return strconv.FormatFloat(report.RoundSig(v, 4), 'f', -1, 64)
+}
+
+type frame struct {
+	w, h                     float64
+	left, right, top, bottom float64
+}
+
+func (f frame) x0() float64 { return f.left }
+func (f frame) x1() float64 { return f.w - f.right }
+func (f frame) y0() float64 { return f.h - f.bottom }
+func (f frame) y1() float64 { return f.top }
+
+func svgOpen(b *bytes.Buffer, f frame, label string) {
+	fmt.Fprintf(b, "<svg width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" role=\"img\" aria-label=\"%s\">\n",
+		f.w, f.h, f.w, f.h, htmlText(label))
+}
+
+// xAxis draws vertical grid lines and labels for ticks along the bottom.
+func xAxis(b *bytes.Buffer, f frame, sx linear, ticks []float64, title string) {
+	for _, t := range ticks {
+		x := sx.at(t)
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x, f.y1(), x, f.y0())
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x, f.y0()+14, tickLabel(t))
+	}
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x1(), f.y0())
+	fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", (f.x0()+f.x1())/2, f.h-4, htmlText(title))
+}
+
+// yAxis draws horizontal grid lines and labels for ticks up the left side.
+func yAxis(b *bytes.Buffer, f frame, sy linear, ticks []float64, title string) {
+	ts := make([]report.ChartTick, len(ticks))
+	for i, t := range ticks {
+		ts[i] = report.ChartTick{At: sy.at(t), Value: t, Label: tickLabel(t)}
+	}
+	yAxisTicks(b, f, ts, title)
+}
+
+// yAxisTicks is yAxis of ticks already placed.
+func yAxisTicks(b *bytes.Buffer, f frame, ticks []report.ChartTick, title string) {
+	for _, t := range ticks {
+		fmt.Fprintf(b, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), t.At, f.x1(), t.At)
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", f.x0()-4, t.At+4, t.Label)
+	}
+	fmt.Fprintf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", f.x0(), f.y0(), f.x0(), f.y1())
+	fmt.Fprintf(b, "<text transform=\"translate(12 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", (f.y0()+f.y1())/2, htmlText(title))
+}
+
+// armStyle is how one arm is drawn on every chart of a page: a colour
+// and a marker shape, so that two arms stay apart in a legend even to a
+// reader who cannot tell the colours apart.
+type armStyle struct{ color, shape string }
+
+// armColors are distinguishable on white and for common colour blindness
+// (Okabe–Ito).
+var armColors = []string{"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+
+// styleArms gives each distinct arm of names, in sorted order, its style.
+func styleArms(names []string) map[string]armStyle {
+	arms := slices.Clone(names)
+	slices.Sort(arms)
+	arms = slices.Compact(arms)
+	out := make(map[string]armStyle, len(arms))
+	for i, a := range arms {
+		out[a] = armStyle{armColors[i%len(armColors)], markerShapes[i%len(markerShapes)]}
+	}
+	return out
+}
+
+// armStyles styles the arms of a tabulation.
+func armStyles(tab *report.Tabulation) map[string]armStyle {
+	names := make([]string, len(tab.Groups))
+	for i, g := range tab.Groups {
+		names[i] = g.Arm
+	}
+	return styleArms(names)
+}
+
+// marker draws an arm's marker of radius r centred on (x, y), with a
+// tooltip. It carries class "mark" and the arm's name, so that what a
+// chart shows can be read back from it.
+func marker(b *bytes.Buffer, st armStyle, arm string, x, y, r float64, tip string) {
+	tag, geom := "path", ""
+	switch st.shape {
+	case "square":
+		tag = "rect"
+		geom = fmt.Sprintf("x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"", x-r*0.85, y-r*0.85, r*1.7, r*1.7)
+	case "triangle":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y-r*1.1, x+r, y+r*0.75, x-r, y+r*0.75)
+	case "down":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y+r*1.1, x+r, y-r*0.75, x-r, y-r*0.75)
+	case "diamond":
+		geom = fmt.Sprintf("d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y-r*1.2, x+r*1.2, y, x, y+r*1.2, x-r*1.2, y)
+	default:
+		tag = "circle"
+		geom = fmt.Sprintf("cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"", x, y, r)
+	}
+	fmt.Fprintf(b, "<%s class=\"mark\" data-arm=\"%s\" data-x=\"%.1f\" data-y=\"%.1f\" %s fill=\"%s\" stroke=\"#fff\" stroke-width=\"1\"><title>%s</title></%s>\n",
+		tag, htmlText(arm), x, y, geom, st.color, htmlText(tip), tag)
+}
+
+// swatch is an arm's marker on its own, for a legend in HTML.
+func swatch(st armStyle, arm string) string {
+	var b bytes.Buffer
+	b.WriteString("<svg class=\"swatch\" width=\"16\" height=\"16\" viewBox=\"0 0 16 16\" aria-hidden=\"true\">")
+	marker(&b, st, arm, 8, 8, 5.5, arm)
+	b.WriteString("</svg>")
+	return strings.Replace(b.String(), "class=\"mark\" ", "", 1)
+}
+
+// htmlText is s escaped for HTML text or a quoted attribute, its controls
+// shown as a box table shows them: a bidirectional override in an arm or
+// task name (U+202E) would otherwise reorder what the page shows around
+// it, and a browser drops ESC and the other controls without a trace.
+func htmlText(s string) string { return html.EscapeString(termtext.Show(s, "\t\n")) }
 
 // scatter draws cost against quality, one mark per arm, each over one
 // population: the arm's cells where both were measured. The IQR of cost
@@ -60,14 +245,14 @@ type scatterPoint struct {
 
 // scatterY picks the quality axis: weighted F1, else verdict accuracy,
 // when the section's cells have it measured; else the strict pass rate
-// (Metric -1).
-func scatterY(sec chartSection) (Metric, string) {
-	for _, m := range []Metric{WeightedF1, VerdictCorrect} {
-		if hasMetric(sec.tab.Options.Metrics, m) && slices.ContainsFunc(sec.groups, func(g *Group) bool { return g.Metrics[m].N > 0 }) {
-			return m, humanName(m)
+// (report.Metric -1).
+func scatterY(sec chartSection) (report.Metric, string) {
+	for _, m := range []report.Metric{report.WeightedF1, report.VerdictCorrect} {
+		if hasMetric(sec.tab.Options.Metrics, m) && slices.ContainsFunc(sec.groups, func(g *report.Group) bool { return g.Metrics[m].N > 0 }) {
+			return m, report.HumanName(m)
 		}
 	}
-	return Metric(-1), "strict pass rate (%)"
+	return report.Metric(-1), "strict pass rate (%)"
 }
 
 // cellAt is a group's value of one cell, NaN when not measured or not kept.
@@ -81,12 +266,12 @@ func cellAt(vs []float64, i int) float64 {
 // scatterPointOf places a group over its cells with a measured cost and a
 // measured quality (any cell, for the pass rate): both axes are figures of
 // the same cells.
-func scatterPointOf(g *Group, yMetric Metric, yName string) scatterPoint {
+func scatterPointOf(g *report.Group, yMetric report.Metric, yName string) scatterPoint {
 	p := scatterPoint{arm: g.Arm, cells: g.Cells}
 	var xs, ys []float64
 	costed, ok := 0, 0
 	for i := range g.Cells {
-		x := cellAt(g.CellValues[CostUSD], i)
+		x := cellAt(g.CellValues[report.CostUSD], i)
 		if math.IsNaN(x) {
 			continue
 		}
@@ -111,15 +296,15 @@ func scatterPointOf(g *Group, yMetric Metric, yName string) scatterPoint {
 		p.why = fmt.Sprintf("not measured: cost on %d of its %d cells, %s on none of them", costed, g.Cells, strings.TrimSuffix(yName, " (%)"))
 		return p
 	}
-	c := spreadOf(CostUSD, xs)
+	c := report.SpreadOf(report.CostUSD, xs)
 	p.x, p.xlo, p.xhi = c.Center, c.Q1, c.Q3
 	switch {
-	case yMetric == VerdictCorrect:
-		s := spreadOf(VerdictCorrect, ys)
+	case yMetric == report.VerdictCorrect:
+		s := report.SpreadOf(report.VerdictCorrect, ys)
 		r := stats.SummarizeRate(int(math.Round(s.Sum)), s.N, 0.95)
 		p.y, p.ylo, p.yhi = 100*r.Center, 100*r.Lo, 100*r.Hi
 	case yMetric >= 0:
-		s := spreadOf(yMetric, ys)
+		s := report.SpreadOf(yMetric, ys)
 		p.y, p.ylo, p.yhi = s.Center, s.Q1, s.Q3
 	default:
 		r := stats.SummarizeRate(ok, p.n, 0.95)
@@ -137,8 +322,8 @@ func scatterAxes(b *bytes.Buffer, f frame, pts []scatterPoint, yName string) (sx
 		xlo, xhi = math.Min(xlo, nanOr(p.xlo, p.x)), math.Max(xhi, nanOr(p.xhi, p.x))
 		ylo, yhi = math.Min(ylo, nanOr(p.ylo, p.y)), math.Max(yhi, nanOr(p.yhi, p.y))
 	}
-	xt, xd0, xd1 := NiceTicks(math.Min(0, xlo), xhi, 5)
-	yt, yd0, yd1 := NiceTicks(math.Min(0, ylo), yhi, 5)
+	xt, xd0, xd1 := report.NiceTicks(math.Min(0, xlo), xhi, 5)
+	yt, yd0, yd1 := report.NiceTicks(math.Min(0, ylo), yhi, 5)
 	sx = linear{xd0, xd1, f.x0(), f.x1()}
 	sy = linear{yd0, yd1, f.y0(), f.y1()}
 	yAxis(b, f, sy, yt, yName)
@@ -266,7 +451,7 @@ func nanOr(v, alt float64) float64 {
 func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 	segments := []string{"ok"}
 	for _, k := range sec.tab.Kinds {
-		if slices.ContainsFunc(sec.groups, func(g *Group) bool { return g.Failed[k] > 0 }) {
+		if slices.ContainsFunc(sec.groups, func(g *report.Group) bool { return g.Failed[k] > 0 }) {
 			segments = append(segments, k)
 		}
 	}
@@ -277,14 +462,14 @@ func kindBars(b *bytes.Buffer, sec chartSection, styles map[string]armStyle) {
 	}
 	fmt.Fprintf(b, "<figure>\n<figcaption>%s</figcaption>\n<div class=\"legend\">", htmlText(sec.of("Outcome of every cell per arm (its final attempt)")))
 	for _, k := range segments {
-		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", colors[k], htmlText(k))
+		fmt.Fprintf(b, "<span><svg class=\"key\" width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" aria-hidden=\"true\"><rect width=\"10\" height=\"10\" fill=\"%s\"/></svg> %s</span>", colors[k], htmlText(k))
 	}
 	b.WriteString("</div>\n")
 	rowH := 26.0
 	f := frame{w: 520, left: 130, right: 16, top: 8, bottom: 36}
 	f.h = f.top + f.bottom + rowH*float64(len(sec.groups))
 	svgOpen(b, f, sec.of("cells per arm by outcome"))
-	ticks, d0, d1 := NiceTicks(0, float64(maxN), 5)
+	ticks, d0, d1 := report.NiceTicks(0, float64(maxN), 5)
 	sx := linear{d0, d1, f.x0(), f.x1()}
 	xAxis(b, f, sx, ticks, "cells")
 	for i, g := range sec.groups {
@@ -339,7 +524,7 @@ func armLabel(b *bytes.Buffer, st armStyle, arm, text string, x, y float64) {
 // max, a box from p25 to p75, a line at the median, and — for samples small
 // enough to see — every value as a dot. An arm with no measured value says
 // so in words.
-func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armStyle) {
+func boxPlot(b *bytes.Buffer, sec chartSection, m report.Metric, styles map[string]armStyle) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, g := range sec.groups {
 		if s := g.Metrics[m]; s.N > 0 {
@@ -354,7 +539,7 @@ func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armS
 	if math.IsInf(lo, 1) {
 		lo, hi = 0, 1
 	}
-	ticks, d0, d1 := NiceTicks(math.Min(0, lo), hi, 5)
+	ticks, d0, d1 := report.NiceTicks(math.Min(0, lo), hi, 5)
 	sx := linear{d0, d1, f.x0(), f.x1()}
 	unit := m.Unit()
 	if unit == "USD" {
@@ -375,7 +560,7 @@ func boxPlot(b *bytes.Buffer, sec chartSection, m Metric, styles map[string]armS
 }
 
 // boxRow draws one arm's box, whiskers, median and values.
-func boxRow(b *bytes.Buffer, sx linear, yc float64, s Spread, vals []float64, col string) {
+func boxRow(b *bytes.Buffer, sx linear, yc float64, s report.Spread, vals []float64, col string) {
 	fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\"/>\n", sx.at(s.Min), yc, sx.at(s.Max), yc, col)
 	if !math.IsNaN(s.Q1) {
 		fmt.Fprintf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.25\" stroke=\"%s\"/>\n",
