@@ -43,10 +43,10 @@ type ChartFrame struct {
 	LabelRunes int
 }
 
-// TrendChart is one metric's trend laid out on a frame, the one geometry
-// `wfb report --html` and `wfb view` draw: per arm its centre in each
-// bucket with the interval as a bar, consecutive measured buckets joined.
-// It is pure data; each surface spells it as SVG in its own style.
+// TrendChart is one metric's trend laid out on a frame, the geometry the
+// viewer draws on its trend page and on `wfb report --html`'s page: per
+// arm its centre in each bucket with the interval as a bar, consecutive
+// measured buckets joined. It is pure data; the viewer spells it as SVG.
 type TrendChart struct {
 	Frame     ChartFrame
 	Key, Name string

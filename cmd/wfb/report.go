@@ -66,10 +66,11 @@ Token metrics are the provider's wire where the session was metered
 the agent's own figures. A footnote counts, per arm, the attempts whose usage
 the agent reported other than the wire (usage_check).
 
---html FILE also writes one self-contained HTML page with charts, grouped as
-the tables are (a set per task with --by task,arm): cost against quality over
-the cells where both were measured, outcomes, distributions; arms keyed by
-marker; "not measured" said in words. When the selection spans several days
+--html FILE also writes one self-contained page of the viewer (wfb view) for
+the same selection: the tables, and charts grouped as the tables are (a set
+per task with --by task,arm): cost against quality over the cells where
+both were measured, outcomes, distributions; arms keyed by marker; "not
+measured" said in words. When the selection spans several days
 (else labels) the page adds the wfb trend of pass rate, cost and quality.
 
 On a screen narrower than the table (COLUMNS, else the terminal's width), the
@@ -88,7 +89,7 @@ ids are never wrapped. --format tsv, csv or json always has every column.`,
 	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
-	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	f.StringVar(&opts.HTML, "html", "", "also write the report as one self-contained viewer page, with charts, to this file")
 	usageFlag(cmd, &opts.Usage)
 	return cmd
 }
