@@ -12,7 +12,4 @@
 // other test kits and the benchmark data generator
 // (report/internal/genresults) import one. A test kit may import the
 // package it helps test (sandbox, store, mock/agent), as those tests do.
-//
-// internal/meterstore and internal/mockrecord are domain adapters awaiting
-// their own place (see DESIGN's Layout), and are exempt until they move.
 package internal

@@ -106,9 +106,6 @@ func under(path, dir string) bool {
 	return path == module+"/"+dir || strings.HasPrefix(path, module+"/"+dir+"/")
 }
 
-// exempt are domain adapters under internal/ that await their own place.
-var exempt = []string{"internal/meterstore", "internal/mockrecord"}
-
 // TestInternalHoldsOnlyLeaves stops internal/ becoming a grab bag: a leaf
 // imports nothing of ours but the vocabulary and other leaves, and a test
 // kit (internal/testkit) is imported by tests only (and the benchmark data
@@ -116,11 +113,10 @@ var exempt = []string{"internal/meterstore", "internal/mockrecord"}
 func TestInternalHoldsOnlyLeaves(t *testing.T) {
 	pkgs := modulePackages(t)
 	for path, p := range pkgs {
-		isExempt := slices.ContainsFunc(exempt, func(dir string) bool { return under(path, dir) })
-		isLeaf := under(path, "internal") && !under(path, "internal/testkit") && !isExempt
+		isLeaf := under(path, "internal") && !under(path, "internal/testkit")
 		for _, i := range p.imports {
 			leafImport := i == module || (under(i, "internal") && !under(i, "internal/testkit"))
-			if isLeaf && !leafImport && !slices.ContainsFunc(exempt, func(dir string) bool { return under(i, dir) }) {
+			if isLeaf && !leafImport {
 				t.Errorf("%s is a leaf of internal/ but imports %s: a leaf imports only the vocabulary and other leaves", path, i)
 			}
 			if under(i, "internal/testkit") && !under(path, "internal/testkit") && path != module+"/report/internal/genresults" {

@@ -30,7 +30,7 @@
 //
 // A finished run's figures (its run_summary_v row, its cells and its tool
 // calls per task and arm) are counted once and kept in run_stats and the
-// run_*_stats tables beside it (migration 0014): FinishRun counts them in
+// run_*_stats tables beside it (migration 0015): FinishRun counts them in
 // the transaction that ends the run, ReopenRun drops them in its own,
 // MergeFiles counts every run it touched in its transaction.
 // FreshRunStatsSQL selects the kept figures that still describe their run;

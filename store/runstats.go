@@ -8,7 +8,7 @@ import (
 	"github.com/wfbench/wfb"
 )
 
-// A finished run's figures are counted once and kept (migration 0014):
+// A finished run's figures are counted once and kept (migration 0015):
 // run_stats holds its run_summary_v row, run_cell_stats its cells per task
 // and arm, run_tool_stats and run_tool_use_stats its tool calls per task
 // and arm: copies of what the views and the reports' queries compute.

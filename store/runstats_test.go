@@ -10,13 +10,13 @@ import (
 )
 
 // TestAnUpgradedFileKeepsTheFiguresOfItsFinishedRuns: a file written
-// before runs' figures were kept (schema 13) is read as before once
+// before runs' figures were kept (schema 14) is read as before once
 // upgraded, and the upgrade counts its finished runs (complete, aborted)
 // from the views — the same figures — and none of a run still running or
 // interrupted, whose figures readers compute from its attempts.
 func TestAnUpgradedFileKeepsTheFiguresOfItsFinishedRuns(t *testing.T) {
 	ctx := context.Background()
-	path, raw := fileAtVersion(t, 13)
+	path, raw := fileAtVersion(t, 14)
 	for i, status := range []string{"complete", "aborted", "running", "interrupted"} {
 		id := fmt.Sprintf("run-%s", status)
 		if _, err := raw.Exec(`INSERT INTO runs (run_id, kind, started_at, status, harness) VALUES (?, 'run', '2026-01-01T00:00:00.000Z', ?, 'old')`, id, status); err != nil {

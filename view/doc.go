@@ -1,6 +1,8 @@
 // Package view is wfb's local results viewer: a read-only web app over a
 // results file (net/http and html/template, every asset embedded, nothing
-// fetched from elsewhere) and the same pages written as a static site.
+// fetched from elsewhere), the same pages written as a static site, and the
+// one page of `wfb report --html` (WriteReportPage: a report's tables,
+// charts and trend on a page that stands alone, its styles inline).
 //
 // Pages: Runs (every run with its cells, strict and clean rates and cost,
 // filtered by label and day), Run (the report tables `wfb report` builds, a

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wfbench/wfb/internal/mockrecord"
+	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/meterstore"
 )
 
 // mockRecordOptions are the flags of `wfb mock record`.
@@ -60,8 +61,12 @@ func mockRecordRun(cmd *cobra.Command, s *Streams, attempt string, opts *mockRec
 		return err
 	}
 	defer db.Close()
-	rec, err := mockrecord.RecordScript(cmd.Context(), db, attempt, mockrecord.RecordOptions{Delays: opts.delays})
-	var bad *mockrecord.RecordError
+	exchanges, err := meterstore.Exchanges(cmd.Context(), db, attempt)
+	if err != nil {
+		return err
+	}
+	rec, err := provider.RecordScript(attempt, recorded(exchanges), provider.RecordOptions{Delays: opts.delays, Source: db.Path()})
+	var bad *provider.RecordError
 	if errors.As(err, &bad) {
 		return asBadInput(err)
 	}
@@ -82,6 +87,28 @@ func mockRecordRun(cmd *cobra.Command, s *Streams, attempt string, opts *mockRec
 	}
 	fmt.Fprintf(s.ErrOut, "wfb mock record: %d replies from attempt %s written to %s\n", len(rec.Script.Replies), attempt, opts.out)
 	return nil
+}
+
+// recorded are an attempt's exchanges as the mock provider records them,
+// each model request named by the API the provider speaks.
+func recorded(exchanges []meterstore.Exchange) []provider.Exchange {
+	out := make([]provider.Exchange, len(exchanges))
+	for i, x := range exchanges {
+		out[i] = provider.Exchange{Seq: int(x.Seq), Method: x.Method, Protocol: x.Protocol, ContentType: x.ContentType,
+			Request: x.RequestBody, Response: x.ResponseBody, Whole: x.Whole, Err: x.Err, TTFBMS: x.TTFBMS}
+		switch x.Protocol {
+		case meter.ProtocolAnthropic:
+			out[i].API = provider.APIMessages
+		case meter.ProtocolOpenAI:
+			out[i].API = provider.APIResponses
+		case meter.ProtocolOpenAIChat:
+			out[i].API = provider.APIChatCompletions
+		}
+		if x.Status != nil {
+			out[i].Status = int(*x.Status)
+		}
+	}
+	return out
 }
 
 // writeFileAtomic writes data to path through a temporary file beside it:

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 

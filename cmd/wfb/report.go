@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/view"
 )
 
 // reportOptions are the flags and arguments of `wfb report`.
@@ -67,10 +66,11 @@ Token metrics are the provider's wire where the session was metered
 the agent's own figures. A footnote counts, per arm, the attempts whose usage
 the agent reported other than the wire (usage_check).
 
---html FILE also writes one self-contained HTML page with charts, grouped as
-the tables are (a set per task with --by task,arm): cost against quality over
-the cells where both were measured, outcomes, distributions; arms keyed by
-marker; "not measured" said in words. When the selection spans several days
+--html FILE also writes one self-contained page of the viewer (wfb view) for
+the same selection: the tables, and charts grouped as the tables are (a set
+per task with --by task,arm): cost against quality over the cells where
+both were measured, outcomes, distributions; arms keyed by marker; "not
+measured" said in words. When the selection spans several days
 (else labels) the page adds the wfb trend of pass rate, cost and quality.
 
 On a screen narrower than the table (COLUMNS, else the terminal's width), the
@@ -89,7 +89,7 @@ ids are never wrapped. --format tsv, csv or json always has every column.`,
 	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
-	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	f.StringVar(&opts.HTML, "html", "", "also write the report as one self-contained viewer page, with charts, to this file")
 	usageFlag(cmd, &opts.Usage)
 	return cmd
 }
@@ -160,7 +160,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, report.HTMLInput{
+		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, view.ReportPage{
 			Title: title, Tables: result.Tables(title, report.FormatTable), Charts: result}); err != nil {
 			return err
 		}
@@ -168,20 +168,16 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	return s.renderAll(result.Tables(title, format), format)
 }
 
-// writeReportHTML writes the HTML page of a report, with the trend the
-// page adds (report.PageTrend).
-func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, in report.HTMLInput) error {
+// writeReportHTML writes the report's page (view.WriteReportPage), with
+// the trend the page adds (report.PageTrend).
+func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, page view.ReportPage) error {
 	tr, err := report.PageTrend(ctx, r.db, r.cols, r.runs, sel, present)
 	if err != nil {
 		return err
 	}
-	in.Trend = tr
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, in); err != nil {
+	page.Trend, page.Tampered = tr, r.db.Tampered()
+	if err := view.WriteReportPage(path, page); err != nil {
 		return err
-	}
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write html report: %w", err)
 	}
 	fmt.Fprintf(s.ErrOut, "wrote %s\n", path)
 	return nil

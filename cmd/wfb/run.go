@@ -16,6 +16,7 @@ import (
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -332,7 +333,7 @@ func sweepServed(ctx context.Context, s *Streams, dbFlag string, o runner.SweepO
 	if err != nil {
 		return runner.Summary{}, "", err
 	}
-	o.DB = db
+	o.DB, o.StartMeter = db, startMeter
 	sum, err := sweep(ctx, s, o)
 	db.Close()
 	if err != nil {
@@ -340,6 +341,10 @@ func sweepServed(ctx context.Context, s *Streams, dbFlag string, o runner.SweepO
 	}
 	return sum, path, nil
 }
+
+// startMeter starts the metering proxy of a run or a session recorded in
+// db, as the runner's Meter.
+func startMeter(db *store.DB) (runner.Meter, error) { return meterstore.Start(db) }
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {

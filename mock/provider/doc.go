@@ -12,5 +12,8 @@
 // A script file is read strictly (internal/strictyaml): an unknown field is an
 // error, and every problem is reported at once with its file, line and field.
 //
+// The exchanges a metered attempt recorded become a script that replays
+// them (RecordScript, one reply each by RecordReply): `wfb mock record`.
+//
 // This package imports nothing of wfb but internal leaves.
 package provider
