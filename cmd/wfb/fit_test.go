@@ -76,6 +76,7 @@ var demoRunID = regexp.MustCompile(`run-\d{8}T\d{6}Z-[0-9a-f]{8}`)
 // outcome per task × arm and the next commands — at most 40 lines, each
 // no wider than the screen, the run id whole — pinned by a golden.
 func TestDemoFitsOneScreen(t *testing.T) {
+	t.Parallel()
 	for _, width := range fitWidths {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "wfb.db")

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/gate"
 )
 
 // TestMain lets the test binary stand in for the wfb executable: commands
@@ -22,6 +24,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	removeWFBCopy()
+	gate.Report("cmd/wfb")
 	os.Exit(code)
 }
 
@@ -30,3 +33,13 @@ const wfbName = "wfb"
 
 // asWfbEnv makes this test binary run as wfb (see TestMain).
 const asWfbEnv = "WFB_TEST_AS_WFB"
+
+// slowPath skips t under -short, for the edit loop: what names the slow
+// end-to-end path it takes (a flood, a signal to a real wfb, a fork bomb,
+// a real agent CLI, Slurm). go test without -short runs it, as CI does.
+func slowPath(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped under -short: %s; go test without -short runs it (CI does)", what)
+	}
+}

@@ -181,6 +181,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // kill are kept, the cells in flight (no row) run again, nothing is
 // duplicated. This is the crash the results file must survive.
 func TestSIGKILLMidSweepThenResumeLosesNoCellAndDuplicatesNone(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "SIGKILL to a real wfb mid-sweep")
 	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "done"
@@ -265,6 +267,8 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // 130, the sessions in flight killed and recorded as cancelled, and says
 // how to resume.
 func TestCtrlCInterruptsTheRunRecordsCancelledCellsAndExits130(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "an interrupt to a real wfb mid-run")
 	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "slow"
@@ -449,6 +453,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // wfb demo runs its embedded bench offline and says every cell behaved: the
 // README's first command must work on a fresh machine, as root too.
 func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "wfb.db")
 	s, out, errOut := testStreams("", map[string]string{"COLUMNS": "100"})
 	s.OutIsTerminal = true
@@ -504,6 +509,7 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 // cells of the same bench run unsharded, with the same outcomes: no cell is
 // run twice or by no shard, and the shards' run rows combine into one.
 func TestShardsMergedEqualOneUnshardedRunCellForCell(t *testing.T) {
+	t.Parallel()
 	bench, db := runFixture(t, runOKScript, `runs: 4
 workers: 2
 sandbox: host-unsafe

@@ -22,6 +22,7 @@ func TestViewBeyondLoopbackWithoutATokenIsBadInput(t *testing.T) {
 // wfb view --export writes the static site of a real results file (the
 // demo's) and prints where its index is.
 func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	site := filepath.Join(dir, "site")
 	out, errOut, code := wfbCmd(t, "view", "--db", db, "--export", site)
@@ -57,6 +58,7 @@ func demoResults(t *testing.T) (dir, db string) {
 // label timing, F2 matched by nothing), each label found or missed, and
 // both scorings are in its score history.
 func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	ctx := context.Background()
 	rdb, err := store.OpenReadOnly(ctx, db)
@@ -116,6 +118,7 @@ func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
 // labels and links it from the index; a name the file lacks is bad input
 // (exit 2) naming it, and nothing is written; A:B must be two names.
 func TestViewExportWritesTheComparisonsNamed(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	ctx := context.Background()
 	rdb, err := store.OpenReadOnly(ctx, db)

@@ -144,9 +144,13 @@ func require(t *testing.T, c cli) cli {
 
 // installed finds the binary .ci/agent-versions pins under name — through
 // its variable, else in the cache — and checks its version; it skips the
-// test when the binary is not installed (fails with WFB_REQUIRE_AGENTS=1).
+// test when the binary is not installed (fails with WFB_REQUIRE_AGENTS=1),
+// and under -short.
 func installed(t *testing.T, name string) (bin, version string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped under -short: the real %s CLI; go test without -short runs it (CI does)", name)
+	}
 	p, ok := pinned(t)[name]
 	if !ok {
 		t.Fatalf(".ci/agent-versions pins no %s", name)
