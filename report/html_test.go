@@ -75,6 +75,9 @@ func TestHTMLIsSelfContained(t *testing.T) {
 // string checks do: it is rendered by a real Chromium and the screenshot
 // must show a substantial drawing.
 func TestHTMLRendersInHeadlessChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short: a real Chromium; go test without -short runs it (CI does)")
+	}
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {

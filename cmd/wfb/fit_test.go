@@ -79,6 +79,7 @@ func TestDemoFitsOneScreen(t *testing.T) {
 	t.Parallel()
 	for _, width := range fitWidths {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			t.Parallel()
 			db := filepath.Join(t.TempDir(), "wfb.db")
 			s, out, errOut := testStreams("", map[string]string{"COLUMNS": fmt.Sprint(width), "WFB_DB": db})
 			s.OutIsTerminal = true
