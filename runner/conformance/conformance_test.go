@@ -531,7 +531,11 @@ func hungSession(t *testing.T, c cli, timeout time.Duration, last bool) (reached
 	if left := marked(t, mark); len(left) > 0 {
 		t.Errorf("processes outlived the session: %v", left)
 	}
-	t.Logf("%s: %s after %s (timeout %s, hung after %s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), timeout, hungAfter.Round(time.Millisecond), seen)
+	hung := "the hang not reached"
+	if reached {
+		hung = "hung after " + hungAfter.Round(time.Millisecond).String()
+	}
+	t.Logf("%s: %s after %s (timeout %s, %s), %d marked processes while hung", c.name, row.ProcessState, elapsed.Round(time.Millisecond), timeout, hung, seen)
 	return reached
 }
 
