@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/wfbench/wfb/internal/gate"
@@ -21,6 +23,12 @@ func TestMain(m *testing.M) {
 	}
 	if filepath.Base(os.Args[0]) == wfbName || len(os.Args) > 1 && (os.Args[1] == "mock" || os.Getenv(asWfbEnv) == "1") {
 		os.Exit(Main(os.Args[1:], SystemStreams()))
+	}
+	// Under nohup SIGHUP is ignored, and every wfb this binary starts would
+	// inherit that: the hangup tests would wait for their sessions to end
+	// (5 minutes). A handled signal is default again in a child.
+	if signal.Ignored(syscall.SIGHUP) {
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
 	}
 	code := m.Run()
 	removeWFBCopy()
