@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	removeWFBCopy()
+	if demoOnce.dir != "" {
+		os.RemoveAll(demoOnce.dir)
+	}
 	gate.Report("cmd/wfb")
 	os.Exit(code)
 }
