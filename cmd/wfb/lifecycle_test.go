@@ -386,6 +386,45 @@ func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
 	}
 }
 
+// TestAnAgentThatEndsLeavingItsProcessLimitIsStoppedAtIt: an agent that
+// ends leaving as many processes running as its process limit reached
+// that limit, though agent-exec kills them as the agent ends — before wfb's
+// watch, which polls every 25 ms, can count them. A fork bomb's shell that
+// RLIMIT_NPROC stops ends so: its fork failed at twice the limit. The row
+// named no limit ("the agent printed no result event"), so under load
+// TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput and the fork bombs
+// of TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded failed now and
+// then; now agent-exec says how many processes the agent left and the row
+// names the process limit. Not under bwrap: its PID namespace ends with the
+// agent and takes what the agent left with it before anything can count
+// it, so there the watch alone sees a fork bomb.
+func TestAnAgentThatEndsLeavingItsProcessLimitIsStoppedAtIt(t *testing.T) {
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			// The marker is sleep's own argument (seconds), so each process
+			// left carries it.
+			marker := fmt.Sprintf("3000.%d", time.Now().UnixNano())
+			agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 16 ]; do sleep `+marker+` & i=$((i+1)); done
+exit 0
+`)
+			ws, db := sessionFixture(t)
+			s, out, errOut := testStreams("", nil)
+			run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+				"--sandbox", backend, "--db", db, "--timeout", "20s", "--pids-max=16", "--mock-script", writeScript(t, runOKScript)}, s)
+			rows := storedRows(t, db)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+			}
+			if r := rows[0]; r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
+				t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
+			}
+			noneLeft(t, marker)
+		})
+	}
+}
+
 // TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput: a bench's pids_max
 // holds for its sessions (the fork bomb is stopped at it), and a limit flag
 // outside the bench's range is refused before anything runs.
