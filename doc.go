@@ -18,12 +18,15 @@
 //   - the cost rule (cost.go): an attempt's cost is the wire's where the
 //     wire priced it, else the agent's, else not measured;
 //   - the secret rule (secret.go): which names (of environment variables,
-//     headers, query parameters) say their value is a credential;
+//     headers, query parameters) say their value is a credential; and
+//     redaction (redact.go): Redact and RedactJSON mask what looks like a
+//     secret in text before anything keeps it;
+//   - sandbox backend names (backend.go), from the strongest to the weakest;
 //   - prices (price.go): a Price per million tokens by bucket, and the one
 //     exact arithmetic that turns a usage into dollars;
 //   - strict counts (count.go): a usage figure is a non-negative integer
 //     written as one, or it is refused, never coerced;
-//   - the codec of every kept body (codec.go);
+//   - the codec of every kept body, and its one decoder (codec.go);
 //   - how a message quotes a value (text.go): Clip, never inside a rune.
 //
 // The SQL views of the results file (store/migrations) spell the cell and

@@ -16,7 +16,7 @@ type anthropic struct{}
 
 func (anthropic) name() string { return ProtocolAnthropic }
 
-func (anthropic) decoder() decoder { return &anthropicDecoder{} }
+func (anthropic) decoder([]byte) decoder { return &anthropicDecoder{} }
 
 func (anthropic) errorBody(status int, kind, msg string) []byte {
 	typ := "api_error"

@@ -96,15 +96,38 @@ func BenchmarkThroughput(b *testing.B) {
 		sse(w, "message_delta", `{"type":"message_delta","usage":`+usageFull+`}`)
 		sse(w, "message_stop", `{"type":"message_stop"}`)
 	}
+	benchThroughput(b, "/v1/messages", big, float64(events*len(event)))
+}
+
+// BenchmarkThroughputChat is BenchmarkThroughput for a Chat Completions
+// stream, whose chunks carry no event name: each says "usage": null, as
+// with stream_options.include_usage, and only the last one's usage is read.
+func BenchmarkThroughputChat(b *testing.B) {
+	const events = 2048
+	event := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"` +
+		strings.Repeat("y", 4000) + `"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n"
+	big := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range events {
+			io.WriteString(w, event)
+		}
+		io.WriteString(w, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":`+chatUsage("10", "0", "5", "0")+"}\n\ndata: [DONE]\n\n")
+	}
+	benchThroughput(b, "/v1/chat/completions", big, float64(events*len(event)))
+}
+
+// benchThroughput streams big's answer to path directly and through the
+// proxy, request by request, and reports each rate (size bytes a stream)
+// and their ratio.
+func benchThroughput(b *testing.B, path string, big http.HandlerFunc, size float64) {
 	up := newUpstream(b, big)
 	p := startProxy(b, up.URL, Options{})
 	c := benchClient()
-	size := float64(events * len(event))
 	var direct, proxied []time.Duration
 	for i := 0; b.Loop(); i++ {
 		a := begin(b, p, fmt.Sprint("bench-", i))
-		direct = append(direct, timedPost(b, c, up.URL+"/v1/messages", `{"stream":true}`))
-		proxied = append(proxied, timedPost(b, c, a.BaseURL()+"/v1/messages", `{"stream":true}`))
+		direct = append(direct, timedPost(b, c, up.URL+path, `{"stream":true}`))
+		proxied = append(proxied, timedPost(b, c, a.BaseURL()+path, `{"stream":true}`))
 		a.End(context.Background())
 	}
 	d, pr := median(direct), median(proxied)

@@ -10,11 +10,12 @@
 // upstream (wfb's mock or the real API, http or https, path prefix kept),
 // SSE passing through unbuffered, flushed as each read arrives; the
 // response is read as it passes for the provider's NATIVE usage, with that
-// protocol's arithmetic (Anthropic Messages, OpenAI Responses, Gemini
-// generateContent; see the protocol types), mapped to wfb's one meaning
-// (Usage). An absent figure stays absent and a nonsense one is kept as the
-// wire wrote it, flagged — never coerced. A request whose path names no
-// live attempt is answered 404 and recorded as unattributed.
+// protocol's arithmetic (Anthropic Messages, OpenAI Responses, OpenAI Chat
+// Completions, Gemini generateContent; see the protocol types), mapped to
+// wfb's one meaning (Usage). An absent figure stays absent and a nonsense
+// one is kept as the wire wrote it, flagged — never coerced. A request
+// whose path names no live attempt is answered 404 and recorded as
+// unattributed.
 //
 // The proxy's own failures never hang an agent: an unreachable upstream
 // (refused, DNS, connect timeout, TLS) is a 502 in the protocol's error
@@ -35,7 +36,7 @@
 // and returns them from Attempt.End; the caller converts them to store
 // rows. The use for one session:
 //
-//	p, _ := meter.Start(meter.Options{Upstream: providerURL, Sink: unattributedWriter, Redact: store.Redact})
+//	p, _ := meter.Start(meter.Options{Upstream: providerURL, Sink: unattributedWriter, Redact: wfb.Redact})
 //	a, _ := p.Begin(meter.AttemptOptions{ID: attemptID, Secrets: []string{apiKey}})
 //	env["ANTHROPIC_BASE_URL"] = a.BaseURL() // run the session against it
 //	log := a.End(ctx)                     // its records, in order, and their Summary

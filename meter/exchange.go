@@ -1,11 +1,9 @@
 package meter
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -52,7 +50,7 @@ func (b Body) Decode() ([]byte, error) {
 	if b.Codec != wfb.CodecZstd {
 		return nil, fmt.Errorf("body codec %q: only %s is known", b.Codec, wfb.CodecZstd)
 	}
-	out, err := DecodeBody(b.Codec, b.Data, b.Size)
+	out, err := wfb.DecodeBody(b.Codec, b.Data, b.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -63,71 +61,20 @@ func (b Body) Decode() ([]byte, error) {
 }
 
 // zstdEncoder is the one zstd encoder, built on first use (a session only
-// ever compresses), and safe for concurrent EncodeAll calls; zstdDecoders
-// are stream decoders (concurrency 1: no goroutines of their own), one per
-// DecodeBody in flight. The default level compresses JSON transcripts
-// about 10x at a few hundred MB/s; higher levels cost CPU the proxy shares
-// with the agents it meters. Two concurrent encodes, their
-// tables allocated as needed: the default (one encoder per core, each
-// allocated at the first EncodeAll) cost a session ~5 ms of page faults on
-// a 2-core machine, and more the more cores.
-var (
-	zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
-		if err != nil {
-			panic(fmt.Sprintf("meter: zstd encoder: %v", err))
-		}
-		return enc
-	})
-	zstdDecoders = sync.Pool{New: func() any {
-		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(MaxDecodedBytes))
-		if err != nil {
-			panic(fmt.Sprintf("meter: zstd decoder: %v", err))
-		}
-		return dec
-	}}
-)
-
-// MaxDecodedBytes bounds a kept body as DecodeBody decodes it: four times
-// the default bound on what an attempt keeps (DefaultMaxExchangeBytes,
-// and the runner's transcripts).
-const MaxDecodedBytes = 256 << 20
-
-// DecodeBody decompresses a kept body (see Body) of size bytes, as its
-// row records them, for a reader of stored exchanges or transcripts that
-// has the codec, the data and the size but no Body. The data comes from a
-// results file, which may have been merged from anywhere: a few KiB of
-// zstd can stand for GiBs, so it is decoded as a stream that stops one
-// byte past size, and a size over MaxDecodedBytes is refused undecoded.
-func DecodeBody(codec string, data []byte, size int64) ([]byte, error) {
-	if codec != wfb.CodecZstd {
-		return nil, fmt.Errorf("body codec %q: only %s is known", codec, wfb.CodecZstd)
+// ever compresses; wfb.DecodeBody decodes), and safe for concurrent
+// EncodeAll calls. The default level compresses JSON transcripts about 10x
+// at a few hundred MB/s; higher levels cost CPU the proxy shares with the
+// agents it meters. Two concurrent encodes, their tables allocated as
+// needed: the default (one encoder per core, each allocated at the first
+// EncodeAll) cost a session ~5 ms of page faults on a 2-core machine, and
+// more the more cores.
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		panic(fmt.Sprintf("meter: zstd encoder: %v", err))
 	}
-	if size < 0 || size > MaxDecodedBytes {
-		return nil, fmt.Errorf("the body is recorded as %d bytes; wfb decodes at most %d (%d MiB)", size, MaxDecodedBytes, MaxDecodedBytes>>20)
-	}
-	dec := zstdDecoders.Get().(*zstd.Decoder)
-	defer zstdDecoders.Put(dec)
-	// A bytes.Reader, not a bytes.Buffer: the decoder decodes a small
-	// Buffer whole at once, however large it decodes to.
-	if err := dec.Reset(bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("decode %s body: %w", codec, err)
-	}
-	defer dec.Reset(nil) //nolint:errcheck // lets go of data
-	// One byte more than recorded tells a body that is longer.
-	out := make([]byte, size+1)
-	n, err := io.ReadFull(dec, out)
-	switch {
-	case err == nil:
-		return nil, fmt.Errorf("the body decodes to more than the %d bytes recorded for it (damaged or forged)", size)
-	case err != io.EOF && err != io.ErrUnexpectedEOF:
-		return nil, fmt.Errorf("decode %s body: %w", codec, err)
-	case int64(n) < size:
-		return nil, fmt.Errorf("the body decodes to %d bytes, not the %d recorded for it (damaged or forged)", n, size)
-	}
-	return out[:n], nil
-}
+	return enc
+})
 
 // keep scrubs raw, digests and compresses it.
 func keep(raw []byte, truncated bool, s *scrubber) Body {

@@ -329,7 +329,7 @@ func (f *flight) relay(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	f.rec.Status = resp.StatusCode
 	f.rec.Streamed = isSSE(resp.Header)
 	if f.proto != nil {
-		f.reader = newBodyReader(f.proto.decoder(), f.rec.Streamed)
+		f.reader = newBodyReader(f.proto.decoder(f.body), f.rec.Streamed)
 	}
 	f.decodeAs(resp.Header)
 	w.WriteHeader(resp.StatusCode)

@@ -27,7 +27,7 @@ type gemini struct{}
 
 func (gemini) name() string { return ProtocolGemini }
 
-func (gemini) decoder() decoder { return &geminiDecoder{} }
+func (gemini) decoder([]byte) decoder { return &geminiDecoder{} }
 
 func (gemini) errorBody(status int, kind, msg string) []byte {
 	st := "UNAVAILABLE"

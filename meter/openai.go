@@ -21,7 +21,7 @@ type openAI struct{}
 
 func (openAI) name() string { return ProtocolOpenAI }
 
-func (openAI) decoder() decoder { return &openAIDecoder{} }
+func (openAI) decoder([]byte) decoder { return &openAIDecoder{} }
 
 func (openAI) errorBody(status int, kind, msg string) []byte {
 	typ := "server_error"
@@ -162,28 +162,42 @@ func (d *openAIDecoder) result(status int, complete bool) outcome {
 		o.billed = true
 	}
 	if r != nil && (r.Usage != nil || o.billed) {
-		readOpenAIUsage(&u, r.Usage)
+		readOpenAIUsage(&u, r.Usage, responsesUsageNames)
 		o.surcharges = openAISurcharges(r.ServiceTier)
 	}
 	o.usage = u
 	return o
 }
 
-// readOpenAIUsage maps a Responses usage object to wfb's semantics.
-func readOpenAIUsage(u *Usage, usage map[string]json.RawMessage) {
+// openAIUsageNames are the field names of one OpenAI API's usage object:
+// the Responses API's, or Chat Completions' (whose arithmetic is the same).
+type openAIUsageNames struct {
+	input, inputDetails, output, outputDetails string
+}
+
+var (
+	responsesUsageNames = openAIUsageNames{"input_tokens", "input_tokens_details", "output_tokens", "output_tokens_details"}
+	chatUsageNames      = openAIUsageNames{"prompt_tokens", "prompt_tokens_details", "completion_tokens", "completion_tokens_details"}
+)
+
+// readOpenAIUsage maps an OpenAI usage object whose names are n to wfb's
+// semantics: input is the native input minus its cached_tokens (both
+// must be measured), cache read the cached tokens, output the native
+// output, reasoning its reasoning_tokens (which may not exceed it).
+func readOpenAIUsage(u *Usage, usage map[string]json.RawMessage, n openAIUsageNames) {
 	if usage == nil {
 		u.setUnread("usage is missing from the response")
 		return
 	}
-	total := readCount(usage, "usage.", "input_tokens")
-	cached := detailCount(usage, "input_tokens_details", "cached_tokens")
+	total := readCount(usage, "usage.", n.input)
+	cached := detailCount(usage, n.inputDetails, "cached_tokens")
 	u.CacheRead = cached
 	u.Input = subtract(total, cached, FieldInput)
-	u.Output = readCount(usage, "usage.", "output_tokens")
-	reasoning := detailCount(usage, "output_tokens_details", "reasoning_tokens")
+	u.Output = readCount(usage, "usage.", n.output)
+	reasoning := detailCount(usage, n.outputDetails, "reasoning_tokens")
 	if reasoning.State == Present && u.Output.State == Present && reasoning.Value > u.Output.Value {
 		reasoning = Count{State: Nonsense, Native: reasoning.Native, Raw: fmt.Sprint(reasoning.Value),
-			Why: fmt.Sprintf("%s %d exceeds usage.output_tokens %d (it is part of it)", reasoning.Native, reasoning.Value, u.Output.Value)}
+			Why: fmt.Sprintf("%s %d exceeds %s %d (it is part of it)", reasoning.Native, reasoning.Value, u.Output.Native, u.Output.Value)}
 	}
 	u.Reasoning = reasoning
 }

@@ -12,6 +12,9 @@ const (
 	ProtocolAnthropic = "anthropic-messages"
 	ProtocolOpenAI    = "openai-responses"
 	ProtocolGemini    = "gemini-generate-content"
+	// ProtocolOpenAIChat is OpenAI's Chat Completions, which most
+	// OpenAI-compatible servers speak.
+	ProtocolOpenAIChat = "openai-chat-completions"
 )
 
 // protocol is one provider API the meter reads usage from. Adding one (a
@@ -19,8 +22,9 @@ const (
 type protocol interface {
 	// name is one of the Protocol* constants.
 	name() string
-	// decoder returns the reader of one response to a model request.
-	decoder() decoder
+	// decoder returns the reader of one response to a model request
+	// whose body (as far as it was read) is request.
+	decoder(request []byte) decoder
 	// errorBody is an error answer in the protocol's own shape, for a
 	// failure of the proxy itself (kind is the meter's error type).
 	errorBody(status int, kind, msg string) []byte
@@ -63,6 +67,8 @@ func detect(method, path string) protocol {
 		return anthropic{}
 	case strings.HasSuffix(p, "/responses"):
 		return openAI{}
+	case strings.HasSuffix(p, "/chat/completions"):
+		return chatCompletions{}
 	case strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":streamGenerateContent")):
 		return gemini{}
 	}

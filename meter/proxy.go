@@ -53,7 +53,7 @@ type Options struct {
 	// unattributed requests are answered 404 and forgotten.
 	Sink Sink
 	// Redact, when set, runs over every kept text after the attempt's
-	// secrets are scrubbed (wfb passes store.Redact).
+	// secrets are scrubbed (wfb passes wfb.Redact).
 	Redact func(string) string
 	// MaxRequestBytes bounds a request body (default 32 MiB); a larger one
 	// is answered 413 and not forwarded.

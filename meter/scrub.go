@@ -30,7 +30,7 @@ type scrubber struct {
 // newScrubber prepares the forms of each secret: as it is, URL-encoded
 // (query and path style, upper- and lower-case hex), and JSON-escaped
 // (with and without HTML escaping). extra, when set, runs afterwards over
-// text (wfb passes store.Redact, which knows key and token shapes).
+// text (wfb passes wfb.Redact, which knows key and token shapes).
 func newScrubber(secrets []string, extra func(string) string) *scrubber {
 	seen := map[string]bool{}
 	s := &scrubber{extra: extra}

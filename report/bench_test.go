@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/resultsgen"
+	"github.com/wfbench/wfb/internal/testkit/resultsgen"
 	"github.com/wfbench/wfb/store"
 )
 

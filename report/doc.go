@@ -1,6 +1,7 @@
 // Package report turns the results file into the tables of `wfb runs`,
 // `wfb report`, `wfb diff`, `wfb export`, `wfb session`, `wfb merge` and
-// `wfb rescore`, and the HTML page of `wfb report --html`.
+// `wfb rescore` (the HTML page of `wfb report --html` is the viewer's:
+// package view renders it from report's tables).
 //
 // The pipeline has three stages, as benchstat's does:
 //
@@ -17,10 +18,9 @@
 //     What a Tabulator keeps is a value per cell and metric, as int32
 //     where that is exact (numCol): a million cells take some 50 MB.
 //     Statistics come from report/stats. TrendChartOf lays a trend out as a
-//     chart (axis, ticks, marks), the one geometry WriteHTML and wfb view
-//     draw.
-//   - Rendering (Tables, Render, RenderAll, WriteHTML) spells the result
-//     for people (table, tsv, markdown, html: rounded, units in the column
+//     chart (axis, ticks, marks), the geometry the viewer draws.
+//   - Rendering (Tables, Render, RenderAll) spells the result
+//     for people (table, tsv, markdown: rounded, units in the column
 //     names) or for programs (csv, json: one wide table, full precision,
 //     stable snake_case keys).
 //

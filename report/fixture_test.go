@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/golden"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 )
 
-// checkGolden compares got with testdata/name (see internal/golden).
+// checkGolden compares got with testdata/name (see internal/testkit/golden).
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	golden.Check(t, filepath.Join("testdata", name), got)

@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestMain says, in one line, when the Chromium render test skipped (see

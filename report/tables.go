@@ -843,3 +843,10 @@ func changeUnit(l *DiffLine) string {
 	}
 	return l.Metric.Unit()
 }
+
+// HumanName is the metric's name with the unit people read it in, as the
+// tables head its columns: "cost (USD)", "wall time (s)", "… (%)".
+func HumanName(m Metric) string { return humanName(m) }
+
+// RoundSig rounds x to digits significant digits; NaN, ±Inf and 0 stay.
+func RoundSig(x float64, digits int) float64 { return roundSig(x, digits) }

@@ -780,3 +780,8 @@ func scoredOnly(ms []Metric, measured func(Metric) bool) []Metric {
 	}
 	return out
 }
+
+// SpreadOf summarises the measured values of metric m (sorting them in
+// place) as a Group's Metrics do: N, the centre, quartiles, extremes and
+// sum, each NaN when nothing was measured.
+func SpreadOf(m Metric, values []float64) Spread { return spreadOf(m, values) }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strconv"
 )
 
 // ShownValue is a metric's value in the unit charts show it in: a rate or
@@ -42,10 +43,10 @@ type ChartFrame struct {
 	LabelRunes int
 }
 
-// TrendChart is one metric's trend laid out on a frame, the one geometry
-// `wfb report --html` and `wfb view` draw: per arm its centre in each
-// bucket with the interval as a bar, consecutive measured buckets joined.
-// It is pure data; each surface spells it as SVG in its own style.
+// TrendChart is one metric's trend laid out on a frame, the geometry the
+// viewer draws on its trend page and on `wfb report --html`'s page: per
+// arm its centre in each bucket with the interval as a bar, consecutive
+// measured buckets joined. It is pure data; the viewer spells it as SVG.
 type TrendChart struct {
 	Frame     ChartFrame
 	Key, Name string
@@ -208,4 +209,45 @@ func bucketIndex(buckets []string, b string) int {
 		}
 	}
 	return 0
+}
+
+// maxTicks bounds the ticks NiceTicks returns, whatever the span.
+const maxTicks = 100
+
+// NiceTicks returns about n round tick values covering [lo, hi], and the
+// widened domain they span. A span too narrow for its magnitude (values
+// of about 1e7 one ulp apart, say) is widened first, so the step is never
+// below the float spacing of the values; the ticks are counted, never
+// stepped to, and at most maxTicks.
+func NiceTicks(lo, hi float64, n int) (ticks []float64, dlo, dhi float64) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		lo, hi = 0, 1
+	}
+	if hi-lo <= 1e-9*math.Max(math.Abs(lo), math.Abs(hi)) {
+		if lo == 0 && hi == 0 {
+			hi = 1
+		} else {
+			lo, hi = lo-math.Abs(lo)/2, hi+math.Abs(hi)/2
+		}
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	dlo = math.Floor(lo/step) * step
+	dhi = math.Ceil(hi/step) * step
+	count := math.Min(math.Round((dhi-dlo)/step), maxTicks-1)
+	for i := 0; i <= int(count); i++ {
+		ticks = append(ticks, math.Round((dlo+float64(i)*step)/step)*step)
+	}
+	return ticks, dlo, dhi
+}
+
+func tickLabel(v float64) string {
+	return strconv.FormatFloat(roundSig(v, 4), 'f', -1, 64)
 }

@@ -33,13 +33,16 @@ func trendPoints(m Metric, rate bool, centre func(arm, day int) float64) (days [
 	return days, pts
 }
 
-// TestTrendChartIsOneFigureOnEveryFrame stops the HTML report and the
-// viewer from drawing one trend as two figures: they lay it out on frames
-// of their own sizes, and the axis, its ticks, the marks and the gaps are
-// the same on both, only placed to scale.
+// smallFrame is a frame of another size than the viewer's.
+var smallFrame = ChartFrame{W: 520, H: 300, Left: 56, Right: 504, Top: 12, Bottom: 248, MaxDodge: 8}
+
+// TestTrendChartIsOneFigureOnEveryFrame stops one trend from being drawn as
+// two figures on frames of two sizes (the viewer's trend page and the
+// report page once differed): the axis, its ticks, the marks and the gaps
+// are the same on both, only placed to scale.
 func TestTrendChartIsOneFigureOnEveryFrame(t *testing.T) {
 	days, pts := trendPoints(CostUSD, false, func(a, d int) float64 { return 0.25 + 0.05*float64(a+d) })
-	small := TrendChartOf(pts, days, htmlTrendFrame)
+	small := TrendChartOf(pts, days, smallFrame)
 	big := TrendChartOf(pts, days, ChartFrame{W: 760, H: 300, Left: 64, Right: 744, Top: 16, Bottom: 256, MaxDodge: 14, LabelRunes: 14})
 	type figure struct {
 		Lo, Hi  float64
@@ -74,20 +77,20 @@ func TestTrendChartIsOneFigureOnEveryFrame(t *testing.T) {
 	got := of(small)
 	got.Heights = nil
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the report's figure (-want +got):\n%s", diff)
+		t.Errorf("the small frame's figure (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(of(small), of(big), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
-		t.Errorf("the viewer's frame draws another figure (-report +viewer):\n%s", diff)
+		t.Errorf("the viewer's frame draws another figure (-small +viewer):\n%s", diff)
 	}
 }
 
 // TestTrendChartShowsAProportionInPercent stops a proportion's trend (the
 // share of verdicts right) from being drawn in fractions under a name
-// that says percent: the HTML report drew 0.5 on a 0–1 axis where the
-// viewer drew 50 on 0–100.
+// that says percent (the old HTML report drew 0.5 on a 0–1 axis where
+// the viewer drew 50 on 0–100).
 func TestTrendChartShowsAProportionInPercent(t *testing.T) {
 	days, pts := trendPoints(VerdictCorrect, false, func(a, d int) float64 { return 0.5 })
-	c := TrendChartOf(pts, days, htmlTrendFrame)
+	c := TrendChartOf(pts, days, smallFrame)
 	if c.Unit != "%" || c.Lo != 0 || c.Hi != 100 {
 		t.Errorf("unit %q, axis %v–%v; want %% on 0–100", c.Unit, c.Lo, c.Hi)
 	}

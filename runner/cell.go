@@ -7,7 +7,6 @@ import (
 	"syscall"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
@@ -50,7 +49,7 @@ type Cell struct {
 	// still holds it, so verify can work with the files the agent made.
 	Verify func(ctx context.Context, workspace string, cred *syscall.Credential) (failure string, err error)
 	// Meter, when set, meters the session (see SessionSpec.Meter).
-	Meter *meter.Proxy
+	Meter Meter
 	// RequireWitness refuses usage the meter did not witness (see
 	// SessionSpec.RequireWitness).
 	RequireWitness bool
@@ -93,6 +92,9 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		sc.ScrubSecrets(append(secretValues(env), kitSecrets(c.Kit)...)...)
 	}
 	spec := SessionSpec{SessionKey: c.SessionKey, Workdir: sb.Workspace(), Sandbox: sb, Env: env, Meter: c.Meter, RequireWitness: c.RequireWitness}
+	if book, ok := rec.(VersionBook); ok {
+		spec.Versions = book
+	}
 	spec.AgentBin = sb.AgentBin()
 	if c.Review {
 		artifact, err := sandbox.PrepareReviewWorkspace(sb, review.ReviewOutput)
@@ -110,11 +112,11 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 		failure, err := c.Verify(ctx, sb.Workspace(), sb.Credential())
 		switch {
 		case err != nil && ctx.Err() != nil:
-			addFailure(&row, wfb.KindCancelled, "cancelled while verifying")
+			row.AddFailure(wfb.KindCancelled, "cancelled while verifying")
 		case err != nil:
-			addFailure(&row, wfb.KindInfraError, "run the verify command: "+err.Error())
+			row.AddFailure(wfb.KindInfraError, "run the verify command: "+err.Error())
 		case failure != "":
-			addFailure(&row, wfb.KindVerifyFailed, failure)
+			row.AddFailure(wfb.KindVerifyFailed, failure)
 		}
 	}
 	bringBack(&row, sb)
@@ -133,10 +135,10 @@ func RunCell(ctx context.Context, rec Recorder, c Cell) (store.Result, error) {
 // private root. A failure is the row's too.
 func bringBack(row *store.Result, sb *sandbox.Sandbox) {
 	if err := sb.ApplyEdits(); err != nil {
-		addFailure(row, wfb.KindInfraError, err.Error())
+		row.AddFailure(wfb.KindInfraError, err.Error())
 	}
 	if err := sb.DeliverArtifacts(); err != nil {
-		addFailure(row, wfb.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
+		row.AddFailure(wfb.KindInfraError, "copy the artifacts out to "+sb.DeliverTo()+": "+err.Error())
 	}
 }
 

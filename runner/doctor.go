@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/sandbox"
 )
 
-// CheckAgent runs an agent CLI's version probe the way a session of
+// CheckAgent runs an agent CLI's version probe (agent.VersionProbe, the
+// probe of a binary whose agent is not known) the way a session of
 // backend runs it — in that sandbox, as the session's uid, with its HOME —
 // and returns the version it printed, or why it could not: what `wfb
 // doctor --agent-bin` shows. A backend can pass its own preflight and still
@@ -35,5 +37,5 @@ func CheckAgent(ctx context.Context, backend, bin string) (string, error) {
 		return "", fmt.Errorf("prepare the sandbox for it: %w", err)
 	}
 	defer sb.Close()
-	return probeVersionWhy(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir()})
+	return probeVersionWhy(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir()}, agent.VersionProbe)
 }

@@ -1,52 +1,27 @@
 package runner
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 
+	"github.com/wfbench/wfb/agent"
+	"github.com/wfbench/wfb/internal/owned"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 )
 
 // An arm's kit reaches its agent in the agent's native form: files and
 // skills copied into the session's private HOME (skills where the agent
-// looks for them), MCP servers and settings as the agent takes them —
-// Claude Code (and the stand-in, which shares its interface) a
-// --mcp-config file with --strict-mcp-config and a --settings file, Codex
-// -c overrides of mcp_servers.NAME and of its settings, Gemini CLI the
-// mcpServers and settings of the settings file wfb writes for it. A
-// server's secret never goes into a file: its value joins the agent's
-// environment under the server variable's own name, and the configuration
-// refers to it (${NAME} for Claude Code, env_vars for Codex, $NAME for
-// Gemini CLI).
-
-// kitDir is where, in the private HOME, wfb writes the configuration
-// files it points an agent at.
-const kitDir = ".wfb-kit"
-
-// skillsDir is where an agent looks for skills in its HOME.
-func skillsDir(agent, home string) string {
-	switch agent {
-	case bench.AgentCodex:
-		// wfb's CODEX_HOME is the private HOME (an arm that sets its own
-		// cannot have skills: see bench's checkKit).
-		return filepath.Join(home, "skills")
-	case bench.AgentGemini:
-		return filepath.Join(home, ".gemini", "skills")
-	}
-	return filepath.Join(home, ".claude", "skills")
-}
+// looks for them, agent.Adapter.SkillsDir) and the workspace, here; MCP
+// servers and settings as the agent takes them, by its adapter (see
+// package agent). A server's secret never goes into a file: its value
+// joins the agent's environment under the server variable's own name
+// (kitEnv), and the configuration refers to it.
 
 // kitEnv is what the agent's environment needs for the kit's servers: each
 // secret (a from_env variable, resolved when the run started) under the
@@ -64,8 +39,9 @@ func kitEnv(k bench.Kit) map[string]string {
 }
 
 // installKit copies the kit's home files and skills into the session's
-// HOME, owned like HOME (the session uid's).
-func installKit(spec SessionSpec) error {
+// HOME, owned like HOME (the session uid's), the skills where the agent of
+// ad looks for them.
+func installKit(spec SessionSpec, ad agent.Adapter) error {
 	k := spec.Kit
 	if len(k.Skills) == 0 && !slices.ContainsFunc(k.Files, func(p bench.Placement) bool { return p.Into == bench.PlaceHome }) {
 		return nil
@@ -74,7 +50,7 @@ func installKit(spec SessionSpec) error {
 	if home == "" {
 		return errors.New("the arm places files or skills in HOME, and the session has none")
 	}
-	owner, err := ownerOf(home)
+	owner, err := owned.Owner(home)
 	if err != nil {
 		return err
 	}
@@ -86,7 +62,7 @@ func installKit(spec SessionSpec) error {
 			return fmt.Errorf("place %s: %w", p, err)
 		}
 	}
-	rel, err := filepath.Rel(home, skillsDir(spec.Agent, home))
+	rel, err := filepath.Rel(home, ad.SkillsDir(home))
 	if err != nil {
 		return err
 	}
@@ -121,7 +97,7 @@ func placeInto(root, rel, src string, owner *syscall.Credential) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("%s is there already", rel)
 	}
-	if err := mkdirsOwned(root, filepath.Dir(rel), owner); err != nil {
+	if err := owned.MkdirAll(root, filepath.Dir(rel), owner); err != nil {
 		return err
 	}
 	fi, err := os.Stat(src)
@@ -136,335 +112,7 @@ func placeInto(root, rel, src string, owner *syscall.Credential) error {
 	if err != nil {
 		return err
 	}
-	return chownTree(dst, owner)
-}
-
-// writeKitFile writes data to HOME/.wfb-kit/name, mode 0600, owned like
-// HOME, and returns its path.
-func writeKitFile(home, name string, data []byte) (string, error) {
-	owner, err := ownerOf(home)
-	if err != nil {
-		return "", err
-	}
-	if err := mkdirsOwned(home, kitDir, owner); err != nil {
-		return "", err
-	}
-	path := filepath.Join(home, kitDir, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", err
-	}
-	return path, chownTree(path, owner)
-}
-
-// ownerOf is dir's owner as a credential when it is not wfb's own user
-// (a root wfb's session uid), else nil.
-func ownerOf(dir string) (*syscall.Credential, error) {
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) == os.Geteuid() {
-		return nil, nil
-	}
-	return &syscall.Credential{Uid: st.Uid, Gid: st.Gid}, nil
-}
-
-// mkdirsOwned makes root/rel's missing directories, 0700, given to owner.
-func mkdirsOwned(root, rel string, owner *syscall.Credential) error {
-	if rel == "." || rel == "" {
-		return nil
-	}
-	cur := root
-	for _, c := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
-		cur = filepath.Join(cur, c)
-		fi, err := os.Lstat(cur)
-		switch {
-		case err == nil && fi.IsDir():
-			continue
-		case err == nil:
-			return fmt.Errorf("%s is not a directory", cur)
-		case !errors.Is(err, fs.ErrNotExist):
-			return err
-		}
-		if err := os.Mkdir(cur, 0o700); err != nil {
-			return err
-		}
-		if err := chownTree(cur, owner); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// chownTree gives path, and everything below it, to owner (nil: nothing
-// to do). Symlinks are changed themselves, never followed.
-func chownTree(path string, owner *syscall.Credential) error {
-	if owner == nil {
-		return nil
-	}
-	return filepath.WalkDir(path, func(p string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, int(owner.Uid), int(owner.Gid))
-	})
-}
-
-// claudeKitArgs writes the kit's MCP servers and settings for Claude Code
-// (and the stand-in) into HOME and returns the flags that name them.
-// --strict-mcp-config keeps every other MCP configuration out: the arm's
-// servers are the session's only ones.
-func claudeKitArgs(spec SessionSpec) ([]string, error) {
-	k := spec.Kit
-	home := spec.Env["HOME"]
-	var args []string
-	if len(k.MCPServers) > 0 {
-		servers := map[string]any{}
-		for _, s := range k.MCPServers {
-			if !s.Stdio() {
-				servers[s.Name] = map[string]any{"type": "http", "url": s.URL}
-				continue
-			}
-			cfg := map[string]any{"type": "stdio", "command": s.Command, "args": nonNil(s.Args)}
-			if len(s.Env) > 0 {
-				cfg["env"] = serverEnv(s, func(name string) string { return "${" + name + "}" })
-			}
-			servers[s.Name] = cfg
-		}
-		path, err := writeKitJSON(home, "mcp.json", map[string]any{"mcpServers": servers})
-		if err != nil {
-			return nil, fmt.Errorf("write the MCP configuration: %w", err)
-		}
-		args = append(args, "--mcp-config", path, "--strict-mcp-config")
-		// Claude Code denies an MCP tool under acceptEdits until a rule
-		// allows it (headless, nobody is asked): the arm gave the agent
-		// its servers to use. The stand-in reads --allowedTools as the
-		// only tools that may run, so it gets the rules only beside the
-		// arm's own list.
-		if spec.Agent == bench.AgentClaude || len(spec.AllowedTools) > 0 {
-			var rules []string
-			for _, s := range k.MCPServers {
-				rules = append(rules, mcpToolPrefix+s.Name)
-			}
-			args = append(args, "--allowedTools", strings.Join(rules, ","))
-		}
-	}
-	if k.Settings != nil {
-		path, err := writeKitJSON(home, "settings.json", k.Settings)
-		if err != nil {
-			return nil, fmt.Errorf("write the settings: %w", err)
-		}
-		args = append(args, "--settings", path)
-	}
-	return args, nil
-}
-
-// serverEnv is a server's environment as its configuration writes it: a
-// literal value as it is, a secret as ref(NAME), which the agent resolves
-// from its own environment.
-func serverEnv(s bench.MCPServer, ref func(string) string) map[string]any {
-	env := map[string]any{}
-	for _, v := range s.Env {
-		if v.Literal {
-			env[v.Name] = v.Value
-		} else {
-			env[v.Name] = ref(v.Name)
-		}
-	}
-	return env
-}
-
-func writeKitJSON(home, name string, v any) (string, error) {
-	if home == "" {
-		return "", errors.New("the session has no HOME to write it in")
-	}
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	return writeKitFile(home, name, data)
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-// codexKitArgs are Codex's -c overrides for the kit: each MCP server under
-// mcp_servers.NAME (a secret passed by name in env_vars, which Codex
-// forwards from its own environment), and each setting under its dotted
-// key. --strict-config, which wfb always passes, makes Codex refuse a key
-// it does not know.
-func codexKitArgs(k bench.Kit) ([]string, error) {
-	var args []string
-	for _, s := range k.MCPServers {
-		key := "mcp_servers." + s.Name + "."
-		if !s.Stdio() {
-			args = append(args, "-c", key+"url="+tomlString(s.URL))
-			continue
-		}
-		// required: a server that does not start fails the session, where
-		// Codex otherwise goes on without it and says nothing.
-		args = append(args, "-c", key+"command="+tomlString(s.Command), "-c", key+"required=true")
-		if len(s.Args) > 0 {
-			v, _ := tomlValue(toAny(s.Args))
-			args = append(args, "-c", key+"args="+v)
-		}
-		literal := map[string]any{}
-		var names []any
-		for _, v := range s.Env {
-			if v.Literal {
-				literal[v.Name] = v.Value
-			} else {
-				names = append(names, v.Name)
-			}
-		}
-		if len(literal) > 0 {
-			v, _ := tomlValue(literal)
-			args = append(args, "-c", key+"env="+v)
-		}
-		if len(names) > 0 {
-			v, _ := tomlValue(names)
-			args = append(args, "-c", key+"env_vars="+v)
-		}
-	}
-	settings, err := codexSettings("", k.Settings)
-	if err != nil {
-		return nil, err
-	}
-	return append(args, settings...), nil
-}
-
-// codexSettings flattens settings into -c key=VALUE pairs: a table's keys
-// join its name with a dot, as Codex's -c reads them.
-func codexSettings(prefix string, m map[string]any) ([]string, error) {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !tomlBareKey.MatchString(k) {
-			return nil, fmt.Errorf("settings key %q: codex's -c overrides take letters, digits, '_' and '-' only", prefix+k)
-		}
-		if sub, ok := m[k].(map[string]any); ok {
-			more, err := codexSettings(prefix+k+".", sub)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, more...)
-			continue
-		}
-		v, err := tomlValue(m[k])
-		if err != nil {
-			return nil, fmt.Errorf("settings key %s: %w", prefix+k, err)
-		}
-		out = append(out, "-c", prefix+k+"="+v)
-	}
-	return out, nil
-}
-
-var tomlBareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// tomlValue writes a plain value (as strictyaml.Value makes them) as TOML.
-func tomlValue(v any) (string, error) {
-	switch x := v.(type) {
-	case string:
-		return tomlString(x), nil
-	case bool:
-		return strconv.FormatBool(x), nil
-	case int, int64, uint64:
-		return fmt.Sprint(x), nil
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
-			return "", fmt.Errorf("%v is not a TOML number", x)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64), nil
-	case json.Number:
-		return x.String(), nil
-	case []any:
-		parts := make([]string, 0, len(x))
-		for _, e := range x {
-			s, err := tomlValue(e)
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, s)
-		}
-		return "[" + strings.Join(parts, ", ") + "]", nil
-	case map[string]any:
-		parts := make([]string, 0, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			s, err := tomlValue(x[k])
-			if err != nil {
-				return "", err
-			}
-			parts = append(parts, tomlString(k)+" = "+s)
-		}
-		return "{" + strings.Join(parts, ", ") + "}", nil
-	case nil:
-		return "", errors.New("TOML has no null: leave the key out")
-	}
-	return "", fmt.Errorf("a %T cannot be written as TOML", v)
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-// geminiKitSettings merges the kit into the settings wfb writes for Gemini
-// CLI: the arm's settings over wfb's (a key the arm sets wins), and its MCP
-// servers as mcpServers, a secret written as $NAME, which Gemini CLI
-// resolves from its environment.
-func geminiKitSettings(base map[string]any, k bench.Kit) map[string]any {
-	merged := mergeSettings(base, k.Settings)
-	if len(k.MCPServers) == 0 {
-		return merged
-	}
-	servers := map[string]any{}
-	for _, s := range k.MCPServers {
-		if !s.Stdio() {
-			servers[s.Name] = map[string]any{"httpUrl": s.URL}
-			continue
-		}
-		cfg := map[string]any{"command": s.Command, "args": nonNil(s.Args)}
-		if len(s.Env) > 0 {
-			cfg["env"] = serverEnv(s, func(name string) string { return "$" + name })
-		}
-		servers[s.Name] = cfg
-	}
-	merged["mcpServers"] = servers
-	return merged
-}
-
-// mergeSettings is base with over's keys set on it, tables merged key by
-// key; neither is changed.
-func mergeSettings(base, over map[string]any) map[string]any {
-	out := maps.Clone(base)
-	if out == nil {
-		out = map[string]any{}
-	}
-	for k, v := range over {
-		b, bok := out[k].(map[string]any)
-		o, ook := v.(map[string]any)
-		if bok && ook {
-			out[k] = mergeSettings(b, o)
-			continue
-		}
-		out[k] = v
-	}
-	return out
+	return owned.Chown(dst, owner)
 }
 
 // kitSecrets are the values the kit passes its servers from wfb's

@@ -2,19 +2,13 @@ package runner
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/standin"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/standin"
 )
 
 // The test binary doubles as the processes the runner drives (the os/exec
@@ -39,55 +33,9 @@ var (
 	sharedBinErr  error
 )
 
-// helperProcess is a process that behaves the way a broken agent might.
+// helperProcess is a process that behaves the way a real CLI might where
+// the stand-in agent does not (see agentHelper).
 func helperProcess(mode string) int {
-	switch mode {
-	case "print-env-and-stdin":
-		in, _ := io.ReadAll(os.Stdin)
-		for _, kv := range os.Environ() {
-			fmt.Println("env " + kv)
-		}
-		fmt.Println("stdin " + string(in))
-		return 0
-	case "ignore-term-with-grandchild", "exit-leaving-grandchild", "exit-leaving-setsid-grandchild":
-		// The grandchild ignores SIGTERM and would live forever; it writes
-		// its pid where the test can find it.
-		gc := exec.Command(os.Args[0])
-		gc.Env = append(os.Environ(), "WFB_RUNNER_HELPER=grandchild")
-		if mode == "exit-leaving-setsid-grandchild" {
-			// It leaves the process group: only a cgroup still holds it.
-			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			gc.Stdout, gc.Stderr = nil, nil
-		}
-		if err := gc.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 3
-		}
-		os.WriteFile(os.Getenv("WFB_PIDFILE"), []byte(fmt.Sprint(gc.Process.Pid)), 0o644)
-		if mode != "ignore-term-with-grandchild" {
-			fmt.Println(`{"type":"result"}`)
-			return 0
-		}
-		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Hour)
-		return 0
-	case "grandchild":
-		signal.Ignore(syscall.SIGTERM)
-		time.Sleep(time.Hour)
-		return 0
-	case "exit-on-term":
-		// Sleep until SIGTERM arrives; the default action ends us.
-		time.Sleep(time.Hour)
-		return 0
-	case "huge-output":
-		junk := strings.Repeat("x", 1000) + "\n"
-		for i := 0; i < 20_000; i++ { // ~20 MB of lines
-			os.Stdout.WriteString(junk)
-		}
-		os.Stdout.WriteString(strings.Repeat("y", maxLineBytes+1<<20) + "\n") // one line 1 MiB over the limit
-		os.Stdout.WriteString(`{"type":"result","last":true}` + "\n")
-		return 0
-	}
 	if code, ok := agentHelper(mode); ok {
 		return code
 	}

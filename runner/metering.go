@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -12,50 +13,33 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
-	"github.com/wfbench/wfb/meter"
-	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/store"
 )
-
-// AnthropicAPI is the base URL Claude Code uses when ANTHROPIC_BASE_URL is
-// not set.
-const AnthropicAPI = "https://api.anthropic.com"
 
 // meterGrace bounds how long, after the agent's process is gone, the
 // session waits for its metered requests to be filed.
 const meterGrace = 5 * time.Second
 
 // beginMeter starts metering the session as attempt attemptID: the
-// provider base URL the agent would use becomes the attempt's upstream,
-// and the agent is given the attempt's base URL instead (Claude Code's and
-// the stand-in's ANTHROPIC_BASE_URL; Codex's provider base_url, built from
-// OPENAI_BASE_URL when set, else from ANTHROPIC_BASE_URL; Gemini CLI's
-// GOOGLE_GEMINI_BASE_URL, likewise). The meter tells the protocol by the
-// request's path. spec.Env is replaced, not changed in place. The
-// attempt's secrets are the secret values of the agent's environment.
-// Without a base URL, Claude Code's is its vendor's API; the stand-in,
-// Codex and Gemini CLI have none, and refuse to run: the attempt is then
-// not metered (nil), so that their refusal stands.
+// provider base URL the agent would use (its adapter says which variable
+// holds it: agent.Adapter.Upstream) becomes the attempt's upstream, and
+// the agent is given the attempt's base URL instead, in that variable.
+// The meter tells the protocol by the request's path. spec.Env is
+// replaced, not changed in place. The attempt's secrets are the secret
+// values of the agent's environment. An agent that would call no base
+// URL (the stand-in, Codex and Gemini CLI without one; Claude Code's is
+// its vendor's API) refuses to run: the attempt is then not metered (nil),
+// so that its refusal stands.
 //
 // The attempt's requests are capped at the session's request limit: past
 // it the meter refuses each and calls onCap, once, to stop the session.
-func beginMeter(spec *SessionSpec, attemptID string, onCap func()) (*meter.Attempt, error) {
-	key := "ANTHROPIC_BASE_URL"
-	switch {
-	case spec.Agent == bench.AgentCodex && spec.Env["OPENAI_BASE_URL"] != "":
-		key = "OPENAI_BASE_URL"
-	case spec.Agent == bench.AgentGemini && spec.Env["GOOGLE_GEMINI_BASE_URL"] != "":
-		key = "GOOGLE_GEMINI_BASE_URL"
-	}
-	upstream := spec.Env[key]
-	switch {
-	case upstream == "" && spec.Agent == bench.AgentClaude:
-		upstream = AnthropicAPI
-	case upstream == "":
+func beginMeter(spec *SessionSpec, ad agent.Adapter, attemptID string, onCap func()) (MeteredAttempt, error) {
+	key, upstream := ad.Upstream(spec.Env)
+	if upstream == "" {
 		return nil, nil
 	}
-	a, err := spec.Meter.Begin(meter.AttemptOptions{ID: attemptID, Upstream: upstream, Secrets: sessionSecrets(*spec),
+	a, err := spec.Meter.Begin(MeterOptions{ID: attemptID, Upstream: upstream, Secrets: sessionSecrets(*spec),
 		MaxRequests: spec.Limits.orDefault().Requests, OnCap: onCap})
 	if err != nil {
 		return nil, stepFailed(wfb.KindInfraError, "meter the session: %v", err)
@@ -70,21 +54,18 @@ func beginMeter(spec *SessionSpec, attemptID string, onCap func()) (*meter.Attem
 // the row (its requests, written in the row's transaction), and
 // cross-checks the agent's usage against the wire's. With requireWitness,
 // usage the wire did not witness is refused (see crossCheck).
-func endMeter(ctx context.Context, a *meter.Attempt, row *store.Result, requireWitness bool) {
+func endMeter(ctx context.Context, a MeteredAttempt, row *store.Result, requireWitness bool) {
 	endCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), meterGrace)
 	defer cancel()
-	log := a.End(endCtx)
-	row.Requests = make([]store.MeteredRequest, len(log.Records))
-	for i, r := range log.Records {
-		row.Requests[i] = meterstore.Row(r)
-	}
-	if len(log.Records) == 0 && !row.OK {
+	w := a.End(endCtx, reported(row))
+	row.Requests = w.Requests
+	if len(w.Requests) == 0 && !row.OK {
 		meterDown(row, a.BaseURL())
 	}
-	noteProxyErrors(row, log.Records)
-	crossCheck(row, log.Summary, requireWitness)
+	noteProxyErrors(row, w)
+	crossCheck(row, w, requireWitness)
 	if row.UsageSource == wfb.UsageMetered {
-		priceWire(row, log.Records)
+		priceWire(row, w)
 	}
 }
 
@@ -111,27 +92,15 @@ func meterDown(row *store.Result, baseURL string) {
 // failing upstream, a stream that broke off. A failure the agent called a
 // session error is the provider's when every model request it made failed
 // this way.
-func noteProxyErrors(row *store.Result, recs []meter.Record) {
-	var notes []string
-	models, failed := 0, 0
-	for _, r := range recs {
-		if r.Protocol != "" {
-			models++
-		}
-		switch r.ProxyError {
-		case meter.ErrUpstreamUnreachable, meter.ErrUpstreamFailed, meter.ErrUpstreamCut:
-			failed++
-			notes = append(notes, fmt.Sprintf("request %d (%s %s): %s: %s", r.Seq, r.Method, r.Path, r.ProxyError, wfb.Clip(r.ErrorDetail, 200)))
-		}
-	}
-	if len(notes) == 0 {
+func noteProxyErrors(row *store.Result, w Wire) {
+	if len(w.ProviderFailures) == 0 {
 		return
 	}
-	detail := "the meter saw the provider fail: " + strings.Join(notes, "; ")
-	if !row.OK && row.ErrorKind == wfb.KindSessionError && failed >= models {
+	detail := "the meter saw the provider fail: " + strings.Join(w.ProviderFailures, "; ")
+	if !row.OK && row.ErrorKind == wfb.KindSessionError && len(w.ProviderFailures) >= w.Models {
 		row.ErrorKind = wfb.KindProviderError
 	}
-	row.ErrorDetail = joinDetail(row.ErrorDetail, detail)
+	row.AddDetail(detail)
 }
 
 // crossCheck applies the wire's witness to the row (see migration 0006):
@@ -141,36 +110,36 @@ func noteProxyErrors(row *store.Result, recs []meter.Record) {
 // attempt whose model requests were never billed are invented, not
 // measured. Billed usage the agent reported while no model request
 // reached the meter is unwitnessed (see unwitnessed).
-func crossCheck(row *store.Result, s meter.Summary, requireWitness bool) {
+func crossCheck(row *store.Result, w Wire, requireWitness bool) {
 	switch {
-	case len(s.ModelRequests) == 0:
+	case w.Models == 0:
 		// Nothing on the wire to compare: the agent's word stands alone
 		// (runSession marks it reported), and says so when it claims
 		// usage nothing witnessed.
-		unwitnessed(row, s, requireWitness)
+		unwitnessed(row, len(w.Requests), requireWitness)
 		return
-	case len(s.Billed) == 0:
-		why := s.Input.Why
+	case w.Billed == 0:
+		why := w.NotBilled
 		if row.OK {
-			addFailure(row, wfb.KindSessionError, "usage refused: the agent reported success but "+why)
+			row.AddFailure(wfb.KindSessionError, "usage refused: the agent reported success but "+why)
 		}
 		if hadUsage(row) {
-			row.ErrorDetail = joinDetail(row.ErrorDetail, "the agent's usage figures are not recorded: "+why+", so they are not a measurement")
+			row.AddDetail("the agent's usage figures are not recorded: " + why + ", so they are not a measurement")
 		}
 		dropReported(row)
 		return
 	}
-	c := meter.CrossCheck(reported(row), s)
-	row.UsageVerdict, row.UsageCheck = c.Outcome, c.String()
-	if c.Outcome == wfb.VerdictRefused {
+	c := w.Check
+	row.UsageVerdict, row.UsageCheck = c.Verdict, c.Text
+	if c.Verdict == wfb.VerdictRefused {
 		why := refusal(row, c)
 		row.UsageCheck = string(wfb.VerdictRefused) + ": " + why
 		malformedUsage(row, "usage refused by the wire, tokens and cost not recorded: "+why)
 		dropReported(row)
 		return
 	}
-	row.MeteredInputTokens, row.MeteredOutputTokens = s.Input.Value, s.Output.Value
-	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = s.CacheRead.Value, s.CacheCreation.Value
+	row.MeteredInputTokens, row.MeteredOutputTokens = w.Input, w.Output
+	row.MeteredCacheReadInputTokens, row.MeteredCacheCreationInputTokens = w.CacheRead, w.CacheCreation
 	row.UsageSource = wfb.UsageMetered
 }
 
@@ -188,7 +157,7 @@ func malformedUsage(row *store.Result, detail string) {
 		row.ErrorDetail = detail + "; the agent reported a provider-error: " + row.ErrorDetail
 		return
 	}
-	addFailure(row, wfb.KindSessionError, detail)
+	row.AddFailure(wfb.KindSessionError, detail)
 }
 
 // unwitnessed gives a metered attempt whose agent reported billed usage
@@ -200,21 +169,21 @@ func malformedUsage(row *store.Result, detail string) {
 // session-error — the agent's doing, as other usage that is not a
 // measurement — and the figures are not recorded (its result event keeps
 // what it printed).
-func unwitnessed(row *store.Result, s meter.Summary, requireWitness bool) {
+func unwitnessed(row *store.Result, requests int, requireWitness bool) {
 	claimed := billedClaim(row)
 	if claimed == "" {
 		return
 	}
 	wire := "no request reached the meter"
-	if s.Requests > 0 {
-		wire = fmt.Sprintf("none of the %d requests that reached the meter was a model request", s.Requests)
+	if requests > 0 {
+		wire = fmt.Sprintf("none of the %d requests that reached the meter was a model request", requests)
 	}
 	row.UsageVerdict = wfb.VerdictUnwitnessed
 	row.UsageCheck = fmt.Sprintf("%s: the agent reported usage (%s) but %s", wfb.VerdictUnwitnessed, claimed, wire)
 	if !requireWitness {
 		return
 	}
-	addFailure(row, wfb.KindSessionError, fmt.Sprintf("usage not witnessed, tokens and cost not recorded: the agent reported %s but %s, and a witness is required (require_witness)", claimed, wire))
+	row.AddFailure(wfb.KindSessionError, fmt.Sprintf("usage not witnessed, tokens and cost not recorded: the agent reported %s but %s, and a witness is required (require_witness)", claimed, wire))
 	dropReported(row)
 }
 
@@ -241,17 +210,14 @@ func billedClaim(row *store.Result) string {
 
 // refusal names each figure the wire refused: why, the wire's value and
 // what the agent printed for it.
-func refusal(row *store.Result, c meter.Check) string {
+func refusal(row *store.Result, c UsageCheck) string {
 	var parts []string
-	for _, f := range c.Fields {
-		if f.Outcome != wfb.VerdictRefused {
-			continue
-		}
-		wire := f.WireRaw
+	for _, f := range c.Refused {
+		wire := f.Wire
 		if wire == "" {
 			wire = "absent"
 		}
-		parts = append(parts, fmt.Sprintf("%s: %s (wire %s, agent %s)", f.Field, f.Why, wire, agentPrinted(row, f)))
+		parts = append(parts, fmt.Sprintf("%s: %s (wire %s, agent %s)", f.Column, f.Why, wire, agentPrinted(row, f)))
 	}
 	if len(parts) == 0 {
 		return "no usage figure could be compared"
@@ -262,16 +228,16 @@ func refusal(row *store.Result, c meter.Check) string {
 // agentPrinted is what the agent printed for a figure: the row's value
 // when it took one, else the text of its result event's usage field (the
 // agent's own name for it), else "absent".
-func agentPrinted(row *store.Result, f meter.FieldCheck) string {
+func agentPrinted(row *store.Result, f RefusedFigure) string {
 	if f.Agent != nil {
 		return fmt.Sprint(*f.Agent)
 	}
 	var ev struct {
 		Usage map[string]json.RawMessage `json:"usage"`
 	}
-	name := f.Field
-	if row.Agent == bench.AgentCodex && name == meter.FieldCacheRead {
-		name = "cached_input_tokens"
+	name := f.Column
+	if ad, err := agent.For(row.Agent); err == nil {
+		name = ad.ReportedField(name)
 	}
 	if json.Unmarshal([]byte(row.ResultEvent), &ev) == nil {
 		if raw, ok := ev.Usage[name]; ok {
@@ -297,8 +263,8 @@ func dropReported(row *store.Result) {
 
 // reported is the agent's usage as the row holds it (already in the
 // token columns' semantics).
-func reported(row *store.Result) meter.Reported {
-	return meter.Reported{Input: row.InputTokens, Output: row.OutputTokens,
+func reported(row *store.Result) ReportedUsage {
+	return ReportedUsage{Input: row.InputTokens, Output: row.OutputTokens,
 		CacheRead: row.CacheReadInputTokens, CacheCreation: row.CacheCreationInputTokens}
 }
 
@@ -318,33 +284,19 @@ func secretValues(env map[string]string) []string {
 	return secrets
 }
 
-// StartMeter starts a process's metering proxy (loopback, a free port).
-// Attributed requests come back with their attempt's row; those whose path
-// names no live attempt are written to db as they finish.
-func StartMeter(db *store.DB) (*meter.Proxy, error) {
-	p, err := meter.Start(meter.Options{Redact: store.Redact, Sink: meter.SinkFunc(func(r meter.Record) {
-		if r.AttemptID != "" {
-			return
-		}
-		// Best effort: an unattributed request is no attempt's outcome.
-		_ = db.InsertRequests(context.Background(), []store.MeteredRequest{meterstore.Row(r)})
-	})})
-	if err != nil {
-		return nil, fmt.Errorf("start the metering proxy: %w", err)
-	}
-	return p, nil
-}
-
 // startMeter starts the sweep's metering proxy, unless it runs unmetered.
 func (s *Sweep) startMeter() error {
 	if s.opts.NoMeter {
 		return nil
 	}
-	p, err := StartMeter(s.opts.DB)
-	if err != nil {
-		return err
+	if s.opts.StartMeter == nil {
+		return errors.New("the sweep is metered, but it was given no meter to start (SweepOptions.StartMeter)")
 	}
-	s.meter = p
+	m, err := s.opts.StartMeter(s.opts.DB)
+	if err != nil {
+		return fmt.Errorf("start the metering proxy: %w", err)
+	}
+	s.meter = m
 	return nil
 }
 

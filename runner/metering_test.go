@@ -15,15 +15,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
 // startMeter starts a metering proxy for one test.
-func startMeter(t *testing.T, db *store.DB) *meter.Proxy {
+func startMeter(t *testing.T, db *store.DB) Meter {
 	t.Helper()
-	p, err := StartMeter(db)
+	p, err := StartTestMeter(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func startMeter(t *testing.T, db *store.DB) *meter.Proxy {
 }
 
 // metered runs the rig's stand-in session through meter m against p.
-func (r *rig) metered(t *testing.T, m *meter.Proxy, p *provider.Provider) store.Result {
+func (r *rig) metered(t *testing.T, m Meter, p *provider.Provider) store.Result {
 	t.Helper()
 	return r.session(t, p, func(s *SessionSpec) { s.Meter = m })
 }
@@ -252,5 +254,49 @@ func TestADownMeterIsAnInfraErrorNotAHang(t *testing.T) {
 	}
 	if row.InputTokens != nil || row.UsageSource != "" {
 		t.Errorf("usage %v source %q for a session that reached no provider", row.InputTokens, row.UsageSource)
+	}
+}
+
+// TestBeginMeterPointsGeminiAtTheAttempt stops a Gemini arm from bypassing
+// the meter: the base URL Gemini CLI uses (GOOGLE_GEMINI_BASE_URL when the
+// arm sets it, else the cell's) becomes the attempt's upstream, and the
+// agent is given the attempt's URL in its place.
+func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
+	p := startMeter(t, newRig(t).db)
+	for _, env := range []map[string]string{
+		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
+		{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:8/g"},
+	} {
+		key := "GOOGLE_GEMINI_BASE_URL"
+		if env[key] == "" {
+			key = "ANTHROPIC_BASE_URL"
+		}
+		spec := SessionSpec{SessionKey: SessionKey{Agent: bench.AgentGemini, AgentBin: "gemini"}, Env: env, Meter: p}
+		ad, err := agent.For(spec.Agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := beginMeter(&spec, ad, "att-"+key, nil)
+		if err != nil || a == nil {
+			t.Fatalf("%s: attempt %v, err %v", key, a, err)
+		}
+		if spec.Env[key] != a.BaseURL() || env[key] == a.BaseURL() {
+			t.Errorf("%s: the agent gets %q, want the attempt's %q (the arm's env untouched)", key, spec.Env[key], a.BaseURL())
+		}
+		// The adapter takes its base URL from what the meter rewrote.
+		home := t.TempDir()
+		spec.Env["HOME"] = home
+		cmd, err := ad.Command(agentSession(spec), "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cmd.Env["GOOGLE_GEMINI_BASE_URL"]
+		if got == "" {
+			got = spec.Env["GOOGLE_GEMINI_BASE_URL"]
+		}
+		if got != a.BaseURL() {
+			t.Errorf("%s: gemini would call %q, not the attempt's %q", key, got, a.BaseURL())
+		}
+		a.End(context.Background(), ReportedUsage{})
 	}
 }

@@ -127,7 +127,7 @@ func rescoreAttempt(r store.Result, b *bench.Bench, a store.Artifact, stored boo
 			rs.Note = "not scored: " + err.Error()
 			break
 		}
-		sc := storedScore(r.AttemptID, review.ScoreReview(rv, t.Labels, t.Verdict), review.LabelsDigest(t.Labels, t.Verdict))
+		sc := storedScore(r.AttemptID, rv, t.Labels, t.Verdict)
 		rs.Score, rs.Note = &sc, "scored"
 	}
 	return rs

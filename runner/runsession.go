@@ -25,8 +25,11 @@ type SessionOptions struct {
 	// Without it the cell's BaseURL is a real provider's.
 	MockScript string
 	StartMock  func(path string) (baseURL string, stop func(), err error)
-	// NoMeter runs the session unmetered (`wfb session --meter=off`).
-	NoMeter bool
+	// NoMeter runs the session unmetered (`wfb session --meter=off`);
+	// otherwise StartMeter starts the proxy that meters it (see
+	// SweepOptions.StartMeter).
+	NoMeter    bool
+	StartMeter func(db *store.DB) (Meter, error)
 }
 
 // SessionConfig is how a session run on its own was asked for, as its
@@ -73,7 +76,7 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 	cell := o.Cell
 	cell.RunID = run.ID
 	if !o.NoMeter {
-		p, err := StartMeter(o.DB)
+		p, err := o.startMeter()
 		if err != nil {
 			err = finishRun(ctx, o.DB, run.ID, wfb.RunAborted, err)
 			return store.Result{}, wfb.RunAborted, err
@@ -99,6 +102,18 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 		status = wfb.RunInterrupted
 	}
 	return row, status, finishRun(ctx, o.DB, run.ID, status, err)
+}
+
+// startMeter starts the session's metering proxy.
+func (o SessionOptions) startMeter() (Meter, error) {
+	if o.StartMeter == nil {
+		return nil, errors.New("the session is metered, but it was given no meter to start (SessionOptions.StartMeter)")
+	}
+	m, err := o.StartMeter(o.DB)
+	if err != nil {
+		return nil, fmt.Errorf("start the metering proxy: %w", err)
+	}
+	return m, nil
 }
 
 // config is the run's configuration.

@@ -2,19 +2,18 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"sort"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/proc"
 	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -114,12 +113,17 @@ type SessionSpec struct {
 	// Meter, when set, meters the session: the agent reaches its provider
 	// through an attempt of this proxy (see beginMeter), and the row gets
 	// the wire's requests and its cross-check. nil: not metered.
-	Meter *meter.Proxy
+	Meter Meter
 	// RequireWitness refuses a metered session whose agent reported billed
 	// usage while no model request reached the meter (a session-error; see
 	// unwitnessed). Without it such a row stays ok, its usage_verdict
 	// unwitnessed.
 	RequireWitness bool
+
+	// Versions, when set, remembers agent versions across processes (the
+	// results file): a binary already asked is not started a second time
+	// to say its version. nil: asked once per binary per process.
+	Versions VersionBook
 }
 
 // ReviewSpec configures a review session.
@@ -193,9 +197,13 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 	// request cap) is stopped through it, the way Ctrl-C stops it.
 	procCtx, stopRunaway := context.WithCancel(ctx)
 	defer stopRunaway()
+	ad, err := agent.For(spec.Agent)
+	if err != nil {
+		return failed(row, stepFailed(wfb.KindInfraError, "%v", err))
+	}
 	var runaway atomic.Bool
 	if spec.Meter != nil {
-		m, err := beginMeter(&spec, row.AttemptID, func() { runaway.Store(true); stopRunaway() })
+		m, err := beginMeter(&spec, ad, row.AttemptID, func() { runaway.Store(true); stopRunaway() })
 		if err != nil {
 			return failed(row, err)
 		}
@@ -205,45 +213,41 @@ func runAgent(ctx context.Context, spec SessionSpec) (row store.Result) {
 			defer endMeter(ctx, m, &row, spec.RequireWitness)
 		}
 	}
-	ad, err := adapterFor(spec.Agent)
-	if err != nil {
-		return failed(row, stepFailed(wfb.KindInfraError, "%v", err))
-	}
 	ws, err := prepareWorkspace(spec)
 	// Modes come back even if something below panics.
 	defer ws.restoreModes()
 	if err != nil {
 		return failed(row, err)
 	}
-	if err := installKit(spec); err != nil {
+	if err := installKit(spec, ad); err != nil {
 		return failed(row, stepFailed(wfb.KindInfraError, "install the arm's kit: %v", err))
 	}
-	cmd, err := ad.command(ctx, spec, ws.prompt)
+	cmd, err := ad.Command(agentSession(spec), ws.prompt)
 	if err != nil {
 		return failed(row, stepFailed(wfb.KindInfraError, "build the agent command: %v", err))
 	}
-	out := ad.output()
+	version := ""
+	if p, ok := ad.Version(); ok {
+		version = probeVersion(ctx, spec.AgentBin, sessionProbe(spec), p)
+	}
+	out := ad.Output(version)
 	ps := agentProcess(ctx, spec, launch, cmd, ws.env, out)
 	transcript := newTranscriptCapture(spec.MaxTranscriptBytes, sessionSecrets(spec))
 	ps.Transcript = transcript
-	pr := runProcess(procCtx, ps)
+	pr := proc.Run(procCtx, ps)
 	execFailure(&pr, launch)
 	recordProcess(&row, pr)
 	if pr.State != wfb.StateSpawnFailure {
 		row.Transcript = transcript.finish(ws.prompt)
 	}
 	if runaway.Load() && ctx.Err() == nil {
-		addFailure(&row, wfb.KindRunaway, fmt.Sprintf("the agent sent its provider more than its cap of %d requests (max_requests); wfb refused the rest and stopped the session", spec.Limits.orDefault().Requests))
+		row.AddFailure(wfb.KindRunaway, fmt.Sprintf("the agent sent its provider more than its cap of %d requests (max_requests); wfb refused the rest and stopped the session", spec.Limits.orDefault().Requests))
 	}
 	interpret(&row, spec, pr, out)
 	quietFailure(&row, pr)
-	var used func(string) bool
-	if tc, ok := out.(toolCounting); ok {
-		used = tc.toolCounts().used
-	}
-	checkExpectations(&row, spec.Kit.ExpectTools, used)
+	checkExpectations(&row, spec.Kit.ExpectTools, out.Tools().Used)
 	if err := ws.restoreModes(); err != nil {
-		addFailure(&row, wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
+		row.AddFailure(wfb.KindInfraError, fmt.Sprintf("restore the workspace's modes: %v", err))
 	}
 	if spec.Review != nil {
 		checkReview(&row, spec, ws.digestBefore)
@@ -347,30 +351,30 @@ func (ws *sessionWorkspace) restoreModes() error {
 // agentProcess is the process of the agent's command: behind the
 // sandbox's prefix, in the workspace, with the environment built for it
 // (plus what the adapter adds), its stdout read by the adapter's output.
-func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch, cmd agentCommand, env map[string]string, out agentOutput) processSpec {
-	for k, v := range cmd.env {
+func agentProcess(ctx context.Context, spec SessionSpec, launch *sandbox.Launch, cmd agent.Command, env map[string]string, out agent.Output) proc.Spec {
+	for k, v := range cmd.Env {
 		env[k] = v
 	}
-	return processSpec{
-		Argv:         append(append([]string{}, launch.Prefix...), cmd.argv...),
+	return proc.Spec{
+		Argv:         append(append([]string{}, launch.Prefix...), cmd.Argv...),
 		Dir:          spec.Workdir,
 		Env:          envList(env),
-		Stdin:        cmd.stdin,
-		NoStdin:      cmd.noStdin,
+		Stdin:        cmd.Stdin,
+		NoStdin:      cmd.NoStdin,
 		Credential:   launch.Credential,
 		ExtraFiles:   launch.ExtraFiles,
 		Started:      func(pid int) error { return launch.Started(ctx, pid) },
 		Timeout:      spec.Timeout,
 		Grace:        spec.graceOrDefault(),
-		OnStdoutLine: out.line,
-		Limits:       spec.Limits,
+		OnStdoutLine: out.Line,
+		Limits:       spec.Limits.proc(),
 	}
 }
 
 // execFailure makes a sandbox that started but could not execute the agent
 // (bwrap's "execvp ...: No such file or directory") the spawn failure it
 // is, as the same exec failing outside a sandbox is: the agent never ran.
-func execFailure(pr *processResult, launch *sandbox.Launch) {
+func execFailure(pr *proc.Result, launch *sandbox.Launch) {
 	if pr.State != wfb.StateExited || pr.ExitCode == nil {
 		return
 	}
@@ -385,7 +389,7 @@ func execFailure(pr *processResult, launch *sandbox.Launch) {
 // row otherwise told only as "the agent printed no result event". The line
 // is the agent's (or the launcher's) text, stored as it is and shown with
 // its controls made visible by every surface.
-func quietFailure(row *store.Result, pr processResult) {
+func quietFailure(row *store.Result, pr proc.Result) {
 	if row.OK || pr.StdoutTail != "" || pr.State == wfb.StateSpawnFailure {
 		return
 	}
@@ -393,11 +397,11 @@ func quietFailure(row *store.Result, pr processResult) {
 	if tail == "" {
 		return
 	}
-	row.ErrorDetail = joinDetail(row.ErrorDetail, "its stderr ends: "+wfb.Clip(tail, 300))
+	row.AddDetail("its stderr ends: " + wfb.Clip(tail, 300))
 }
 
 // recordProcess copies how the process ran into the row.
-func recordProcess(row *store.Result, pr processResult) {
+func recordProcess(row *store.Result, pr proc.Result) {
 	row.ProcessState = pr.State
 	row.ExitCode = pr.ExitCode
 	row.StdoutTail = pr.StdoutTail
@@ -408,83 +412,63 @@ func recordProcess(row *store.Result, pr processResult) {
 	}
 }
 
-// addFailure marks the row failed. The first kind stands (it is the cause);
-// later problems are appended to the detail so none is lost.
-func addFailure(row *store.Result, kind, detail string) {
-	row.OK = false
-	if row.ErrorKind == "" {
-		row.ErrorKind = kind
-		row.ErrorDetail = detail
-		return
-	}
-	row.ErrorDetail += "; also " + kind + ": " + detail
-}
-
 // interpret turns what the process did and printed into the row's outcome
 // and measurements.
-func interpret(row *store.Result, spec SessionSpec, pr processResult, out agentOutput) {
+func interpret(row *store.Result, spec SessionSpec, pr proc.Result, out agent.Output) {
 	// The calls the output showed count whatever became of the process: a
 	// session stopped at its timeout called its tools all the same.
-	if tc, ok := out.(toolCounting); ok && pr.State != wfb.StateSpawnFailure {
-		tc.toolCounts().record(row)
+	if pr.State != wfb.StateSpawnFailure {
+		out.Tools().Record(row)
 	}
 	if !interpretProcess(row, spec, pr) {
 		return
 	}
-	out.interpret(row, pr)
+	out.Interpret(row, agent.Process{ExitCode: pr.ExitCode, Exit: pr.ExitText(), MaxLine: proc.MaxLineBytes})
 }
 
 // interpretProcess records how the process ended. It returns false when the
 // agent never produced output worth parsing (it did not start, was stopped,
 // or timed out); the row then already says why.
-func interpretProcess(row *store.Result, spec SessionSpec, pr processResult) bool {
+func interpretProcess(row *store.Result, spec SessionSpec, pr proc.Result) bool {
 	if pr.LimitHit != "" {
-		addFailure(row, wfb.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
+		row.AddFailure(wfb.KindSessionError, "resource limit: "+pr.LimitHit+"; wfb stopped the session")
 		return false
 	}
 	switch pr.State {
 	case wfb.StateSpawnFailure:
-		addFailure(row, wfb.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
+		row.AddFailure(wfb.KindSpawnFailure, fmt.Sprintf("start %s: %v", spec.AgentBin, pr.SpawnErr))
 		return false
 	case wfb.StateNotStarted:
-		addFailure(row, wfb.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
+		row.AddFailure(wfb.KindSandboxRefused, fmt.Sprintf("the agent was stopped before it ran: %v", pr.RefusedErr))
 		return false
 	case wfb.StateCancelled:
 		detail := "the session was cancelled (SIGTERM to its process group)"
 		if pr.Killed != "" {
 			detail += "; " + killedText(pr, spec)
 		}
-		addFailure(row, wfb.KindCancelled, detail)
+		row.AddFailure(wfb.KindCancelled, detail)
 		return false
 	case wfb.StateTimeout, wfb.StateForcedKill:
 		how := "it exited after SIGTERM"
 		if pr.State == wfb.StateForcedKill {
 			how = killedText(pr, spec)
 		}
-		addFailure(row, wfb.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
+		row.AddFailure(wfb.KindTimeout, fmt.Sprintf("no result within the %s timeout; %s", spec.Timeout, how))
 		return false
 	}
 	row.OK = true
 	if pr.PipesHeld {
-		addFailure(row, wfb.KindSessionError, "a descendant of the agent left its process group and held its output open")
+		row.AddFailure(wfb.KindSessionError, "a descendant of the agent left its process group and held its output open")
 	}
 	if pr.KillFailure != "" {
-		addFailure(row, wfb.KindInfraError, "descendants of the agent outlived it: "+pr.KillFailure)
+		row.AddFailure(wfb.KindInfraError, "descendants of the agent outlived it: "+pr.KillFailure)
 	}
 	return true
 }
 
-// exitText says how the process ended, for error details.
-func (pr processResult) exitText() string {
-	if pr.ExitCode != nil {
-		return "exit code " + strconv.FormatInt(*pr.ExitCode, 10)
-	}
-	return "signal " + pr.Signal
-}
-
 // killedText says why a stopped session was killed after its SIGTERM.
-func killedText(pr processResult, spec SessionSpec) string {
-	if pr.Killed == killedInHurry {
+func killedText(pr proc.Result, spec SessionSpec) string {
+	if pr.Killed == proc.KilledInHurry {
 		return "it was killed at once at a second interrupt"
 	}
 	return fmt.Sprintf("it ignored SIGTERM and was killed %s later", spec.graceOrDefault())
@@ -503,7 +487,7 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 	after, err := sandbox.Digest(spec.Workdir)
 	switch {
 	case err != nil:
-		addFailure(row, wfb.KindInfraError, fmt.Sprintf("digest the workspace after the session: %v", err))
+		row.AddFailure(wfb.KindInfraError, fmt.Sprintf("digest the workspace after the session: %v", err))
 	case after != digestBefore:
 		// The boundary failed: this outranks whatever else went wrong.
 		prev := row.ErrorKind
@@ -521,11 +505,11 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 	var invalid *review.InvalidError
 	switch {
 	case errors.Is(err, review.ErrArtifactMissing):
-		addFailure(row, wfb.KindArtifactMissing, "the agent never wrote "+spec.Review.ArtifactPath)
+		row.AddFailure(wfb.KindArtifactMissing, "the agent never wrote "+spec.Review.ArtifactPath)
 	case errors.As(err, &invalid):
-		addFailure(row, wfb.KindArtifactInvalid, invalid.Error())
+		row.AddFailure(wfb.KindArtifactInvalid, invalid.Error())
 	case err != nil:
-		addFailure(row, wfb.KindArtifactInvalid, err.Error())
+		row.AddFailure(wfb.KindArtifactInvalid, err.Error())
 	default:
 		row.Verdict = rv.Verdict
 		n := int64(len(rv.Findings))
@@ -534,32 +518,6 @@ func checkReview(row *store.Result, spec SessionSpec, digestBefore string) {
 }
 
 func short(digest string) string { return wfb.Clip(digest, 12) }
-
-func joinDetail(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
-}
-
-func rawList(rs []json.RawMessage) [][]byte {
-	out := make([][]byte, len(rs))
-	for i, r := range rs {
-		out[i] = r
-	}
-	return out
-}
-
-func joinLines(ls [][]byte) []byte {
-	var b []byte
-	for i, l := range ls {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, l...)
-	}
-	return b
-}
 
 // envList renders the environment sorted, so the command is reproducible.
 func envList(env map[string]string) []string {

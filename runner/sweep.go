@@ -14,7 +14,6 @@ import (
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/scratch"
 	"github.com/wfbench/wfb/internal/termtext"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -63,8 +62,12 @@ type SweepOptions struct {
 	// TempDir holds the cells' workspaces; "": the system's.
 	TempDir string
 	// NoMeter runs the sessions unmetered (`wfb run --meter=off`); by
-	// default one metering proxy serves every session of the sweep.
-	NoMeter bool
+	// default one metering proxy serves every session of the sweep,
+	// started by StartMeter once the sweep's checks have passed (the
+	// requests that name no attempt it writes to db). cmd/wfb passes
+	// runner/meterstore's.
+	NoMeter    bool
+	StartMeter func(db *store.DB) (Meter, error)
 	// RequireWitness refuses every session's usage the meter did not
 	// witness (`wfb run --require-witness`), as the bench's
 	// require_witness does for the bench or an arm. Refused with NoMeter:
@@ -128,18 +131,6 @@ type BudgetConfig struct {
 	From string  `json:"from"`
 }
 
-// budgetConfig is the cap the sweep runs under, as runs.config records it;
-// nil for none.
-func (s *Sweep) budgetConfig() *BudgetConfig {
-	switch {
-	case s.budget <= 0:
-		return nil
-	case s.opts.MaxCost > 0:
-		return &BudgetConfig{USD: s.budget, From: "max-cost"}
-	}
-	return &BudgetConfig{USD: s.budget, From: "bench"}
-}
-
 // NotRunDetail starts the detail of the row a cell gets when the outage
 // breaker or the run's budget kept it from starting.
 const NotRunDetail = "not run: "
@@ -171,7 +162,7 @@ type Sweep struct {
 	trees      map[string]pristine          // task → its pristine tree
 	newID      string                       // the id a run given none is recorded under (holdRun)
 	held       string                       // the run this process holds in the results file (holdRun)
-	meter      *meter.Proxy                 // the sessions' metering proxy; nil: not metered
+	meter      Meter                        // the sessions' metering proxy; nil: not metered
 
 	mu          sync.Mutex
 	retriesUsed int
@@ -179,12 +170,9 @@ type Sweep struct {
 	breakerWhy  string
 	fatal       error
 
-	budget        float64        // the run's cost cap in dollars; 0: none
-	cost          wfb.CostSum    // the run's cost so far, earlier invocations included (charge)
-	costAtBudget  wfb.CostSum    // the run's cost when it reached the budget
-	unplanned     []store.Result // rows of the run's cells this invocation does not plan
-	budgetReached bool
-	summary       Summary
+	budget    budget         // the run's cost cap and its cost so far
+	unplanned []store.Result // rows of the run's cells this invocation does not plan
+	summary   Summary
 }
 
 type agentCmd struct {
@@ -343,7 +331,7 @@ func (s *Sweep) recordRun(ctx context.Context) error {
 // recordBudget records a resumed run's cap in its config when it differs
 // from the one recorded: the run continues under the new cap (or none).
 func (s *Sweep) recordBudget(ctx context.Context) error {
-	was, now := s.prevConfig.Budget, s.budgetConfig()
+	was, now := s.prevConfig.Budget, s.budget.config()
 	if (was == nil && now == nil) || (was != nil && now != nil && *was == *now) {
 		return nil
 	}
@@ -437,9 +425,9 @@ func (s *Sweep) finish(ctx context.Context, pending []*cellState) (Summary, erro
 		s.recordNotRuns(ctx, pending)
 	}
 	s.summary.Status, s.summary.Breaker = status, s.breakerWhy
-	s.summary.Budget, s.summary.Cost, s.summary.Run = s.budget, s.cost, s.tally()
-	if status == wfb.RunAborted && s.budgetReached && s.breakerWhy == "" {
-		s.summary.BudgetReached = s.budgetWhy()
+	s.summary.Budget, s.summary.Cost, s.summary.Run = s.budget.usd, s.budget.cost, s.tally()
+	if status == wfb.RunAborted && s.budget.reached && s.breakerWhy == "" {
+		s.summary.BudgetReached = s.budget.why()
 	}
 	if s.opts.Progress != nil {
 		s.opts.Progress.Finish(s.summary)
@@ -485,7 +473,7 @@ func cellOf(attempts []store.Result) wfb.Cell {
 func (s *Sweep) stopping(ctx context.Context) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return ctx.Err() != nil || s.breakerWhy != "" || s.budgetReached || s.fatal != nil
+	return ctx.Err() != nil || s.breakerWhy != "" || s.budget.reached || s.fatal != nil
 }
 
 // runCell makes a cell's attempts until it is complete, retries included.
@@ -551,7 +539,7 @@ func (s *Sweep) takeRetry() bool {
 func (s *Sweep) observe(row store.Result) {
 	s.mu.Lock()
 	s.summary.Attempts++
-	s.charge(row)
+	s.budget.charge(row)
 	switch {
 	case row.ErrorKind == wfb.KindCancelled:
 	case slices.Contains(systemic, row.ErrorKind):
@@ -584,7 +572,7 @@ func (s *Sweep) recordNotRun(ctx context.Context, c *cellState, kind, detail str
 	s.mu.Lock()
 	s.summary.Attempts++
 	s.summary.Failed++
-	s.charge(row)
+	s.budget.charge(row)
 	s.mu.Unlock()
 	if s.opts.Progress != nil {
 		s.opts.Progress.Attempt(row)

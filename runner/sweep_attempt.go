@@ -107,8 +107,8 @@ func (s *Sweep) prepareCopy(ctx context.Context, t bench.Task, cell *Cell) (map[
 			return nil, stepFailed(wfb.KindCancelled, "cancelled during setup")
 		case err != nil:
 			return nil, stepFailed(wfb.KindInfraError, "run setup: %s", err)
-		case res.exitCode != 0 || res.timedOut:
-			return nil, stepFailed(wfb.KindInfraError, "%s", res.describe("setup", t.Setup, s.bench.TimeoutFor(t)))
+		case res.ExitCode != 0 || res.TimedOut:
+			return nil, stepFailed(wfb.KindInfraError, "%s", describeCommand(res, "setup", t.Setup, s.bench.TimeoutFor(t)))
 		}
 	}
 	if err := sandbox.ShareWithSession(cell.Workspace, s.cred, !t.Review); err != nil {
@@ -143,8 +143,8 @@ func (s *Sweep) addVerify(t bench.Task, cell *Cell, gitEnv map[string]string) {
 		if err != nil {
 			return "", err
 		}
-		if res.exitCode != 0 || res.timedOut {
-			return res.describe("verify", t.Verify, timeout), nil
+		if res.ExitCode != 0 || res.TimedOut {
+			return describeCommand(res, "verify", t.Verify, timeout), nil
 		}
 		return "", nil
 	}
@@ -210,8 +210,7 @@ func (r *reviewRecorder) InsertResult(ctx context.Context, row *store.Result) er
 		if err != nil {
 			return nil // the row already says artifact-invalid
 		}
-		sc := storedScore(row.AttemptID, review.ScoreReview(rv, r.task.Labels, r.task.Verdict),
-			review.LabelsDigest(r.task.Labels, r.task.Verdict))
+		sc := storedScore(row.AttemptID, rv, r.task.Labels, r.task.Verdict)
 		return r.db.InsertScoreTx(ctx, tx, &sc)
 	})
 }
@@ -236,8 +235,17 @@ func (s *Sweep) limits() Limits {
 // which scrubs them from the row, the artifact and the score alike.
 func (r *reviewRecorder) ScrubSecrets(values ...string) { r.db.ScrubSecrets(values...) }
 
+func (r *reviewRecorder) AgentVersion(ctx context.Context, b store.AgentBinary) (string, bool, error) {
+	return r.db.AgentVersion(ctx, b)
+}
+
+func (r *reviewRecorder) RememberAgentVersion(ctx context.Context, b store.AgentBinary, version string) error {
+	return r.db.RememberAgentVersion(ctx, b, version)
+}
+
 var (
 	_ Recorder       = (*reviewRecorder)(nil)
 	_ secretScrubber = (*reviewRecorder)(nil)
+	_ VersionBook    = (*reviewRecorder)(nil)
 	_ secretScrubber = (*store.DB)(nil)
 )

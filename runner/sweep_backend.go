@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/sandbox"
 )
 
@@ -160,5 +161,5 @@ func (s *Sweep) probeAgent(ctx context.Context, bin string) string {
 		return ""
 	}
 	defer sb.Close()
-	return probeVersion(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir()})
+	return probeVersion(ctx, sb.AgentBin(), versionProbe{sandbox: sb, dir: sb.Workspace(), home: sb.Home(), tmp: sb.TmpDir(), book: s.opts.DB}, agent.VersionProbe)
 }

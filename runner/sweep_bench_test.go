@@ -48,7 +48,7 @@ arms: [{id: a, agent: stand-in}]
 			defer db.Close()
 			r := &benchRig{dir: dir, db: db, env: map[string]string{}}
 			o := SweepOptions{Bench: bn, DB: db, Harness: "bench", Getenv: func(string) string { return "" },
-				StartMock: r.startMock, StandInBin: testBinary(b), StandInArgs: []string{"mock", "agent"},
+				StartMock: r.startMock, StartMeter: StartTestMeter, StandInBin: testBinary(b), StandInArgs: []string{"mock", "agent"},
 				AgentEnv: map[string]string{"WFB_TEST_AGENT": "1"}, TempDir: dir}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -29,10 +29,7 @@ func NewSweep(ctx context.Context, opts SweepOptions) (_ *Sweep, retErr error) {
 		opts.Getenv = os.Getenv
 	}
 	s := &Sweep{opts: opts, bench: opts.Bench, keys: map[string]string{}, envs: map[string]map[string]string{}, kits: map[string]bench.Kit{},
-		agents: map[string]agentCmd{}, trees: map[string]pristine{}, budget: opts.Bench.Budget}
-	if opts.MaxCost > 0 {
-		s.budget = opts.MaxCost
-	}
+		agents: map[string]agentCmd{}, trees: map[string]pristine{}, budget: newBudget(opts.Bench.Budget, opts.MaxCost)}
 	// One way out on failure: whatever was made so far (the run's lock,
 	// the run's directory) goes with the sweep.
 	defer func() {
@@ -394,7 +391,7 @@ func (s *Sweep) prepareRun(ctx context.Context, used map[string]bool, prev *prio
 	}
 	sel := s.opts.Selection
 	s.config = RunConfig{Command: "run", Bench: s.bench.Path, Selection: &sel, Fingerprint: &fp, Meter: meterSetting(s.opts.NoMeter),
-		RequireWitness: s.opts.RequireWitness, Budget: s.budgetConfig()}
+		RequireWitness: s.opts.RequireWitness, Budget: s.budget.config()}
 	if prev != nil {
 		s.prevConfig, s.prevRaw = prev.config, prev.run.Config
 		var was bench.Fingerprint
@@ -477,7 +474,7 @@ func (s *Sweep) loadAttempts(ctx context.Context) error {
 		byKey[c.Cell] = c
 	}
 	for _, r := range rows {
-		s.charge(r) // the budget is the whole run's
+		s.budget.charge(r) // the budget is the whole run's
 		c, ok := byKey[bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}]
 		if !ok {
 			s.unplanned = append(s.unplanned, r)

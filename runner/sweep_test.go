@@ -88,6 +88,7 @@ func (r *benchRig) opts(b *bench.Bench) SweepOptions {
 		Bench: b, DB: r.db, Harness: "test",
 		Getenv:     func(k string) string { return r.env[k] },
 		StartMock:  r.startMock,
+		StartMeter: StartTestMeter,
 		StandInBin: testBinary(r.t), StandInArgs: []string{"mock", "agent"},
 		AgentEnv: map[string]string{"WFB_TEST_AGENT": "1"},
 		TempDir:  r.dir,

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/store"
 )
@@ -19,7 +18,7 @@ import (
 // decodeTranscript decompresses t and checks it against its digest.
 func decodeTranscript(t *testing.T, tr *store.Transcript) string {
 	t.Helper()
-	out, err := meter.DecodeBody(tr.Codec, tr.Data, tr.KeptSize)
+	out, err := wfb.DecodeBody(tr.Codec, tr.Data, tr.KeptSize)
 	if err != nil {
 		t.Fatalf("decode transcript: %v", err)
 	}

@@ -52,13 +52,19 @@ func agentHelper(mode string) (int, bool) {
 			fmt.Fprintln(os.Stderr, err)
 			return 3, true
 		}
-		fmt.Print(geminiStart)
+		fmt.Print(geminiPreamble)
 		fmt.Println(`{"type":"result","status":"success","stats":{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"cached":-5,"input":1200,"duration_ms":1,"tool_calls":0,` +
 			`"models":{"gemini-2.5-pro":{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"cached":-5,"input":1200}}}}`)
 		return 0, true
 	}
 	return 0, false
 }
+
+// geminiPreamble is what Gemini CLI 0.61.0 prints before its result.
+const geminiPreamble = `{"type":"init","timestamp":"2026-12-01T19:01:03.932Z","session_id":"4e4b874f","model":"gemini-2.5-pro"}
+{"type":"message","timestamp":"2026-12-01T19:01:03.934Z","role":"user","content":"write the file"}
+{"type":"message","timestamp":"2026-12-01T19:01:04.253Z","role":"assistant","content":"done","delta":true}
+`
 
 // post sends body to url and reads the whole answer.
 func post(url, body string) error {

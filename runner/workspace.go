@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/proc"
 )
 
 // pristine is a task's starting tree, prepared once per run: the task's
@@ -66,68 +66,28 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-// commandResult is what a setup or verify command did.
-type commandResult struct {
-	exitCode int
-	output   string // the tail of stdout and stderr together
-	timedOut bool
-}
-
 // runCommand runs a task's setup or verify command with /bin/sh -c in dir,
-// as cred (nil: wfb's own user), with an environment built from scratch, in
-// its own process group, behind agent-exec as a session is: killed whole,
-// what it detached included, at the timeout or when ctx ends (a signal to
-// wfb), and what it leaves running when it ends is killed then.
-func runCommand(ctx context.Context, command, dir string, timeout time.Duration, cred *syscall.Credential, extraEnv map[string]string) (commandResult, error) {
+// as cred (nil: wfb's own user), with an environment built from scratch,
+// as proc.RunCommand runs a command: behind agent-exec, killed whole at the
+// timeout or when ctx ends (a signal to wfb).
+func runCommand(ctx context.Context, command, dir string, timeout time.Duration, cred *syscall.Credential, extraEnv map[string]string) (proc.CommandResult, error) {
 	if timeout <= 0 {
 		timeout = bench.DefaultTimeout
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	argv := []string{"/bin/sh", "-c", command}
-	if self, err := os.Executable(); err == nil {
-		argv, cred = behindAgentExec(self, cred, argv), nil
-	}
-	cmd := exec.CommandContext(cctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
 	env := map[string]string{"PATH": DefaultPath, "HOME": dir, "LANG": "C.UTF-8", "WFB_WORKSPACE": dir}
 	for k, v := range extraEnv {
 		env[k] = v
 	}
-	cmd.Env = envList(env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
-	cmd.Cancel = func() error {
-		killTree(cmd.Process.Pid)
-		return nil
-	}
-	cmd.WaitDelay = 2 * time.Second
-	tail := newTailBuffer(4 << 10)
-	cmd.Stdout, cmd.Stderr = tail, tail
-	err := cmd.Run()
-	res := commandResult{output: strings.TrimSpace(tail.String())}
-	var exit *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		return res, ctx.Err()
-	case cctx.Err() != nil:
-		res.timedOut, res.exitCode = true, -1
-		return res, nil
-	case errors.As(err, &exit):
-		res.exitCode = exit.ExitCode()
-		return res, nil
-	case err != nil:
-		return res, err
-	}
-	return res, nil
+	return proc.RunCommand(ctx, proc.Command{Argv: []string{"/bin/sh", "-c", command}, Dir: dir, Env: envList(env), Credential: cred, Timeout: timeout})
 }
 
-// describe says how a failed command ended, with its output's tail.
-func (r commandResult) describe(what, command string, timeout time.Duration) string {
-	how := fmt.Sprintf("exited %d", r.exitCode)
-	if r.timedOut {
+// describeCommand says how a failed command ended, with its output's tail.
+func describeCommand(r proc.CommandResult, what, command string, timeout time.Duration) string {
+	how := fmt.Sprintf("exited %d", r.ExitCode)
+	if r.TimedOut {
 		how = fmt.Sprintf("did not finish within %s", timeout)
 	}
-	out := r.output
+	out := r.Output
 	if out == "" {
 		out = "(no output)"
 	}

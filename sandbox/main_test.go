@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestMain says, in one line, which backend tests skipped (see gate).

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // newSleeper is a process that lives until w's other end is closed.

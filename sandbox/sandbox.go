@@ -13,21 +13,23 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/scratch"
 )
 
 // Backend names, and Auto, which picks the strongest backend whose preflight
-// passes.
+// passes: the vocabulary's (wfb.SandboxBwrap and the rest), named here for
+// the backends that implement them.
 const (
-	HostUnsafe = "host-unsafe"
-	Bwrap      = "bwrap"
-	Landlock   = "landlock"
-	Auto       = "auto"
+	HostUnsafe = wfb.SandboxHostUnsafe
+	Bwrap      = wfb.SandboxBwrap
+	Landlock   = wfb.SandboxLandlock
+	Auto       = wfb.SandboxAuto
 )
 
 // Strength lists the backends from the strongest to the weakest: the order
-// Auto tries them in and doctor reports them in.
-var Strength = []string{Bwrap, Landlock, HostUnsafe}
+// Auto tries them in and doctor reports them in (wfb.SandboxStrength).
+var Strength = wfb.SandboxStrength
 
 // DefaultSessionID is the uid and gid (nobody:nogroup on Debian) a root wfb
 // runs a host-unsafe session as when nothing else is configured.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestStageExecutableLinksOnlyWhatNoSessionCanChange: staging links the

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // startIn starts script with /bin/sh in the sandbox as its session identity,

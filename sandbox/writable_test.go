@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // shareWorkspace makes ws writable by the session identity the way wfb run

@@ -4,6 +4,8 @@
 # runs taken in alternation with its reference, and printed as a ratio
 # beside its target:
 #
+#   - `wfb session --agent claude` (when WFB_CLAUDE_BIN names the pinned
+#     CLI) under each backend vs `claude -p` alone against the same mock;
 #   - `wfb session --mock-script ... --review` under host-unsafe, bwrap and
 #     landlock vs the stand-in agent alone against a running mock (under a
 #     sandbox, plus that sandbox's bare start: bwrap running /bin/true, or
@@ -18,7 +20,7 @@
 #     revision BASE, their outputs checked byte for byte.
 #
 #   scripts/bench-speed.sh            # everything, REPS=5, ROWS=1000000
-#   REPS=7 CELLS=20 ROWS=200000 ONLY=session,sweep,store,rss scripts/bench-speed.sh
+#   REPS=7 CELLS=20 ROWS=200000 ONLY=session,agents,sweep,store,rss scripts/bench-speed.sh
 #   ONLY=rss DB=/tmp/big.db BASE=main scripts/bench-speed.sh
 #
 # A shared or loaded machine slows wfb and its reference alike: the ratios
@@ -28,13 +30,15 @@ set -euo pipefail
 reps=${REPS:-5}
 cells=${CELLS:-12}
 rows=${ROWS:-1000000}
-only=${ONLY:-session,sweep,store,rss}
+only=${ONLY:-session,agents,sweep,store,rss}
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d)
 mockpid=""
+hellopid=""
 cleanup() {
 	[[ -n $mockpid ]] && kill "$mockpid" 2>/dev/null || true
+	[[ -n $hellopid ]] && kill "$hellopid" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -81,7 +85,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 review_prompt() { echo "Review auth.go for security and correctness problems. Write your review as JSON to $1"; }
 agent_alone() {
 	local dir=$1
-	rm -rf "$dir" && mkdir -p "$dir/art" && cp -r "$repo/examples/workspaces/auth" "$dir/ws"
+	rm -rf "$dir" && mkdir -p "$dir/art" && cp -r "$repo/examples/_workspaces/auth" "$dir/ws"
 	(cd "$dir/ws" && ANTHROPIC_BASE_URL=$url ANTHROPIC_API_KEY=offline "$wfb" mock agent -p --output-format stream-json --verbose \
 		--permission-mode acceptEdits --add-dir "$dir/art" --no-session-persistence "$(review_prompt "$dir/art/review.json")" </dev/null)
 }
@@ -103,12 +107,12 @@ bench_session() {
 	local i
 	for ((i = 0; i < reps; i++)); do
 		timed alone agent_alone "$work/alone"
-		timed hu "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed hu "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox host-unsafe --db "$work/session.db" --format tsv
-		timed bw "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed bw "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox bwrap --db "$work/session.db" --format tsv
 		timed bw0 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent /bin/true
-		timed ll "$wfb" session --workspace "$repo/examples/workspaces/auth" --prompt "Review auth.go." --review \
+		timed ll "$wfb" session --workspace "$repo/examples/_workspaces/auth" --prompt "Review auth.go." --review \
 			--mock-script "$repo/examples/replies/review.yaml" --sandbox landlock --db "$work/session.db" --format tsv
 		timed ll0 "$wfb" sandbox-exec --ro / --rw "$work" -- /bin/true
 	done
@@ -122,6 +126,72 @@ bench_session() {
 	row "wfb session --review, landlock" "$l ms (+$(awk -v x="$l" -v y="$a" -v z="$l0" 'BEGIN { print x - y - z }') ms)" "stand-in alone $a + bare launcher $l0 ms" "$(ratio "$l" "$(awk -v y="$a" -v z="$l0" 'BEGIN { print y + z }')")" "<= 1.6"
 }
 
+# A real agent CLI, when the pinned one is installed (WFB_CLAUDE_BIN, as
+# .ci/install-agents.sh prints it): `wfb session --agent claude` against
+# the mock vs the same CLI alone against the same mock, in the environment
+# wfb gives it (a private HOME, no side traffic), one prompt, one reply.
+# Every wfb session writes the same results file, as a user's do: the
+# first of each sandbox (a warm-up, not counted) asks the binary its
+# version, the rest find it in the file (agent_binaries). Target: <= 1.1x,
+# under a sandbox against the CLI alone plus that sandbox's bare start.
+write_hello_script() {
+	cat >"$work/hello.yaml" <<EOF
+default:
+  text: "hello"
+  usage: {input_tokens: 120, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
+EOF
+}
+claude_alone() {
+	local dir=$1
+	rm -rf "$dir" && mkdir -p "$dir/home" "$dir/tmp" "$dir/ws"
+	(cd "$dir/ws" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$dir/home" TMPDIR="$dir/tmp" LANG=C.UTF-8 \
+		ANTHROPIC_BASE_URL="$hello_url" ANTHROPIC_API_KEY=offline CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+		CLAUDE_CODE_MAX_RETRIES=2 API_TIMEOUT_MS=120000 \
+		"$WFB_CLAUDE_BIN" -p --output-format stream-json --verbose hi </dev/null)
+}
+claude_session() {
+	ANTHROPIC_API_KEY=offline "$wfb" session --agent claude --agent-bin "$WFB_CLAUDE_BIN" --base-url "$hello_url" \
+		--workspace "$work/cws" --prompt hi --sandbox "$1" --db "$work/agents.db" --format tsv
+}
+bench_agents() {
+	if [[ -z ${WFB_CLAUDE_BIN:-} || ! -x ${WFB_CLAUDE_BIN:-} ]]; then
+		echo "bench-speed: agents: skipped, WFB_CLAUDE_BIN is not set (eval \"\$(bash .ci/install-agents.sh)\")" >&2
+		return
+	fi
+	write_hello_script
+	"$wfb" mock serve --script "$work/hello.yaml" >"$work/hello.url" 2>"$work/hello.log" &
+	hellopid=$!
+	hello_url=""
+	for _ in $(seq 100); do
+		hello_url=$(head -n1 "$work/hello.url" 2>/dev/null || true)
+		[[ -n $hello_url ]] && break
+		sleep 0.05
+	done
+	[[ -n $hello_url ]] || { echo "bench-speed: the hello mock did not start" >&2; exit 1; }
+	mkdir -p "$work/cws"
+	local sb
+	for sb in host-unsafe bwrap landlock; do
+		claude_session "$sb" >/dev/null 2>&1 || true # the warm-up: asks the version once
+	done
+	local -a alone=() hu=() bw=() ll=() bw0=() ll0=()
+	local i
+	for ((i = 0; i < reps; i++)); do
+		timed alone claude_alone "$work/calone"
+		timed hu claude_session host-unsafe
+		timed bw claude_session bwrap
+		timed bw0 bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all --die-with-parent /bin/true
+		timed ll claude_session landlock
+		timed ll0 "$wfb" sandbox-exec --ro / --rw "$work" -- /bin/true
+	done
+	kill "$hellopid" 2>/dev/null || true
+	local a h b b0 l l0
+	a=$(median "${alone[@]}") h=$(median "${hu[@]}") b=$(median "${bw[@]}") b0=$(median "${bw0[@]}")
+	l=$(median "${ll[@]}") l0=$(median "${ll0[@]}")
+	row "wfb session --agent claude, host-unsafe" "$h ms (+$(awk -v x="$h" -v y="$a" 'BEGIN { print x - y }') ms)" "claude -p alone $a ms" "$(ratio "$h" "$a")" "<= 1.1"
+	row "wfb session --agent claude, bwrap" "$b ms" "claude -p alone $a + bare bwrap $b0 ms" "$(ratio "$b" "$(awk -v y="$a" -v z="$b0" 'BEGIN { print y + z }')")" "<= 1.1"
+	row "wfb session --agent claude, landlock" "$l ms" "claude -p alone $a + bare launcher $l0 ms" "$(ratio "$l" "$(awk -v y="$a" -v z="$l0" 'BEGIN { print y + z }')")" "<= 1.1"
+}
+
 # The sweep: one review task, CELLS repetitions, one stand-in arm.
 write_sweep_bench() {
 	mkdir -p "$work/sweep"
@@ -133,7 +203,7 @@ provider: {mock: $repo/examples/replies/review.yaml}
 tasks:
   - id: review-auth
     class: review
-    workspace: $repo/examples/workspaces/auth
+    workspace: $repo/examples/_workspaces/auth
     prompt: "Review auth.go for security and correctness problems."
     review: true
 arms:
@@ -234,6 +304,7 @@ bench_rss() {
 
 if [[ $only == *session* || $only == *sweep* ]]; then start_mock; fi
 [[ $only == *session* ]] && bench_session
+[[ $only == *agents* ]] && bench_agents
 [[ $only == *sweep* ]] && bench_sweep
 [[ $only == *store* ]] && bench_store
 [[ $only == *rss* ]] && bench_rss

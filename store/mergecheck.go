@@ -77,7 +77,7 @@ func redactRow(table string, cols []string, row []any) int {
 // array, else by Redact.
 func redactText(s string) string {
 	if t := strings.TrimLeft(s, " \t\r\n"); t != "" && (t[0] == '{' || t[0] == '[') {
-		if r, ok := RedactJSON(s); ok {
+		if r, ok := wfb.RedactJSON(s); ok {
 			return r
 		}
 	}

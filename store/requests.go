@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/wfbench/wfb"
 )
 
 // MeteredRequest is one request the metering proxy saw on the provider's
@@ -202,7 +204,7 @@ func (d *DB) headerJSON(h map[string][]string) (any, error) {
 	d.secrets.mu.Lock()
 	sc := d.secrets.scrubber
 	d.secrets.mu.Unlock()
-	if r, ok := RedactJSON(sc.Text(string(b))); ok {
+	if r, ok := wfb.RedactJSON(sc.Text(string(b))); ok {
 		return r, nil
 	}
 	return d.clean(string(b)), nil // a secret spanning values: the CHECK refuses what is left

@@ -216,3 +216,68 @@ func TestACredentialHeaderArrayIsRedactedAsJSON(t *testing.T) {
 		t.Errorf("merged headers (-want +got):\n%s", diff)
 	}
 }
+
+// TestAChatCompletionsRequestIsStoredAndAnOlderFilesWireIsKept stops the
+// fourth protocol from being refused by the file (requests.protocol is a
+// CHECKed list) or its migration from losing or loosening anything: a file
+// at the schema before it, holding a metered wire, keeps every request and
+// exchange through the rebuild, still refuses an unknown protocol, an
+// edit or a deletion, still ties an exchange to its request, and takes an
+// openai-chat-completions request with its NULL figures NULL.
+func TestAChatCompletionsRequestIsStoredAndAnOlderFilesWireIsKept(t *testing.T) {
+	ctx := context.Background()
+	const before = 11
+	path, raw := fileAtVersion(t, before)
+	// Write the wire as the older wfb did: straight into its tables.
+	wire := meteredRequests()
+	for _, r := range wire {
+		if _, err := raw.Exec(`INSERT INTO requests (request_id, attempt_id, seq, protocol, method, path, started_at, latency_ms, streamed, request_bytes, response_bytes, billed, usage_semantics, input_tokens)
+			VALUES (?, NULLIF(?, ''), ?, NULLIF(?, ''), ?, ?, '2026-01-01T00:00:00.000Z', 1, 0, 0, 0, ?, NULLIF(?, ''), ?)`,
+			r.RequestID, r.AttemptID, r.Seq, r.Protocol, r.Method, r.Path, r.Billed, r.UsageSemantics, r.InputTokens); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.Exec(`INSERT INTO exchanges (request_id, attempt_id, seq, codec, request_body, request_size, request_truncated, response_size, response_truncated)
+		VALUES ('req-2', 'att-1', 2, 'zstd', x'28b501', 3, 0, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	d, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open (migrating from %d): %v", before, err)
+	}
+	defer d.Close()
+	got := queryOne(t, d, `SELECT (SELECT group_concat(request_id || ':' || COALESCE(protocol, '-') || ':' || COALESCE(input_tokens, 'NULL'), ' ') FROM (SELECT * FROM requests ORDER BY request_id)),
+		(SELECT group_concat(request_id || ':' || hex(request_body)) FROM exchanges)`)
+	if diff := cmp.Diff([]any{"req-1:anthropic-messages:NULL req-2:anthropic-messages:2000 req-u:-:NULL", "req-2:28B501"}, got); diff != "" {
+		t.Errorf("the wire after the migration (-want +got):\n%s", diff)
+	}
+
+	chat := MeteredRequest{
+		RequestID: "req-c", AttemptID: "att-2", Seq: 1, Protocol: "openai-chat-completions", Method: "POST",
+		Path: "/v1/chat/completions", RequestedModel: "qwen3-coder", Status: ptr(int64(200)), StartedAt: t0,
+		Streamed: true, Billed: true, UsageSemantics: "openai", OutputTokens: ptr(int64(300)),
+		UsageProblem: "usage.prompt_tokens_details is missing",
+		Exchange:     &Exchange{Codec: wfb.CodecZstd, RequestBody: []byte{1}, RequestSize: 1, ResponseBody: []byte{2}, ResponseSize: 1},
+	}
+	if err := d.InsertRequests(ctx, []MeteredRequest{chat}); err != nil {
+		t.Fatalf("a Chat Completions request: %v", err)
+	}
+	back, err := d.Requests(ctx, "att-2")
+	if err != nil || len(back) != 1 || back[0].Protocol != "openai-chat-completions" || back[0].InputTokens != nil || back[0].CacheReadInputTokens != nil || *back[0].OutputTokens != 300 {
+		t.Errorf("read back %+v, %v; want the protocol, input and cache read NULL, output 300", back, err)
+	}
+	for _, q := range []string{
+		`INSERT INTO requests (request_id, seq, protocol, method, path, started_at, latency_ms, streamed, request_bytes, response_bytes, billed)
+			VALUES ('r', 1, 'openai-completions', 'POST', '/', 'x', 0, 0, 0, 0, 0)`,
+		`UPDATE requests SET input_tokens = 1 WHERE request_id = 'req-2'`,
+		`DELETE FROM requests WHERE request_id = 'req-u'`,
+		`UPDATE exchanges SET request_size = 9`,
+		`INSERT INTO exchanges (request_id, seq, request_size, request_truncated, response_size, response_truncated) VALUES ('req-none', 1, 0, 0, 0, 0)`,
+	} {
+		if _, _, err := d.Query(ctx, q); err == nil {
+			t.Errorf("accepted after the migration: %s", q)
+		}
+	}
+}

@@ -44,6 +44,11 @@ type Score struct {
 	WeightedF1     *float64
 	VerdictCorrect *bool
 	Matches        string // JSON [{"label_id", "finding_id"}]; "" for none recorded
+	// Findings are the review's findings as scored and Labels the labels
+	// they were scored against, each a JSON array (see migration 0013);
+	// "" for not kept (a score recorded before wfb kept them).
+	Findings string
+	Labels   string
 }
 
 // InsertArtifact stores an attempt's artifact in a transaction of its own.
@@ -162,10 +167,11 @@ func (d *DB) InsertScoreTx(ctx context.Context, tx *sql.Tx, s *Score) error {
 		}
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO scores
-		(score_id, attempt_id, scored_at, labels_digest, tp, fp, fn, precision, recall, weighted_f1, verdict_correct, matches)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(score_id, attempt_id, scored_at, labels_digest, tp, fp, fn, precision, recall, weighted_f1, verdict_correct, matches, findings, labels)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.ScoreID, s.AttemptID, formatTime(s.ScoredAt), s.LabelsDigest, s.TP, s.FP, s.FN,
-		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(d.clean(s.Matches)))
+		nullFloat(s.Precision), nullFloat(s.Recall), nullFloat(s.WeightedF1), verdict, nullString(d.clean(s.Matches)),
+		nullString(d.clean(s.Findings)), nullString(d.clean(s.Labels)))
 	if err != nil {
 		switch sqliteExtCode(err) {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
@@ -182,7 +188,8 @@ func (d *DB) InsertScoreTx(ctx context.Context, tx *sql.Tx, s *Score) error {
 // attempt, attempts in the order of Results.
 func (d *DB) Scores(ctx context.Context, runID string) ([]Score, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT s.score_id, s.attempt_id, s.scored_at, s.labels_digest,
-			s.tp, s.fp, s.fn, s.precision, s.recall, s.weighted_f1, s.verdict_correct, s.matches
+			s.tp, s.fp, s.fn, s.precision, s.recall, s.weighted_f1, s.verdict_correct, s.matches,
+			s.findings, s.labels
 		FROM scores s JOIN results r ON r.attempt_id = s.attempt_id
 		WHERE r.run_id = ? ORDER BY r.started_at, r.attempt_id, s.scored_at, s.score_id`, runID)
 	if err != nil {
@@ -197,9 +204,10 @@ func (d *DB) Scores(ctx context.Context, runID string) ([]Score, error) {
 			prec, rec, f1 sql.NullFloat64
 			verdict       sql.NullInt64
 			matches       sql.NullString
+			found, labels sql.NullString
 		)
 		if err := rows.Scan(&s.ScoreID, &s.AttemptID, &at, &s.LabelsDigest, &s.TP, &s.FP, &s.FN,
-			&prec, &rec, &f1, &verdict, &matches); err != nil {
+			&prec, &rec, &f1, &verdict, &matches, &found, &labels); err != nil {
 			return nil, fmt.Errorf("scores of run %s: %w", runID, err)
 		}
 		if s.ScoredAt, err = parseTime(at); err != nil {
@@ -210,7 +218,7 @@ func (d *DB) Scores(ctx context.Context, runID string) ([]Score, error) {
 			v := verdict.Int64 == 1
 			s.VerdictCorrect = &v
 		}
-		s.Matches = matches.String
+		s.Matches, s.Findings, s.Labels = matches.String, found.String, labels.String
 		out = append(out, s)
 	}
 	if err := rows.Err(); err != nil {

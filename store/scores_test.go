@@ -115,6 +115,46 @@ func TestUnmeasuredScoresStayNull(t *testing.T) {
 	}
 }
 
+// TestAScoreKeepsTheFindingsAndLabelsItScored stops a score that a reader
+// can mark findings by only after parsing the artifact and scoring again:
+// the findings and labels come back as written, and a score without them
+// (one recorded before wfb kept them) reads NULL, never an empty list.
+func TestAScoreKeepsTheFindingsAndLabelsItScored(t *testing.T) {
+	ctx := context.Background()
+	d, _ := newDB(t)
+	for _, id := range []string{"att-kept", "att-old"} {
+		if err := d.InsertResult(ctx, okResult(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := &Score{AttemptID: "att-kept", ScoredAt: t0, LabelsDigest: "d", TP: 1, Matches: `[{"label_id":"L1","finding_id":"F1"}]`,
+		Findings: `[{"id":"F1","severity":"high","path":"a.go","line":3,"end_line":3,"category":"bug","evidence":"e","recommendation":"r","blocking":true}]`,
+		Labels:   `[{"id":"L1","severity":"high","path":"a.go","line_start":2,"line_end":4,"category":"bug"}]`}
+	old := &Score{AttemptID: "att-old", ScoredAt: t0, LabelsDigest: "d", FN: 1, Matches: `[]`}
+	for _, s := range []*Score{kept, old} {
+		if err := d.InsertScore(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := d.Scores(ctx, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		got[i].ScoredAt = t0
+	}
+	if diff := cmp.Diff([]Score{*kept, *old}, got); diff != "" {
+		t.Errorf("Scores round trip (-want +got):\n%s", diff)
+	}
+	_, rows, err := d.Query(ctx, `SELECT attempt_id, findings IS NULL, labels IS NULL FROM scores ORDER BY attempt_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([][]any{{"att-kept", int64(0), int64(0)}, {"att-old", int64(1), int64(1)}}, rows); diff != "" {
+		t.Errorf("findings and labels NULL (-want +got):\n%s", diff)
+	}
+}
+
 // TestInvalidScoresAreRefusedNamingTheField stops a scorer bug (a ratio
 // above 1, NaN, a negative count, an unknown attempt) from reaching the file.
 func TestInvalidScoresAreRefusedNamingTheField(t *testing.T) {

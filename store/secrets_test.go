@@ -117,7 +117,8 @@ func TestRegisteredSecretsNeverReachAnyColumn(t *testing.T) {
 	if err := d.InsertArtifact(ctx, "att-1", "review-output.json", []byte(`{"summary":"`+key+`"}`)); err != nil {
 		t.Fatal(err)
 	}
-	sc := Score{AttemptID: "att-1", ScoredAt: t0, LabelsDigest: "d", Matches: `[{"label_id":"l","finding_id":"` + key + `"}]`}
+	sc := Score{AttemptID: "att-1", ScoredAt: t0, LabelsDigest: "d", Matches: `[{"label_id":"l","finding_id":"` + key + `"}]`,
+		Findings: `[{"id":"f","evidence":"` + key + `"}]`, Labels: `[{"id":"` + key + `"}]`}
 	if err := d.InsertScore(ctx, &sc); err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,13 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
+
+	"github.com/wfbench/wfb"
 )
 
 // Transcript is an attempt's whole agent output as kept in transcripts
@@ -18,6 +22,20 @@ type Transcript struct {
 	Truncated bool   // the agent printed more than the bound kept
 	SHA256    string // hex digest of the kept bytes, uncompressed
 	Prompt    string // the prompt the agent was given; "" is NULL
+}
+
+// Kept returns the transcript's kept bytes, decompressed by
+// wfb.DecodeBody (only to the size recorded: the file may come from
+// anywhere) and checked against their digest.
+func (t Transcript) Kept() ([]byte, error) {
+	out, err := wfb.DecodeBody(t.Codec, t.Data, t.KeptSize)
+	if err != nil {
+		return nil, err
+	}
+	if sum := sha256.Sum256(out); hex.EncodeToString(sum[:]) != t.SHA256 {
+		return nil, fmt.Errorf("the kept bytes do not match their sha256")
+	}
+	return out, nil
 }
 
 // insertTranscript records r's transcript, when it has one.

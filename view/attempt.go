@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/store"
 )
@@ -103,7 +102,7 @@ func (s *Server) attemptData(ctx context.Context, l links, id string) (*attemptD
 		func() error { return s.attemptTables(ctx, d) },
 		func() error { return s.evidence(ctx, d) },
 		func() error { return s.artifact(ctx, d) },
-		func() error { return s.reviewOf(ctx, d, str(v["task"])) },
+		func() error { return s.reviewOf(ctx, d, str(v["verdict"])) },
 		func() error { return s.transcript(ctx, d) },
 	} {
 		if err := step(); err != nil {
@@ -209,10 +208,7 @@ func (s *Server) transcript(ctx context.Context, d *attemptData) error {
 	}
 	tv := &transcriptView{Raw: t.RawSize, Kept: t.KeptSize, Truncated: t.Truncated, Prompt: t.Prompt}
 	d.Transcript = tv
-	out, err := meter.DecodeBody(t.Codec, t.Data, t.KeptSize)
-	if err == nil && !digestMatches(out, t.SHA256) {
-		err = fmt.Errorf("the kept bytes do not match their sha256")
-	}
+	out, err := t.Kept()
 	if err != nil {
 		tv.Problem = err.Error()
 		return nil

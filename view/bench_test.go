@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/resultsgen"
+	"github.com/wfbench/wfb/internal/testkit/resultsgen"
 	"github.com/wfbench/wfb/store"
 )
 

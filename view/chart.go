@@ -15,6 +15,9 @@ import (
 // and each arm's points have a marker shape too (markerShapes), so arm 9
 // is not arm 1 again and two arms stay apart without their colours.
 type chart struct {
+	// Key is the metric's line key, Name its name with its unit; By the
+	// bucketing (day, label).
+	Key, Name, By            string
 	W, H                     int
 	Left, Right, Top, Bottom float64 // the plot area
 	Unit                     string
@@ -37,6 +40,9 @@ type series struct {
 	Swatch string // the marker as an SVG path in a 12×12 legend box
 	Path   string // the line through its measured centres
 	Points []chartPoint
+	// Missing are the buckets the arm measured nothing in: never drawn
+	// (never as zero), said in words in the legend.
+	Missing []string
 }
 
 // chartPoint is one measured centre with its interval. An unbounded end
@@ -80,16 +86,16 @@ const (
 var trendFrame = report.ChartFrame{W: chartW, H: chartH, Left: 64, Right: chartW - 16, Top: 16, Bottom: chartH - 44,
 	MaxDodge: 14, LabelRunes: 14}
 
-// trendChart draws the points of one metric (by arm, then bucket) as
-// report.TrendChartOf lays them out, the geometry wfb report --html draws
-// too: nil when no arm measured anything.
-func trendChart(buckets []string, points []report.TrendPoint) *chart {
+// trendChart draws the points of one metric (by arm, then bucket, in
+// buckets of by) as report.TrendChartOf lays them out: nil when no arm
+// measured anything. The trend page and the report page draw it alike.
+func trendChart(by string, buckets []string, points []report.TrendPoint) *chart {
 	tc := report.TrendChartOf(points, buckets, trendFrame)
 	if tc == nil || !tc.Measured() {
 		return nil
 	}
 	f := tc.Frame
-	c := &chart{W: int(f.W), H: int(f.H), Left: f.Left, Right: f.Right, Top: f.Top, Bottom: f.Bottom, Unit: tc.Unit}
+	c := &chart{Key: tc.Key, Name: tc.Name, By: by, W: int(f.W), H: int(f.H), Left: f.Left, Right: f.Right, Top: f.Top, Bottom: f.Bottom, Unit: tc.Unit}
 	for _, t := range tc.YTicks {
 		c.YTicks = append(c.YTicks, tick{Y: round1(t.At), Label: t.Label})
 	}
@@ -98,7 +104,8 @@ func trendChart(buckets []string, points []report.TrendPoint) *chart {
 	}
 	for _, ts := range tc.Series {
 		shape := markerShapes[ts.Index%len(markerShapes)]
-		s := series{Arm: ts.Arm, Class: fmt.Sprintf("s%d", ts.Index%seriesClasses), Shape: shape, Swatch: markerPath(shape, 6, 6, 4.5)}
+		s := series{Arm: ts.Arm, Class: fmt.Sprintf("s%d", ts.Index%seriesClasses), Shape: shape, Swatch: markerPath(shape, 6, 6, 4.5),
+			Missing: ts.Missing}
 		var path strings.Builder
 		for _, m := range ts.Marks {
 			pt := chartPoint{X: round1(m.X), Y: round1(m.Y), Lo: round1(m.Lo), Hi: round1(m.Hi), Open: m.Open || !m.Interval,

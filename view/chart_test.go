@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"regexp"
@@ -45,7 +44,7 @@ func TestTrendArmsPastTheColoursStayApartByShape(t *testing.T) {
 				Summary: stats.Summary{Center: float64(a), Lo: float64(a) - 0.5, Hi: float64(a) + 0.5, N: 3}})
 		}
 	}
-	c := trendChart([]string{"d1", "d2"}, points)
+	c := trendChart("day", []string{"d1", "d2"}, points)
 	if c == nil || len(c.Series) != 12 {
 		t.Fatalf("chart %+v, want 12 series", c)
 	}
@@ -73,10 +72,10 @@ func TestTrendArmsPastTheColoursStayApartByShape(t *testing.T) {
 }
 
 // TestTheViewerAndTheReportDrawOneTrendAxis stops the trend page and wfb
-// report --html from showing one trend on two scales: the viewer fitted
-// its axis to the values (a cost from 0.25, a pass rate from 20%) where
-// the report starts at zero and shows a rate on 0–100; both now take the
-// axis from report.TrendChartOf.
+// report --html's page from showing one trend on two scales: the viewer
+// once fitted its axis to the values (a cost from 0.25, a pass rate from
+// 20%) where the report started at zero and showed a rate on 0–100; both
+// take the axis from report.TrendChartOf, from zero.
 func TestTheViewerAndTheReportDrawOneTrendAxis(t *testing.T) {
 	days := []string{"2026-11-29", "2026-11-30"}
 	tr := report.NewTrender(report.TrendOptions{Alpha: 0.05, Metrics: []report.Metric{report.CostUSD}, By: "day"}, days, -1)
@@ -90,13 +89,10 @@ func TestTheViewerAndTheReportDrawOneTrendAxis(t *testing.T) {
 		}
 	}
 	res := tr.Result(nil)
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, report.HTMLInput{Title: "t", Trend: res}); err != nil {
-		t.Fatal(err)
-	}
-	tickRE := regexp.MustCompile(`<text x="[0-9.]+" y="[0-9.]+" text-anchor="end">([^<]*)</text>`)
+	page := writeReportPage(t, ReportPage{Title: "t", Trend: res})
+	tickRE := regexp.MustCompile(`<text class="tick y" [^>]*>([^<]*)</text>`)
 	for _, key := range []string{"strict_pass_rate", "cost_usd"} {
-		fig := regexp.MustCompile(`(?s)<figure class="trend" data-key="` + key + `">.*?</figure>`).FindString(page.String())
+		fig := regexp.MustCompile(`(?s)<figure class="chart" data-key="` + key + `">.*?</figure>`).FindString(page)
 		var want []string
 		for _, m := range tickRE.FindAllStringSubmatch(fig, -1) {
 			want = append(want, m[1])
@@ -107,7 +103,7 @@ func TestTheViewerAndTheReportDrawOneTrendAxis(t *testing.T) {
 				points = append(points, p)
 			}
 		}
-		c := trendChart(res.Buckets, points)
+		c := trendChart("day", res.Buckets, points)
 		if c == nil || len(want) == 0 {
 			t.Fatalf("%s: no chart (viewer %v, report ticks %q)", key, c, want)
 		}

@@ -8,6 +8,7 @@ import "net/url"
 type links struct {
 	root   string // "../" per level below the top
 	export bool   // a static site: pages end in .html, no query pages
+	single bool   // one page on its own: styles inline, no links, no script
 }
 
 func (l links) ext() string {
@@ -70,6 +71,10 @@ func (l links) TrendOf(metric, by string, f trendFilter) string {
 
 // Export says the page is part of a static export.
 func (l links) Export() bool { return l.export }
+
+// Single says the page stands alone (wfb report --html): it carries its
+// styles and links to no other page.
+func (l links) Single() bool { return l.single }
 
 // Root is the way up to the top of the site from this page.
 func (l links) Root() string { return l.root }

@@ -5,112 +5,131 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/wfbench/wfb/runner/review"
 	"github.com/wfbench/wfb/store"
 )
 
-// TaskLabels are a task's ground truth from a bench file: its labels and
-// the verdict it expects ("" lets the labels decide).
-type TaskLabels struct {
-	Labels  []review.Label
-	Verdict string
-}
-
-// reviewView is a review attempt's findings as its latest score counted
-// them, and, when the bench's labels for the task are known and are the
-// ones scored, every label found or missed.
+// reviewView is a review attempt's findings and labels as its latest score
+// kept them, each marked by that score's matches. Nothing here is scored
+// or parsed at page time: a score recorded before wfb kept its findings
+// and labels shows its counts and says so.
 type reviewView struct {
-	Verdict  string
-	Problem  string // why the stored artifact or the score's matches cannot be read
-	Scored   bool
-	Unmarked string // why findings are not marked ("" when they are)
+	Verdict string
+	Problem string // why the score's findings, labels or matches cannot be read
+	Scored  bool
+	// Listed says the findings come from the score (an empty list then
+	// means the review reported none).
+	Listed   bool
+	Unmarked string // why findings and labels are not marked ("" when they are)
 	TP       int
 	FP       int
 	FN       int
 	Findings []findingView
 	Labels   []labelView
-	// LabelsNote says where the labels come from, or why they are not
-	// listed.
+	// LabelsNote says where the findings and labels come from, or why they
+	// are not listed.
 	LabelsNote string
 }
 
+// scoredFinding and scoredLabel are a score's findings and labels as the
+// store keeps them (scores.findings and scores.labels, JSON; see store
+// migration 0013), scoredMatch one of its matches (scores.matches).
+type scoredFinding struct {
+	ID             string `json:"id"`
+	Severity       string `json:"severity"`
+	Path           string `json:"path"`
+	Line           int    `json:"line"`
+	EndLine        int    `json:"end_line"`
+	Category       string `json:"category"`
+	Evidence       string `json:"evidence"`
+	Recommendation string `json:"recommendation"`
+	Blocking       bool   `json:"blocking"`
+}
+
+type scoredLabel struct {
+	ID        string `json:"id"`
+	Severity  string `json:"severity"`
+	Path      string `json:"path"`
+	LineStart int    `json:"line_start"`
+	LineEnd   int    `json:"line_end"`
+	Category  string `json:"category"`
+}
+
+type scoredMatch struct {
+	LabelID   string `json:"label_id"`
+	FindingID string `json:"finding_id"`
+}
+
 type findingView struct {
-	review.Finding
+	scoredFinding
 	Mark     string // TP, FP, or "" when unmarked
 	Label    string // the label a TP finding was counted against
-	Unmarked string // why Mark is empty: "not scored", "matches unreadable"
+	Unmarked string // why Mark is empty: "matches unreadable"
 }
 
 type labelView struct {
-	review.Label
-	Mark    string // TP or FN
-	Finding string // the finding that matched it
+	scoredLabel
+	Mark     string // TP, FN, or "" when unmarked
+	Finding  string // the finding that matched it
+	Unmarked string // why Mark is empty: "matches unreadable"
 }
 
-// reviewOf reads the attempt's stored artifact as a review and marks its
-// findings by the latest score's matches (the pairs runner/review's
-// ScoreReview counted as TP); with the task's labels, when their digest is
-// the one scored, ScoreReview matches them again to list each label. The
-// score is read first: an artifact that does not parse (cut at the storage
-// limit, say) still shows the counts the score recorded, with the reason.
-func (s *Server) reviewOf(ctx context.Context, d *attemptData, task string) error {
+// reviewOf shows a review attempt's latest score: its counts, and the
+// findings and labels it kept, marked by its matches. verdict is the one
+// the row recorded from the artifact ("" when none was read).
+func (s *Server) reviewOf(ctx context.Context, d *attemptData, verdict string) error {
 	a := d.Artifact
 	if a == nil {
 		return nil
 	}
-	rv := &reviewView{}
+	rv := &reviewView{Verdict: verdict}
 	d.Review = rv
-	matches, digest, err := s.latestScore(ctx, rv, d.ID)
+	if a.Bytes > store.MaxArtifactBytes {
+		rv.addProblem(fmt.Sprintf("The artifact was %d bytes; only its first %d are stored.", a.Bytes, store.MaxArtifactBytes))
+	}
+	_, rows, err := s.db.Query(ctx, `SELECT tp, fp, fn, matches, findings, labels FROM scores WHERE attempt_id = ?
+		ORDER BY scored_at DESC, score_id DESC LIMIT 1`, d.ID)
 	if err != nil {
 		return err
 	}
-	parsed, err := review.ParseReviewBytes(a.Name, []byte(a.Content))
-	if err != nil {
-		rv.addProblem(artifactProblem(a, err))
-		rv.LabelsNote = "The findings cannot be listed, so they are not matched to labels."
-		if rv.Scored {
-			rv.LabelsNote = "The findings cannot be listed, so they are not matched to labels; the counts are the latest score's."
-		}
-		return nil
-	}
-	rv.Verdict = parsed.Verdict
-	tl, known := s.labels[task]
-	switch {
-	case !rv.Scored:
-		rv.LabelsNote = "This attempt was never scored: its findings are not matched to labels."
-	case !known:
-		rv.LabelsNote = fmt.Sprintf("%d label(s) missed (FN); their ids are in the bench file: wfb view --bench FILE lists them.", rv.FN)
-	case review.LabelsDigest(tl.Labels, tl.Verdict) != digest:
-		rv.LabelsNote = "The bench's labels for task " + task + " are not the ones this score used (their digest differs): wfb rescore scores against them."
-	default:
-		sc := review.ScoreReview(parsed, tl.Labels, tl.Verdict)
-		matches, rv.Unmarked = sc.Matches, ""
-		rv.LabelsNote = "Labels from the bench file, the ones this score used; matched again by the scorer."
-		rv.Labels = labelViews(tl.Labels, matches)
-	}
-	rv.Findings = findingViews(parsed.Findings, matches, rv.Unmarked)
-	return nil
-}
-
-// latestScore fills rv's counts from the attempt's latest score and returns
-// its matches and labels digest. rv.Unmarked says why findings cannot be
-// marked: never scored, or the score's matches cannot be read (a finding
-// is then neither TP nor FP, never FP by default).
-func (s *Server) latestScore(ctx context.Context, rv *reviewView, attemptID string) ([]review.Match, string, error) {
-	_, rows, err := s.db.Query(ctx, `SELECT labels_digest, tp, fp, fn, matches FROM scores WHERE attempt_id = ?
-		ORDER BY scored_at DESC, score_id DESC LIMIT 1`, attemptID)
-	if err != nil {
-		return nil, "", err
-	}
 	if len(rows) == 0 {
-		rv.Unmarked = "not scored"
-		return nil, "", nil
+		rv.LabelsNote = "This attempt was never scored: its findings (in the artifact above) are not matched to labels."
+		return nil
 	}
 	v := rows[0]
 	rv.Scored = true
-	rv.TP, rv.FP, rv.FN = int(num(v[1])), int(num(v[2])), int(num(v[3]))
-	var matches []review.Match
-	switch m := str(v[4]); {
+	rv.TP, rv.FP, rv.FN = int(num(v[0])), int(num(v[1])), int(num(v[2]))
+	findingsJSON, labelsJSON := str(v[4]), str(v[5])
+	if findingsJSON == "" || labelsJSON == "" {
+		rv.LabelsNote = "This score was recorded before wfb kept a score's findings and labels with it, so they are not listed " +
+			"(the artifact above holds the findings): wfb rescore records a score that lists and marks them."
+		return nil
+	}
+	var (
+		findings []scoredFinding
+		labels   []scoredLabel
+	)
+	if err := json.Unmarshal([]byte(findingsJSON), &findings); err != nil {
+		rv.addProblem(fmt.Sprintf("The latest score's findings cannot be read (%v).", err))
+		return nil
+	}
+	if err := json.Unmarshal([]byte(labelsJSON), &labels); err != nil {
+		rv.addProblem(fmt.Sprintf("The latest score's labels cannot be read (%v).", err))
+		return nil
+	}
+	matches := rv.readMatches(str(v[3]))
+	rv.Listed = true
+	rv.Findings = findingViews(findings, matches, rv.Unmarked)
+	rv.Labels = labelViews(labels, matches, rv.Unmarked)
+	rv.LabelsNote = "The findings and the labels this score used, as it kept them, marked by its matches."
+	return nil
+}
+
+// readMatches reads the score's matches. When they cannot be read,
+// rv.Unmarked says so and no finding or label is marked (a finding is then
+// neither TP nor FP, never FP by default).
+func (rv *reviewView) readMatches(m string) []scoredMatch {
+	var matches []scoredMatch
+	switch {
 	case m == "" && rv.TP > 0:
 		// NULL is "none recorded": with TPs counted, which findings they
 		// are is unknown.
@@ -122,17 +141,7 @@ func (s *Server) latestScore(ctx context.Context, rv *reviewView, attemptID stri
 			rv.addProblem(fmt.Sprintf("The latest score's matches cannot be read (%v): which findings it counted as TP is not known from it.", err))
 		}
 	}
-	return matches, str(v[0]), nil
-}
-
-// artifactProblem says why the stored artifact cannot be read as a review,
-// and whether its stored copy was cut at the storage limit.
-func artifactProblem(a *artifact, err error) string {
-	msg := "The stored artifact cannot be read as a review: " + err.Error()
-	if a.Bytes > store.MaxArtifactBytes {
-		msg += fmt.Sprintf(" (the artifact was %d bytes; only its first %d are stored)", a.Bytes, store.MaxArtifactBytes)
-	}
-	return msg
+	return matches
 }
 
 func (rv *reviewView) addProblem(p string) {
@@ -144,14 +153,14 @@ func (rv *reviewView) addProblem(p string) {
 
 // findingViews marks each finding TP (matched) or FP; with unmarked set
 // (why the matches are unknown) no finding is marked.
-func findingViews(fs []review.Finding, matches []review.Match, unmarked string) []findingView {
+func findingViews(fs []scoredFinding, matches []scoredMatch, unmarked string) []findingView {
 	labelOf := map[string]string{}
 	for _, m := range matches {
 		labelOf[m.FindingID] = m.LabelID
 	}
 	var out []findingView
 	for _, f := range fs {
-		v := findingView{Finding: f}
+		v := findingView{scoredFinding: f}
 		switch l, ok := labelOf[f.ID]; {
 		case unmarked != "":
 			v.Unmarked = unmarked
@@ -165,16 +174,23 @@ func findingViews(fs []review.Finding, matches []review.Match, unmarked string) 
 	return out
 }
 
-func labelViews(ls []review.Label, matches []review.Match) []labelView {
+// labelViews marks each label TP (matched) or FN; with unmarked set no
+// label is marked.
+func labelViews(ls []scoredLabel, matches []scoredMatch, unmarked string) []labelView {
 	findingOf := map[string]string{}
 	for _, m := range matches {
 		findingOf[m.LabelID] = m.FindingID
 	}
 	var out []labelView
 	for _, l := range ls {
-		v := labelView{Label: l, Mark: "FN"}
-		if f, ok := findingOf[l.ID]; ok {
+		v := labelView{scoredLabel: l}
+		switch f, ok := findingOf[l.ID]; {
+		case unmarked != "":
+			v.Unmarked = unmarked
+		case ok:
 			v.Mark, v.Finding = "TP", f
+		default:
+			v.Mark = "FN"
 		}
 		out = append(out, v)
 	}

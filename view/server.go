@@ -40,12 +40,11 @@ const tokenCookie = "wfb_view_token"
 // Server serves the viewer's pages over one results file, opened
 // read-only by the caller.
 type Server struct {
-	db     *store.DB
-	cols   report.Columns
-	pages  map[string]*template.Template
-	token  string
-	labels map[string]TaskLabels
-	mux    *http.ServeMux
+	db    *store.DB
+	cols  report.Columns
+	pages map[string]*template.Template
+	token string
+	mux   *http.ServeMux
 }
 
 // Options configure a Server.
@@ -53,10 +52,6 @@ type Options struct {
 	// Token, when set, must be presented by every request: once as
 	// ?token=, after which a cookie carries it.
 	Token string
-	// Labels are the review tasks' labels, by task id, from a bench file
-	// (wfb view --bench): with them an attempt page lists every label a
-	// review found or missed. Without them it marks the findings alone.
-	Labels map[string]TaskLabels
 }
 
 // New builds the viewer over db, which should be opened with
@@ -71,7 +66,7 @@ func New(ctx context.Context, db *store.DB, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, cols: cols, pages: pages, token: opts.Token, labels: opts.Labels, mux: http.NewServeMux()}
+	s := &Server{db: db, cols: cols, pages: pages, token: opts.Token, mux: http.NewServeMux()}
 	static, _ := fs.Sub(staticFS, "static")
 	s.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.page(s.runsPage))
@@ -161,17 +156,24 @@ func (s *Server) page(fn pageFunc) http.HandlerFunc {
 // U+202E in a transcript or an error detail reorders what the page shows
 // after it. The templates hold none, so only the data's are changed.
 func (s *Server) render(w io.Writer, name string, data any) error {
+	return renderPage(w, s.pages[name], data, s.db.Tampered())
+}
+
+// renderPage executes a page's layout with data and writes it, a banner on
+// top when the file's schema was tampered with, every control character
+// shown as a box shows it.
+func renderPage(w io.Writer, page *template.Template, data any, tampered []string) error {
 	var buf bytes.Buffer
-	err := s.pages[name].ExecuteTemplate(&buf, "layout", data)
-	page := buf.String()
-	if t := s.db.Tampered(); len(t) > 0 {
+	err := page.ExecuteTemplate(&buf, "layout", data)
+	out := buf.String()
+	if len(tampered) > 0 {
 		// Read with --allow-tampered: every page says the file's
 		// guarantees are gone.
 		banner := `<p class="tampered"><strong>This results file's schema was changed outside wfb</strong> (` +
-			html.EscapeString(strings.Join(t, "; ")) + `): its guarantees — append-only rows, CHECKs, one row per cell attempt — no longer hold, and any figure here may be wrong.</p>`
-		page = strings.Replace(page, "<main>\n", "<main>\n"+banner+"\n", 1)
+			html.EscapeString(strings.Join(tampered, "; ")) + `): its guarantees — append-only rows, CHECKs, one row per cell attempt — no longer hold, and any figure here may be wrong.</p>`
+		out = strings.Replace(out, "<main>\n", "<main>\n"+banner+"\n", 1)
 	}
-	if _, werr := io.WriteString(w, termtext.Show(page, "\t\n\r")); err == nil {
+	if _, werr := io.WriteString(w, termtext.Show(out, "\t\n\r")); err == nil {
 		err = werr
 	}
 	return err

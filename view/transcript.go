@@ -2,8 +2,6 @@ package view
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -29,11 +27,6 @@ type turn struct {
 	JSON  string // a tool call's input, an event's fields, indented
 	Usage string // the usage this turn reported
 	Error bool
-}
-
-func digestMatches(b []byte, want string) bool {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]) == want
 }
 
 // parseTranscript reads an agent's JSON Lines output: Claude Code's

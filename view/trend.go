@@ -184,9 +184,9 @@ func trendPageData(l links, tr *report.Trend, by, metric string, f trendFilter, 
 	one.Points = points
 	one.Footnotes = nil // shown below the table, grouped by step
 	d.Tables = one.Tables(report.FormatTable)
-	d.Chart = trendChart(tr.Buckets, points)
+	d.Chart = trendChart(by, tr.Buckets, points)
 	d.Legend, d.Steps = tr.Legend, tr.StepNotes
-	d.Fold = len(tr.Footnotes) > report.FoldNotesOver
+	d.Fold = len(tr.Footnotes) > foldNotesOver
 	return d
 }
 

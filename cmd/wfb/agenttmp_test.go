@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 )
 

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"embed"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,21 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/examples/demo"
 	"github.com/wfbench/wfb/report"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
-
-// demoData is the demo's bench: the bench file, its tasks' workspaces and
-// the mock scripts its cells are served from. The leading underscore keeps
-// the go tool out of the directory: a workspace's Go file is code for an
-// agent to review, not a package of wfb (go build, vet and test ./... skip
-// it), and it stays byte for byte what the bench's labels point into.
-//
-//go:embed _demodata
-var demoData embed.FS
 
 type demoOptions struct {
 	DB     string
@@ -63,14 +52,6 @@ Exit status 0 when every cell behaved as the demo expects.`,
 	return cmd
 }
 
-// demoExpect is the final outcome each (task, arm) of the demo must have.
-var demoExpect = map[[2]string]string{
-	{"fix-sum", "baseline"}: "", {"fix-sum", "thorough"}: "", {"fix-sum", "gateway"}: wfb.KindSessionError,
-	{"review-auth", "baseline"}: "", {"review-auth", "thorough"}: "", {"review-auth", "gateway"}: wfb.KindSessionError,
-	{"summarize", "baseline"}: "", {"summarize", "thorough"}: "", {"summarize", "gateway"}: wfb.KindSessionError,
-	{"fix-sum", "code-intel"}: "", {"review-auth", "code-intel"}: "", {"summarize", "code-intel"}: wfb.KindWorkflowNotUsed,
-}
-
 func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	// The report comes after the sweep: a bad --format must fail before it.
 	format, err := outputFormat(s, opts.Format)
@@ -88,10 +69,11 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := extract(demoData, "_demodata", tmp); err != nil {
-		return fmt.Errorf("unpack the demo bench: %w", err)
+	benchFile, err := demo.Unpack(tmp)
+	if err != nil {
+		return err
 	}
-	b, err := bench.Load(filepath.Join(tmp, "bench.yaml"), checkScript)
+	b, err := bench.Load(benchFile, checkScript)
 	if err != nil {
 		return fmt.Errorf("the embedded demo bench is invalid: %w", err)
 	}
@@ -116,7 +98,7 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if bad := demoSurprises(rows, b.Runs); len(bad) > 0 {
+	if bad := demo.Surprises(rows, b.Runs); len(bad) > 0 {
 		for _, msg := range bad {
 			fmt.Fprintln(s.ErrOut, "wfb demo: unexpected: "+msg)
 		}
@@ -138,19 +120,6 @@ func demoRun(ctx context.Context, s *Streams, opts *demoOptions) error {
 	return nil
 }
 
-// demoStory says what the demo's bench is built to show, row by row of
-// its outcome table; lines at most 80 wide.
-const demoStory = `What to look for:
-  summarize task    the provider answers 529 first: the cell is retried as a
-                    linked attempt (retried) and counts once, by its last
-  gateway arm       its provider omits a usage field: the row is refused
-                    (session-error), never recorded as zero tokens and cost
-  review-auth task  the review tries to tamper with the workspace it reviews:
-                    the write fails; its findings are scored against labels
-  code-intel arm    given an MCP server and a skill; on summarize it never
-                    calls the tool its workflow expects (workflow-not-used)
-`
-
 // demoScreen prints what the demo shows on one screen: what its bench is,
 // what to look for, and the run's outcome per task × arm in format.
 func demoScreen(ctx context.Context, s *Streams, b *bench.Bench, path, runID string, format report.Format) error {
@@ -168,7 +137,7 @@ func demoScreen(ctx context.Context, s *Streams, b *bench.Bench, path, runID str
 		return err
 	}
 	fmt.Fprintf(s.Out, "wfb demo: %d tasks × %d arms × %d repetitions, offline: each cell's agent talks\nto a scripted mock provider. %s\n",
-		len(b.Tasks), len(b.Arms), b.Runs, demoStory)
+		len(b.Tasks), len(b.Arms), b.Runs, demo.Story)
 	return s.render(tab.Result().OutcomeTable("run "+runID+", cells by their final attempt"), format)
 }
 
@@ -201,61 +170,4 @@ func recordedRows(ctx context.Context, path, runID string) ([]store.Result, erro
 	}
 	defer db.Close()
 	return db.Results(ctx, runID)
-}
-
-// demoSurprises compares each cell's last attempt with demoExpect, checks
-// that every (task, arm) recorded reps cells, and that the 529s were
-// retried as linked attempts.
-func demoSurprises(rows []store.Result, reps int) []string {
-	last := map[bench.Cell]store.Result{}
-	byID := map[string]store.Result{}
-	for _, r := range rows {
-		byID[r.AttemptID] = r
-		k := bench.Cell{Task: r.Task, Arm: r.Arm, Rep: r.Rep}
-		if r.Attempt >= last[k].Attempt {
-			last[k] = r
-		}
-	}
-	var bad []string
-	for k, r := range last {
-		want, ok := demoExpect[[2]string{k.Task, k.Arm}]
-		switch {
-		case !ok:
-			bad = append(bad, fmt.Sprintf("a cell %s × %s", k.Task, k.Arm))
-		case r.ErrorKind != want:
-			bad = append(bad, fmt.Sprintf("%s × %s #%d ended %q (%s), want %q", k.Task, k.Arm, k.Rep, r.ErrorKind, r.ErrorDetail, want))
-		case k.Task == "summarize" && want == "":
-			prev, linked := byID[r.RetryOf]
-			if r.Attempt != 2 || !linked || prev.ErrorKind != wfb.KindProviderError {
-				bad = append(bad, fmt.Sprintf("summarize × %s #%d: the 529 was not retried as attempt 2 linked to a provider-error", k.Arm, k.Rep))
-			}
-		}
-	}
-	if len(last) != len(demoExpect)*reps {
-		bad = append(bad, fmt.Sprintf("%d cells recorded, want %d", len(last), len(demoExpect)*reps))
-	}
-	return bad
-}
-
-// extract writes the tree under root of fsys into dir: directories 0755
-// and files 0644, readable by the unprivileged session uid.
-func extract(fsys fs.FS, root, dir string) error {
-	return fs.WalkDir(fsys, root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, root), "/")
-		target := filepath.Join(dir, filepath.FromSlash(rel))
-		if d.IsDir() {
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-			return os.Chmod(target, 0o755)
-		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
 }

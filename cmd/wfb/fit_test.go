@@ -10,7 +10,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
-	"github.com/wfbench/wfb/internal/golden"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 )
 
 // fitWidths are the screens every command's box output is pinned at.

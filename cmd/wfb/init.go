@@ -15,8 +15,8 @@ import (
 )
 
 // initData is the starter bench `wfb init` writes: bench.yaml, its mock
-// script and a workspace with a bug to fix. Like _demodata, the leading
-// underscore keeps the go tool out.
+// script and a workspace with a bug to fix. As for examples/_workspaces,
+// the leading underscore keeps the go tool out.
 //
 //go:embed _initdata
 var initData embed.FS

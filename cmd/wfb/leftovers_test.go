@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 )
 

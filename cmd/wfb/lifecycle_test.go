@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )

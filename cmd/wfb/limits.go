@@ -7,6 +7,7 @@ import (
 
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/proc"
 )
 
 // limitFlags are the per-session resource limits `wfb run` and `wfb
@@ -24,8 +25,8 @@ func (l *limitFlags) add(cmd *cobra.Command, over string) {
 		}
 		return fmt.Sprintf("(default %d)", n)
 	}
-	f.IntVar(&l.pids, "pids-max", 0, "most processes a session may have at once "+def(runner.DefaultPidsMax))
-	f.IntVar(&l.memoryMiB, "memory-max-mib", 0, "most memory a session may use, in MiB "+def(runner.DefaultMemoryMax>>20))
+	f.IntVar(&l.pids, "pids-max", 0, "most processes a session may have at once "+def(proc.DefaultPidsMax))
+	f.IntVar(&l.memoryMiB, "memory-max-mib", 0, "most memory a session may use, in MiB "+def(proc.DefaultMemoryMax>>20))
 	f.IntVar(&l.requests, "max-requests", 0, "most requests a metered session may send its provider before it is stopped as runaway "+def(runner.DefaultRequestsMax))
 }
 

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestMain lets the test binary stand in for the wfb executable: commands

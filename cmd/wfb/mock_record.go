@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/wfbench/wfb/internal/mockrecord"
+	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/meterstore"
 )
 
 // mockRecordOptions are the flags of `wfb mock record`.
@@ -27,12 +28,13 @@ func newMockRecordCmd(s *Streams) *cobra.Command {
 		Short: "Turn a metered attempt's recorded exchanges into a mock script that replays them",
 		Long: `Turn the exchanges the metering proxy kept for ATTEMPT (an attempt_id: a
 run's, or a 'wfb proxy' attempt's) into a mock script that 'wfb mock serve'
-replays: one reply per model request (Anthropic Messages or OpenAI Responses,
-JSON or SSE), with its text, tool calls, stop reason, usage verbatim and
-status, matched to the request it answers by model and turn. --delays serves
-each reply after the time its first byte took on the wire. The script is
-written to --out ("-": stdout); its header comments say where each reply came
-from and what a script cannot carry (thinking blocks, extra usage fields).`,
+replays: one reply per model request (Anthropic Messages, OpenAI Responses
+or Chat Completions, JSON or SSE), with its text, tool calls, stop reason,
+usage verbatim and status, matched to the request it answers by model and
+turn. --delays serves each reply after the time its first byte took on the
+wire. The script is written to --out ("-": stdout); its header comments say
+where each reply came from and what a script cannot carry (thinking blocks,
+extra usage fields).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput("mock record takes one ATTEMPT (an attempt_id), got %d arguments", len(args))
@@ -59,8 +61,12 @@ func mockRecordRun(cmd *cobra.Command, s *Streams, attempt string, opts *mockRec
 		return err
 	}
 	defer db.Close()
-	rec, err := mockrecord.RecordScript(cmd.Context(), db, attempt, mockrecord.RecordOptions{Delays: opts.delays})
-	var bad *mockrecord.RecordError
+	exchanges, err := meterstore.Exchanges(cmd.Context(), db, attempt)
+	if err != nil {
+		return err
+	}
+	rec, err := provider.RecordScript(attempt, recorded(exchanges), provider.RecordOptions{Delays: opts.delays, Source: db.Path()})
+	var bad *provider.RecordError
 	if errors.As(err, &bad) {
 		return asBadInput(err)
 	}
@@ -81,6 +87,28 @@ func mockRecordRun(cmd *cobra.Command, s *Streams, attempt string, opts *mockRec
 	}
 	fmt.Fprintf(s.ErrOut, "wfb mock record: %d replies from attempt %s written to %s\n", len(rec.Script.Replies), attempt, opts.out)
 	return nil
+}
+
+// recorded are an attempt's exchanges as the mock provider records them,
+// each model request named by the API the provider speaks.
+func recorded(exchanges []meterstore.Exchange) []provider.Exchange {
+	out := make([]provider.Exchange, len(exchanges))
+	for i, x := range exchanges {
+		out[i] = provider.Exchange{Seq: int(x.Seq), Method: x.Method, Protocol: x.Protocol, ContentType: x.ContentType,
+			Request: x.RequestBody, Response: x.ResponseBody, Whole: x.Whole, Err: x.Err, TTFBMS: x.TTFBMS}
+		switch x.Protocol {
+		case meter.ProtocolAnthropic:
+			out[i].API = provider.APIMessages
+		case meter.ProtocolOpenAI:
+			out[i].API = provider.APIResponses
+		case meter.ProtocolOpenAIChat:
+			out[i].API = provider.APIChatCompletions
+		}
+		if x.Status != nil {
+			out[i].Status = int(*x.Status)
+		}
+	}
+	return out
 }
 
 // writeFileAtomic writes data to path through a temporary file beside it:

@@ -19,18 +19,19 @@ func newMockServeCmd(s *Streams) *cobra.Command {
 	opts := &mockServeOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve --script FILE [--addr 127.0.0.1:0]",
-		Short: "Serve a scripted stand-in for the Anthropic, OpenAI Responses and Gemini APIs on loopback",
+		Short: "Serve a scripted stand-in for the Anthropic, OpenAI (Responses, Chat Completions) and Gemini APIs on loopback",
 		Long: `Serve a scripted stand-in for the Anthropic Messages API, the OpenAI
-Responses API and the Gemini API.
+Responses and Chat Completions APIs and the Gemini API.
 
 The first line of stdout is the base URL (e.g. http://127.0.0.1:41234): set
-ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL to it (Codex: a provider whose
-base_url is it + "/v1"). The provider answers POST /v1/messages,
-POST /v1/responses and POST /v1beta/models/{model}:generateContent or
-:streamGenerateContent with the script's replies in order, one sequence for
-all, then its default, until interrupted (SIGINT or SIGTERM), and logs one
-line per request to stderr. It listens on loopback
-only. The script format is documented on provider.Script.`,
+ANTHROPIC_BASE_URL or GOOGLE_GEMINI_BASE_URL to it (Codex, and an
+OpenAI-compatible client: a base URL of it + "/v1"). The provider answers
+POST /v1/messages, POST /v1/responses, POST .../chat/completions and
+POST /v1beta/models/{model}:generateContent or :streamGenerateContent with
+the script's replies in order, one sequence for all, then its default,
+until interrupted (SIGINT or SIGTERM), and logs one line per request to
+stderr. It listens on loopback only. The script format is documented on
+provider.Script.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return badInput("mock serve takes no arguments, got %q", args)

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/meter"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -37,10 +37,11 @@ requests and exchanges tables.
 
 It meters --attempts attempts (default 1), each with a base URL of its own;
 stdout has one line per attempt, "BASE_URL<TAB>ATTEMPT_ID". Give the base URL
-to the agent (ANTHROPIC_BASE_URL for Claude Code; a Codex provider's base_url
-is it plus /v1). The attempt ids start with "proxy-": they never collide with
-a run's attempts ("att-..."), and have no results row. A request under no
-attempt's base URL is answered 404 and recorded unattributed.
+to the agent (ANTHROPIC_BASE_URL for Claude Code; a Codex provider's base_url,
+and an OpenAI-compatible client's (Chat Completions), is it plus /v1). The
+attempt ids start with "proxy-": they never collide with a run's attempts
+("att-..."), and have no results row. A request under no attempt's base URL
+is answered 404 and recorded unattributed.
 
 It runs until SIGINT, SIGTERM or SIGHUP, then waits up to 10 s for requests in
 flight, writes what is left and exits 0. The API key the agent sends is

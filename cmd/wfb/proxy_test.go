@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/meterstore"
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 

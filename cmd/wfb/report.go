@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report"
+	"github.com/wfbench/wfb/view"
 )
 
 // reportOptions are the flags and arguments of `wfb report`.
@@ -69,10 +66,11 @@ Token metrics are the provider's wire where the session was metered
 the agent's own figures. A footnote counts, per arm, the attempts whose usage
 the agent reported other than the wire (usage_check).
 
---html FILE also writes one self-contained HTML page with charts, grouped as
-the tables are (a set per task with --by task,arm): cost against quality over
-the cells where both were measured, outcomes, distributions; arms keyed by
-marker; "not measured" said in words. When the selection spans several days
+--html FILE also writes one self-contained page of the viewer (wfb view) for
+the same selection: the tables, and charts grouped as the tables are (a set
+per task with --by task,arm): cost against quality over the cells where
+both were measured, outcomes, distributions; arms keyed by marker; "not
+measured" said in words. When the selection spans several days
 (else labels) the page adds the wfb trend of pass rate, cost and quality.
 
 On a screen narrower than the table (COLUMNS, else the terminal's width), the
@@ -91,7 +89,7 @@ ids are never wrapped. --format tsv, csv or json always has every column.`,
 	allowTamperedFlag(cmd, s)
 	formatFlag(cmd, &opts.Format)
 	f.StringVar(&opts.By, "by", "arm", "grouping: arm, or task,arm")
-	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	f.StringVar(&opts.HTML, "html", "", "also write the report as one self-contained viewer page, with charts, to this file")
 	usageFlag(cmd, &opts.Usage)
 	return cmd
 }
@@ -102,110 +100,19 @@ func usageFlag(cmd *cobra.Command, v *string) {
 		"token figures: metered (the provider's wire where the session was metered, else the agent's) or reported (the agent's own)")
 }
 
-// selectReport turns the arguments of `wfb report` into one selection:
-// the latest bench run (said on stderr, see sayLatest), the union of named
-// runs, or a single filter.
+// selectReport turns the arguments of `wfb report` into one selection
+// (report.Pick) and, for the latest run, says on stderr which and why.
 func selectReport(ctx context.Context, s *Streams, r *resultsReader, args []string) (report.Selection, error) {
-	if len(args) == 0 {
-		sel, err := report.LatestRun(r.runs)
-		if err != nil {
-			return sel, err
-		}
-		return sel, sayLatest(ctx, s, r, sel.RunIDs[0])
+	sel, err := report.Pick(ctx, r.db, r.cols, r.runs, args)
+	if err != nil || len(args) > 0 {
+		return sel, err
 	}
-	var union report.Selection
-	for _, a := range args {
-		sel, err := r.resolve(ctx, a)
-		if err != nil {
-			return report.Selection{}, err
-		}
-		if sel.IsFilter() {
-			if len(args) > 1 {
-				return report.Selection{}, badInput("a filter (%s) must be the only argument; put every condition in it, comma-separated", a)
-			}
-			return sel, nil
-		}
-		for _, id := range sel.RunIDs {
-			if !slices.Contains(union.RunIDs, id) {
-				union.RunIDs = append(union.RunIDs, id)
-			}
-		}
+	note, err := report.LatestNote(ctx, r.db, r.runs, sel.RunIDs[0])
+	if err != nil {
+		return sel, err
 	}
-	union.Spec = strings.Join(args, " ")
-	return union, nil
-}
-
-// sayLatest tells, on stderr, which run a bare `wfb report` picked and
-// why, and how to name another: the newest bench run, passing over the
-// ad-hoc sessions started since, or the newest session where the file
-// holds nothing else.
-func sayLatest(ctx context.Context, s *Streams, r *resultsReader, id string) error {
-	picked := report.RunsOf(r.runs, []string{id})
-	if err := report.FillRunStats(ctx, r.db, picked, false); err != nil {
-		return err
-	}
-	run := picked[0]
-	what := "run " + run.ID
-	if run.Label != "" {
-		what += " (label " + run.Label + ", "
-	} else {
-		what += " ("
-	}
-	what += plural(run.Cells, "cell") + ")"
-	why := "the newest"
-	switch newer := sessionsAfter(r.runs, run.ID); {
-	case run.Kind != "run":
-		why = "the newest; the file holds only ad-hoc sessions (wfb session), no bench run"
-	case newer > 0:
-		why = "the newest bench run; passed over the " + plural(newer, "ad-hoc session") + " (wfb session) started since"
-	}
-	fmt.Fprintf(s.ErrOut, "wfb report: report of %s, %s; name another: wfb report RUN|LABEL\n", what, why)
-	return nil
-}
-
-// sessionsAfter counts the runs started after run id (runs are in start
-// order): the sessions LatestRun passed over.
-func sessionsAfter(runs []report.RunInfo, id string) int {
-	for i, r := range runs {
-		if r.ID == id {
-			return len(runs) - 1 - i
-		}
-	}
-	return 0
-}
-
-// plural is "1 cell" or "3 cells".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// describe names a selection for a title: a run with its label, status
-// and cost cap, several runs, or a filter.
-func describe(sel report.Selection, runs []report.RunInfo) string {
-	if sel.IsFilter() {
-		return "filter " + sel.Spec
-	}
-	rs := report.RunsOf(runs, sel.RunIDs)
-	if len(rs) == 1 {
-		r := rs[0]
-		d := "run " + r.ID
-		if r.Label != "" {
-			d += " (" + r.Label + ")"
-		}
-		d += ", " + r.Status
-		if r.Budget > 0 {
-			d += ", budget $" + strconv.FormatFloat(r.Budget, 'f', -1, 64)
-		}
-		return d
-	}
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.ID
-	}
-	return fmt.Sprintf("%d runs (%s)", len(rs), strings.Join(ids, ", "))
+	fmt.Fprintln(s.ErrOut, "wfb report: "+note)
+	return sel, nil
 }
 
 func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
@@ -243,7 +150,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	what := describe(sel, r.runs)
+	what := report.Describe(sel, r.runs)
 	title := "wfb report: " + what
 	result := tab.Result()
 	if len(result.Groups) == 0 {
@@ -253,7 +160,7 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, report.HTMLInput{
+		if err := writeReportHTML(ctx, s, r, sel, present, opts.HTML, view.ReportPage{
 			Title: title, Tables: result.Tables(title, report.FormatTable), Charts: result}); err != nil {
 			return err
 		}
@@ -261,27 +168,16 @@ func reportRun(ctx context.Context, s *Streams, opts *reportOptions) error {
 	return s.renderAll(result.Tables(title, format), format)
 }
 
-// writeReportHTML writes the HTML page of a report, with a trend of the
-// selection by day — or, within one day, by label — when it spans two or
-// more of them: the same trend wfb trend shows.
-func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, in report.HTMLInput) error {
-	for _, by := range []string{"day", "label"} {
-		tr, _, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: 0.05, Metrics: r.cols.Metrics(), By: by,
-			Keys: []string{"strict_pass_rate", "cost_usd", "weighted_f1"}}, "")
-		if err != nil {
-			return err
-		}
-		if tr != nil {
-			in.Trend = tr
-			break
-		}
-	}
-	var page bytes.Buffer
-	if err := report.WriteHTML(&page, in); err != nil {
+// writeReportHTML writes the report's page (view.WriteReportPage), with
+// the trend the page adds (report.PageTrend).
+func writeReportHTML(ctx context.Context, s *Streams, r *resultsReader, sel report.Selection, present map[string]bool, path string, page view.ReportPage) error {
+	tr, err := report.PageTrend(ctx, r.db, r.cols, r.runs, sel, present)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write html report: %w", err)
+	page.Trend, page.Tampered = tr, r.db.Tampered()
+	if err := view.WriteReportPage(path, page); err != nil {
+		return err
 	}
 	fmt.Fprintf(s.ErrOut, "wrote %s\n", path)
 	return nil

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/golden"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 
 	"github.com/google/go-cmp/cmp"
 

@@ -13,11 +13,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wfbench/wfb/runner"
-
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/internal/termtext"
+	"github.com/wfbench/wfb/runner/proc"
 )
 
 // version is the harness version recorded with every run; release builds set
@@ -34,7 +33,7 @@ func Main(args []string, s *Streams) int {
 }
 
 // interruptible returns ctx cancelled at the first of sigs — the command
-// stops, recording what was in flight — and hurried (runner.WithHurry) at
+// stops, recording what was in flight — and hurried (proc.WithHurry) at
 // the second: sessions still being stopped are killed at once rather than
 // after their grace period, and are still recorded. stop stops the
 // handling.
@@ -56,7 +55,7 @@ func interruptible(ctx context.Context, sigs []os.Signal) (_ context.Context, st
 		<-got
 		close(hurry)
 	}()
-	return runner.WithHurry(ctx, hurry), func() {
+	return proc.WithHurry(ctx, hurry), func() {
 		signal.Stop(got)
 		cancel()
 	}

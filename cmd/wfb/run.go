@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -186,58 +186,19 @@ func checkCounts(cmd *cobra.Command, o *runOptions) error {
 	return nil
 }
 
-// selection turns the flags into the run's selection. With --resume the
-// selection is the run's own, and flags that would change it are refused.
+// selection turns the flags into the run's selection and sets the run id
+// (see bench.Request.Resolve: the resume, shard and run id rules).
 func (o *runOptions) selection(s *Streams) (bench.Selection, error) {
-	sel := bench.Selection{Tasks: o.Tasks, Arms: o.Arms, Runs: o.Runs, IncludeExpensive: o.IncludeExpensive, Sandbox: o.Sandbox}
 	if o.Workers < 0 {
-		return sel, badInput("--workers %d: must be at least 1", o.Workers)
+		return bench.Selection{}, badInput("--workers %d: must be at least 1", o.Workers)
 	}
 	if o.Runs < 0 {
-		return sel, badInput("--runs %d: must be at least 1", o.Runs)
+		return bench.Selection{}, badInput("--runs %d: must be at least 1", o.Runs)
 	}
-	if o.Resume != "" {
-		var fixed []string
-		for name, set := range map[string]bool{"--tasks": len(o.Tasks) > 0, "--arms": len(o.Arms) > 0, "--runs": o.Runs > 0,
-			"--include-expensive": o.IncludeExpensive, "--sandbox": o.Sandbox != "", "--label": o.Label != "", "--run-id": o.RunID != ""} {
-			if set {
-				fixed = append(fixed, name)
-			}
-		}
-		if len(fixed) > 0 {
-			return sel, badInput("--resume continues a run with the cells it was started with; drop %s", strings.Join(sortedStrings(fixed), ", "))
-		}
-		sel = bench.Selection{}
-	}
-	switch {
-	case o.Shard != "":
-		i, n, err := bench.ParseShard(o.Shard)
-		if err != nil {
-			return sel, badInput("--shard: %v", err)
-		}
-		sel.Shard, sel.ShardCount = i, n
-	default:
-		i, n, ok, err := bench.ShardFromEnv(s.Getenv)
-		if err != nil {
-			return sel, asBadInput(err)
-		}
-		if ok {
-			sel.Shard, sel.ShardCount = i, n
-		}
-	}
-	if o.RunID == "" {
-		o.RunID = s.Getenv("WFB_RUN_ID")
-	}
-	if sel.ShardCount > 0 && o.RunID == "" && o.Resume == "" {
-		return sel, badInput("a shard needs --run-id (or $WFB_RUN_ID): every shard of one run records into the same run id, which wfb merge combines")
-	}
-	return sel, nil
-}
-
-func sortedStrings(xs []string) []string {
-	out := slices.Clone(xs)
-	slices.Sort(out)
-	return out
+	sel, id, err := bench.Request{Tasks: o.Tasks, Arms: o.Arms, Runs: o.Runs, IncludeExpensive: o.IncludeExpensive, Sandbox: o.Sandbox,
+		Label: o.Label, RunID: o.RunID, Resume: o.Resume, Shard: o.Shard}.Resolve(s.Getenv)
+	o.RunID = id
+	return sel, err
 }
 
 // checkScript validates a mock script named by a bench.
@@ -372,7 +333,7 @@ func sweepServed(ctx context.Context, s *Streams, dbFlag string, o runner.SweepO
 	if err != nil {
 		return runner.Summary{}, "", err
 	}
-	o.DB = db
+	o.DB, o.StartMeter = db, startMeter
 	sum, err := sweep(ctx, s, o)
 	db.Close()
 	if err != nil {
@@ -380,6 +341,10 @@ func sweepServed(ctx context.Context, s *Streams, dbFlag string, o runner.SweepO
 	}
 	return sum, path, nil
 }
+
+// startMeter starts the metering proxy of a run or a session recorded in
+// db, as the runner's Meter.
+func startMeter(db *store.DB) (runner.Meter, error) { return meterstore.Start(db) }
 
 // sweep prepares and runs a sweep, showing progress on ErrOut.
 func sweep(ctx context.Context, s *Streams, o runner.SweepOptions) (runner.Summary, error) {

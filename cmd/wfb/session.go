@@ -165,7 +165,7 @@ func sessionRun(ctx context.Context, s *Streams, opts *sessionOptions) error {
 	defer db.Close()
 	row, status, err := runner.RunSession(ctx, runner.SessionOptions{
 		DB: db, Label: opts.Label, Harness: version, Cell: opts.cell(agentBin, agentArgs, apiKey),
-		MockScript: opts.MockScript, StartMock: serveScript(script), NoMeter: opts.Meter == "off",
+		MockScript: opts.MockScript, StartMock: serveScript(script), NoMeter: opts.Meter == "off", StartMeter: startMeter,
 	})
 	if err != nil {
 		return err

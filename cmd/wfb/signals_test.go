@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )

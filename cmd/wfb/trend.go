@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -81,29 +79,6 @@ or by run (wfb demo twice, then wfb trend --by run).`,
 	return cmd
 }
 
-// trendKeys reads --metric into line keys; pass_rate is the strict rate.
-func trendKeys(spec string) ([]string, error) {
-	if spec == "" {
-		return nil, nil
-	}
-	valid := []string{"strict_pass_rate", "clean_pass_rate"}
-	for m := range report.NumMetrics {
-		valid = append(valid, m.Column())
-	}
-	var keys []string
-	for _, k := range strings.Split(spec, ",") {
-		k = strings.TrimSpace(k)
-		if k == "pass_rate" {
-			k = "strict_pass_rate"
-		}
-		if !slices.Contains(valid, k) {
-			return nil, badInput("--metric %q: unknown metric; the metrics are pass_rate, %s", k, strings.Join(valid, ", "))
-		}
-		keys = append(keys, k)
-	}
-	return keys, nil
-}
-
 func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	format, err := outputFormat(s, opts.Format)
 	if err != nil {
@@ -112,7 +87,7 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if !(opts.Alpha > 0 && opts.Alpha < 1) {
 		return badInput("--alpha %v: want a number between 0 and 1, e.g. 0.05", opts.Alpha)
 	}
-	keys, err := trendKeys(opts.Metric)
+	keys, err := report.ParseTrendKeys(opts.Metric)
 	if err != nil {
 		return err
 	}
@@ -136,40 +111,10 @@ func trendRun(ctx context.Context, s *Streams, opts *trendOptions) error {
 	if err != nil {
 		return err
 	}
-	tr, n, err := trendOf(ctx, r, sel, present, report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By, Detect: det}, opts.Baseline)
+	tr, err := report.TrendOf(ctx, r.db, r.cols, r.runs, sel, present,
+		report.TrendOptions{Alpha: opts.Alpha, Metrics: r.cols.Metrics(), Keys: keys, By: opts.By, Detect: det}, opts.Baseline)
 	if err != nil {
 		return err
 	}
-	if tr == nil {
-		hint := "try --by run, or wfb report"
-		if opts.By == "day" {
-			hint = "every run started on one UTC date; try --by label or --by run (wfb trend --help shows how to get two), or wfb report"
-		}
-		return badInput("trend: the selection spans %d %s bucket(s); a trend needs two (%s)", n, opts.By, hint)
-	}
 	return s.renderAll(tr.Tables(format), format)
-}
-
-// trendOf compares the selection's buckets (tops.By) over the runs
-// present, with the baseline bucket when one is named. The trend is nil
-// when the selection spans fewer than two buckets; n says how many.
-func trendOf(ctx context.Context, r *resultsReader, sel report.Selection, present map[string]bool, topts report.TrendOptions, baseline string) (tr *report.Trend, n int, err error) {
-	names, ofRun, err := report.TrendBuckets(r.runs, topts.By, present)
-	if err != nil {
-		return nil, 0, asBadInput(err)
-	}
-	if len(names) < 2 {
-		return nil, len(names), nil
-	}
-	base := -1
-	if baseline != "" {
-		if base = slices.Index(names, baseline); base < 0 {
-			return nil, 0, badInput("--baseline %q: no such %s among %s", baseline, topts.By, strings.Join(names, ", "))
-		}
-	}
-	t := report.NewTrender(topts, names, base)
-	if err := r.rows(ctx, sel, func(row *report.Row) { t.Add(ofRun[row.RunID], row) }); err != nil {
-		return nil, 0, err
-	}
-	return t.Result(r.runs), len(names), nil
 }

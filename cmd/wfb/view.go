@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wfbench/wfb/report"
-	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/view"
 )
 
@@ -20,14 +19,13 @@ type viewOptions struct {
 	Addr     string
 	Token    string
 	Export   string
-	Bench    string
 	Compares []string // --compare A:B, as given
 }
 
 func newViewCmd(s *Streams) *cobra.Command {
 	opts := &viewOptions{}
 	cmd := &cobra.Command{
-		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--bench FILE] [--export DIR [--compare A:B]...]",
+		Use:   "view [--db F] [--addr 127.0.0.1:0] [--token T] [--export DIR [--compare A:B]...]",
 		Short: "Browse the results file in a local, read-only web viewer",
 		Long: `Serve a read-only web viewer over the results file: runs, a run's report and
 task × arm grid, each attempt down to its transcript, a comparison of two
@@ -42,9 +40,9 @@ loopback only, unless --addr names another interface AND --token is given
 (then the URL carries ?token=, and a cookie keeps it). Pages use no CDN and
 fetch nothing from elsewhere: it works offline.
 
---bench FILE gives the review tasks' labels: an attempt page then lists every
-label its review found (TP) or missed (FN), when they are the labels its
-score used. Without it the findings are still marked TP or FP.
+A review attempt's page lists the findings and labels its latest score kept,
+each finding found (TP) or not (FP) and each label found (TP) or missed (FN);
+nothing is scored at page time (wfb rescore records a new score).
 
 --export DIR writes the same pages as a static site (index.html, run/,
 attempt/, trend/, compare/ — each run with the previous run of its label —
@@ -55,8 +53,7 @@ lacks is bad input, and nothing is written.`,
 		Example: `  wfb view
   wfb view --db results/wfb.db --addr 127.0.0.1:8080
   wfb view --export site/
-  wfb view --export site/ --compare nightly-1:nightly-7 --compare baseline:candidate
-  wfb view --bench bench.yaml`,
+  wfb view --export site/ --compare nightly-1:nightly-7 --compare baseline:candidate`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Export == "" {
@@ -75,7 +72,6 @@ lacks is bad input, and nothing is written.`,
 	allowTamperedFlag(cmd, s)
 	f.StringVar(&opts.Addr, "addr", "127.0.0.1:0", "host:port to listen on (port 0: any free port); beyond loopback it needs --token")
 	f.StringVar(&opts.Token, "token", "", "a secret every request must present (required beyond loopback)")
-	f.StringVar(&opts.Bench, "bench", "", "bench file whose review labels an attempt page matches the findings against (optional)")
 	f.StringVar(&opts.Export, "export", "", "write the pages as a static site into this directory instead of serving")
 	f.StringArrayVar(&opts.Compares, "compare", nil, "with --export, also write the comparison A:B (run ids or labels; repeatable)")
 	return cmd
@@ -95,25 +91,6 @@ func comparePairs(values []string) ([]view.ComparePair, error) {
 	return out, nil
 }
 
-// benchLabels reads the review tasks' labels from a bench file; none
-// without one.
-func benchLabels(path string) (map[string]view.TaskLabels, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := bench.Load(path, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]view.TaskLabels{}
-	for _, t := range b.Tasks {
-		if t.Review {
-			out[t.ID] = view.TaskLabels{Labels: t.Labels, Verdict: t.Verdict}
-		}
-	}
-	return out, nil
-}
-
 func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 	pairs, err := comparePairs(opts.Compares)
 	if err != nil {
@@ -124,11 +101,7 @@ func viewRun(ctx context.Context, s *Streams, opts *viewOptions) error {
 		return err
 	}
 	defer db.Close()
-	labels, err := benchLabels(opts.Bench)
-	if err != nil {
-		return err
-	}
-	srv, err := view.New(ctx, db, view.Options{Token: opts.Token, Labels: labels})
+	srv, err := view.New(ctx, db, view.Options{Token: opts.Token})
 	if err != nil {
 		return err
 	}

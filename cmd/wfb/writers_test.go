@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/store"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 )
 
 // This test binary links the package, so its init serves agent-exec when

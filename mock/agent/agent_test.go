@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/golden"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/wfbench/wfb/mock/provider"

@@ -1,5 +1,7 @@
 package provider
 
+import "slices"
+
 // Match restricts a reply to the requests it answers. A reply without one
 // answers any model request; with one, only a request that fits every
 // field set. A request takes the first reply, in script order, that fits
@@ -15,10 +17,11 @@ type Match struct {
 	Model string `json:"model,omitempty"`
 	// Turn, when set, is how many assistant turns the request's
 	// conversation already holds: 0 for the first request of a session, 1
-	// after one reply, and so on. Messages API: the messages with role
-	// "assistant". Responses API: the runs of consecutive model output
-	// items (assistant messages, function and custom tool calls,
-	// reasoning) in "input", one run per earlier response.
+	// after one reply, and so on. Messages and Chat Completions APIs: the
+	// messages with role "assistant" (Gemini: contents of role "model").
+	// Responses API: the runs of consecutive model output items (assistant
+	// messages, function and custom tool calls, reasoning) in "input", one
+	// run per earlier response.
 	Turn *int `json:"turn,omitempty"`
 	// Offers, when set, is a tool the request offers the model, named as
 	// Claude Code names it (an MCP tool mcp__SERVER__TOOL, whatever the
@@ -40,9 +43,23 @@ func (m *Match) fits(model string, turn int, offers func(string) bool) bool {
 // requestOffers reports whether a request offers the tool named (see
 // Match.Offers), in each API's own shape: Messages' tools[].name,
 // Responses' tools[].name and an MCP server's tools inside its
-// "namespace" tool, Gemini's tools[].functionDeclarations[].name.
+// "namespace" tool, Gemini's tools[].functionDeclarations[].name, Chat
+// Completions' tools[].function.name (an MCP tool under any name of
+// chatMCPNames).
 func requestOffers(body map[string]any, api, name string) bool {
 	server, tool, isMCP := splitMCPName(name)
+	if api == apiChat {
+		want := []string{name}
+		if isMCP {
+			want = chatMCPNames(server, tool)
+		}
+		for _, n := range chatFunctionNames(body) {
+			if slices.Contains(want, n) {
+				return true
+			}
+		}
+		return false
+	}
 	tools, _ := body["tools"].([]any)
 	for _, t := range tools {
 		obj, _ := t.(map[string]any)
@@ -87,8 +104,9 @@ func namedIn(list any, key, name string) bool {
 // (see Match.Turn).
 func requestTurn(body map[string]any, api string) int {
 	switch api {
-	case apiMessages, apiGemini:
-		// Messages' assistant turns; Gemini's contents of role "model".
+	case apiMessages, apiChat, apiGemini:
+		// Messages' and Chat Completions' assistant turns; Gemini's
+		// contents of role "model".
 		list, role := "messages", "assistant"
 		if api == apiGemini {
 			list, role = "contents", "model"

@@ -14,12 +14,15 @@ import (
 // Recorded is one model exchange as a metering proxy kept it (wfb's
 // exchanges table): what `wfb mock record` turns into a Reply.
 type Recorded struct {
-	Responses   bool   // the OpenAI Responses API; else the Anthropic Messages API
-	Status      int    // the status the agent was answered
-	ContentType string // the response's
-	Request     []byte // the request body as sent
-	Response    []byte // the response body as received (a stream whole)
-	DelayMS     int    // served as delay_ms (0: none)
+	Responses bool // the OpenAI Responses API
+	// ChatCompletions: the OpenAI Chat Completions API. Neither this nor
+	// Responses: the Anthropic Messages API.
+	ChatCompletions bool
+	Status          int    // the status the agent was answered
+	ContentType     string // the response's
+	Request         []byte // the request body as sent
+	Response        []byte // the response body as received (a stream whole)
+	DelayMS         int    // served as delay_ms (0: none)
 }
 
 // RecordReply turns a recorded exchange into the reply that serves the same
@@ -27,10 +30,11 @@ type Recorded struct {
 // the wire lacked stays absent, a nonsense one is kept as written), its
 // status and error object, and a Match with the request's model and turn.
 // What a script cannot say is dropped and named in notes: thinking and
-// reasoning blocks, usage fields beyond the four (and Responses'
-// total_tokens, which the provider recomputes), text blocks after the
-// first (joined to it). A stream that never reached its final event is
-// served cut after the events received.
+// reasoning blocks (Chat Completions' reasoning_content), usage fields
+// beyond the four (and OpenAI's total_tokens, which the provider
+// recomputes), text blocks after the first (joined to it), choices after
+// the first. A stream that never reached its final event is served cut
+// after the events received.
 func RecordReply(x Recorded) (r Reply, notes []string, err error) {
 	var req map[string]any
 	if err := json.Unmarshal(x.Request, &req); err != nil || req == nil {
@@ -38,14 +42,17 @@ func RecordReply(x Recorded) (r Reply, notes []string, err error) {
 	}
 	model, _ := req["model"].(string)
 	api := apiMessages
-	if x.Responses {
+	switch {
+	case x.Responses:
 		api = apiResponses
+	case x.ChatCompletions:
+		api = apiChat
 	}
 	turn := requestTurn(req, api)
 	r.Match = &Match{Model: model, Turn: &turn}
 	r.DelayMS = x.DelayMS
 	if x.Status < 200 || x.Status > 299 {
-		r.Status, r.Error = x.Status, errorOf(x.Response, x.Responses)
+		r.Status, r.Error = x.Status, errorOf(x.Response, api != apiMessages)
 		return r, nil, nil
 	}
 	if x.Status != 200 {
@@ -53,13 +60,18 @@ func RecordReply(x Recorded) (r Reply, notes []string, err error) {
 	}
 	var rec recorder
 	mt, _, _ := mime.ParseMediaType(x.ContentType)
+	stream := mt == "text/event-stream"
 	switch {
-	case mt == "text/event-stream" && x.Responses:
+	case api == apiResponses && stream:
 		err = rec.responsesStream(x.Response)
-	case mt == "text/event-stream":
-		err = rec.messagesStream(x.Response)
-	case x.Responses:
+	case api == apiResponses:
 		err = rec.responsesObject(x.Response)
+	case api == apiChat && stream:
+		err = rec.chatStream(x.Response)
+	case api == apiChat:
+		err = rec.chatObject(x.Response)
+	case stream:
+		err = rec.messagesStream(x.Response)
 	default:
 		err = rec.messagesObject(x.Response)
 	}
@@ -86,8 +98,9 @@ func defaultStop(r Reply) string {
 
 // errorOf is the error object of a failure's body: Anthropic's
 // {"type":"error","error":{...}} or OpenAI's {"error":{...}}; a body that
-// has none becomes an api_error carrying the body's text.
-func errorOf(body []byte, responses bool) json.RawMessage {
+// has none becomes an api_error (OpenAI's APIs: a server_error) carrying
+// the body's text.
+func errorOf(body []byte, openAI bool) json.RawMessage {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(body, &top) == nil {
 		var obj map[string]any
@@ -96,7 +109,7 @@ func errorOf(body []byte, responses bool) json.RawMessage {
 		}
 	}
 	kind := "api_error"
-	if responses {
+	if openAI {
 		kind = "server_error"
 	}
 	return errorObject(kind, strings.TrimSpace(string(body)))

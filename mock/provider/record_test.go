@@ -43,7 +43,7 @@ func canon(t *testing.T, v any) string {
 
 // recordOne serves reply through the provider over HTTP at turn 1 of a
 // conversation and records the exchange as the meter keeps it.
-func recordOne(t *testing.T, reply Reply, responses, stream bool) (Reply, []string) {
+func recordOne(t *testing.T, reply Reply, api string, stream bool) (Reply, []string) {
 	t.Helper()
 	p := startProvider(t, &Script{Replies: []Reply{reply}})
 	body := map[string]any{"model": "claude-sonnet-4-5", "stream": stream, "max_tokens": 100,
@@ -53,12 +53,19 @@ func recordOne(t *testing.T, reply Reply, responses, stream bool) (Reply, []stri
 			map[string]any{"role": "user", "content": "again"},
 		}}
 	path := "/v1/messages"
-	if responses {
+	switch api {
+	case apiResponses:
 		body = respBody(stream, map[string]any{"type": "custom", "name": "apply_patch"})
 		body["input"] = append(body["input"].([]any),
 			map[string]any{"type": "function_call", "name": "x", "arguments": "{}", "call_id": "c"},
 			map[string]any{"type": "function_call_output", "call_id": "c", "output": "done"})
 		path = "/v1/responses"
+	case apiChat:
+		body = chatBody(stream, stream)
+		body["messages"] = append(body["messages"].([]any),
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c", "type": "function", "function": map[string]any{"name": "x", "arguments": "{}"}}}},
+			map[string]any{"role": "tool", "tool_call_id": "c", "content": "done"})
+		path = "/v1/chat/completions"
 	}
 	reqBody, _ := json.Marshal(body)
 	resp, err := http.Post(p.URL()+path, "application/json", bytes.NewReader(reqBody))
@@ -70,7 +77,7 @@ func recordOne(t *testing.T, reply Reply, responses, stream bool) (Reply, []stri
 	if err != nil && reply.CutAfterEvents == 0 {
 		t.Fatalf("read the response: %v", err)
 	}
-	got, notes, err := RecordReply(Recorded{Responses: responses, Status: resp.StatusCode,
+	got, notes, err := RecordReply(Recorded{Responses: api == apiResponses, ChatCompletions: api == apiChat, Status: resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type"), Request: reqBody, Response: out})
 	if err != nil {
 		t.Fatalf("record: %v\nresponse: %s", err, out)
@@ -84,21 +91,24 @@ func recordOne(t *testing.T, reply Reply, responses, stream bool) (Reply, []stri
 // the wire, must come back as the same reply, matched to the request's
 // model and turn.
 func TestARecordedReplyServesTheSameAnswer(t *testing.T) {
-	for _, responses := range []bool{false, true} {
+	for _, api := range []string{apiMessages, apiResponses, apiChat} {
 		for _, stream := range []bool{false, true} {
 			for i, reply := range recordCases {
-				t.Run(fmt.Sprintf("responses=%v/stream=%v/%d", responses, stream, i), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/stream=%v/%d", api, stream, i), func(t *testing.T) {
 					want := reply
 					turn := 1
 					want.Match = &Match{Model: "claude-sonnet-4-5", Turn: &turn}
-					if responses {
+					switch api {
+					case apiResponses:
 						want.Match.Model = "gpt-5-codex"
 						want.StopReason = "" // the Responses API has none
-						if want.Status == 0 || want.Status < 300 {
-							want.Usage = respRecorded(reply.Usage)
-						}
+					case apiChat:
+						want.Match.Model = "qwen3-coder-plus"
 					}
-					got, _ := recordOne(t, reply, responses, stream)
+					if api != apiMessages && (want.Status == 0 || want.Status < 300) {
+						want.Usage = respRecorded(reply.Usage)
+					}
+					got, _ := recordOne(t, reply, api, stream)
 					if canon(t, want) != canon(t, got) {
 						t.Errorf("recorded\n%s\nwant\n%s", canon(t, got), canon(t, want))
 					}
@@ -108,9 +118,9 @@ func TestARecordedReplyServesTheSameAnswer(t *testing.T) {
 	}
 }
 
-// respRecorded is what a recording of the Responses API gives back for
-// usage u: the same figures, but cache writes folded into input (the API
-// has no field for them).
+// respRecorded is what a recording of an OpenAI API gives back for usage
+// u: the same figures, but cache writes folded into input (the APIs have
+// no field for them).
 func respRecorded(u Usage) Usage {
 	if u == nil {
 		return nil
@@ -138,7 +148,7 @@ func TestARecordedCustomToolCallAndReasoningComeBack(t *testing.T) {
 	reply := Reply{Tools: []Tool{{Name: "apply_patch", Input: map[string]any{"input": "*** Begin Patch\n*** End Patch"}}},
 		Usage: FullUsage(100, 20, 30, 0), ReasoningTokens: 7}
 	for _, stream := range []bool{false, true} {
-		got, _ := recordOne(t, reply, true, stream)
+		got, _ := recordOne(t, reply, apiResponses, stream)
 		if canon(t, got.Tools) != canon(t, reply.Tools) || canon(t, got.ReasoningTokens) != "7" {
 			t.Errorf("stream %v: tools %s reasoning %v, want %s and 7", stream, canon(t, got.Tools), got.ReasoningTokens, canon(t, reply.Tools))
 		}
@@ -148,10 +158,10 @@ func TestARecordedCustomToolCallAndReasoningComeBack(t *testing.T) {
 // TestARecordedCutStreamIsServedCut stops a stream that broke off from
 // being replayed as a whole answer.
 func TestARecordedCutStreamIsServedCut(t *testing.T) {
-	for _, responses := range []bool{false, true} {
-		got, notes := recordOne(t, Reply{Text: "dropped", CutAfterEvents: 2, Usage: FullUsage(1, 1, 1, 1)}, responses, true)
+	for _, api := range []string{apiMessages, apiResponses, apiChat} {
+		got, notes := recordOne(t, Reply{Text: "dropped", CutAfterEvents: 2, Usage: FullUsage(1, 1, 1, 1)}, api, true)
 		if got.CutAfterEvents != 2 || !strings.Contains(strings.Join(notes, ";"), "broke off") {
-			t.Errorf("responses %v: cut after %d, notes %q; want 2 and a note", responses, got.CutAfterEvents, notes)
+			t.Errorf("%s: cut after %d, notes %q; want 2 and a note", api, got.CutAfterEvents, notes)
 		}
 	}
 }
@@ -206,5 +216,40 @@ func TestRepliesWithAMatchAnswerTheRequestsThatFitThem(t *testing.T) {
 	want := []string{"second", "side", "first", "fallback", "fallback"}
 	if canon(t, got) != canon(t, want) {
 		t.Errorf("served %v, want %v", got, want)
+	}
+}
+
+// TestARecordedChatCompletionKeepsReasoningAndLeavesAnUnaskedUsageOut
+// stops a recording of a Chat Completions turn from losing its reasoning
+// token count, or from inventing usage for a stream that did not ask for
+// it (no stream_options.include_usage: the wire had none, so the replay
+// serves none); a thinking model's reasoning_content is named as not
+// served.
+func TestARecordedChatCompletionKeepsReasoningAndLeavesAnUnaskedUsageOut(t *testing.T) {
+	reply := Reply{Text: "thought", Usage: FullUsage(100, 20, 30, 0), ReasoningTokens: 7}
+	for _, stream := range []bool{false, true} {
+		got, _ := recordOne(t, reply, apiChat, stream)
+		if canon(t, got.ReasoningTokens) != "7" || canon(t, got.Usage) != `{"cache_read_input_tokens":30,"input_tokens":100,"output_tokens":20}` {
+			t.Errorf("stream %v: usage %s reasoning %v", stream, canon(t, got.Usage), got.ReasoningTokens)
+		}
+	}
+
+	p := startProvider(t, &Script{Default: &reply})
+	raw, _ := json.Marshal(chatBody(true, false))
+	resp, err := http.Post(p.URL()+"/v1/chat/completions", "application/json", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	got, _, err := RecordReply(Recorded{ChatCompletions: true, Status: 200, ContentType: "text/event-stream", Request: raw, Response: out})
+	if err != nil || got.Usage != nil || got.ReasoningTokens != nil || got.Text != "thought" || got.CutAfterEvents != 0 {
+		t.Errorf("without include_usage: %+v, %v; want the text, no usage, not cut", got, err)
+	}
+
+	thinking := `{"id":"x","object":"chat.completion","model":"qwen3","choices":[{"index":0,"message":{"role":"assistant","content":"ok","reasoning_content":"hmm"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`
+	got, notes, err := RecordReply(Recorded{ChatCompletions: true, Status: 200, ContentType: "application/json", Request: raw, Response: []byte(thinking)})
+	if err != nil || got.Text != "ok" || canon(t, got.Usage) != `{"input_tokens":5,"output_tokens":2}` || !strings.Contains(strings.Join(notes, ";"), "reasoning_content is not served") {
+		t.Errorf("thinking reply: %+v, notes %q, %v", got, notes, err)
 	}
 }

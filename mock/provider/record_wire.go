@@ -1,8 +1,10 @@
 package provider
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // wireBlock is an Anthropic content block as it arrives.
@@ -154,7 +156,7 @@ func (rec *recorder) response(r respWire) error {
 		}
 	}
 	if r.Usage != nil {
-		rec.respUsage(*r.Usage)
+		rec.openAIUsage(*r.Usage, responsesUsageNames)
 	}
 	return nil
 }
@@ -177,48 +179,42 @@ func (rec *recorder) item(it respWireItem) error {
 	return nil
 }
 
-// respUsage reads a Responses usage object back into the script's
-// (Anthropic) fields, the inverse of respUsage's translation: input =
-// input_tokens - cached_tokens and cache_read = cached_tokens when both
-// are whole numbers (else each verbatim), output verbatim, reasoning
-// verbatim. The provider recomputes total_tokens.
-func (rec *recorder) respUsage(raw json.RawMessage) {
-	var w struct {
-		Input  *json.RawMessage `json:"input_tokens"`
-		Output *json.RawMessage `json:"output_tokens"`
-		InDet  *struct {
-			Cached *json.RawMessage `json:"cached_tokens"`
-		} `json:"input_tokens_details"`
-		OutDet *struct {
-			Reasoning *json.RawMessage `json:"reasoning_tokens"`
-		} `json:"output_tokens_details"`
-	}
-	if json.Unmarshal(raw, &w) != nil {
+// openAIUsage reads an OpenAI usage object whose names are n (the
+// Responses API's or Chat Completions') back into the script's (Anthropic)
+// fields, the inverse of openAIUsage's translation: input = prompt -
+// cached_tokens and cache_read = cached_tokens when both are whole numbers
+// (else each verbatim), output verbatim, reasoning verbatim. The provider
+// recomputes total_tokens.
+func (rec *recorder) openAIUsage(raw json.RawMessage, n openAIUsageNames) {
+	var w map[string]json.RawMessage
+	if json.Unmarshal(raw, &w) != nil || w == nil {
 		rec.note("the usage is not an object: %.60s; served without usage", raw)
 		return
 	}
-	u := Usage{}
-	val := func(r *json.RawMessage) any {
-		if r == nil {
+	val := func(r json.RawMessage) any {
+		if len(r) == 0 {
 			return nil
 		}
 		var v any
-		decodeVerbatim(*r, &v)
+		decodeVerbatim(r, &v)
 		return wholeNumbers(v)
 	}
-	in, out := val(w.Input), val(w.Output)
-	var cached any
-	if w.InDet != nil {
-		cached = val(w.InDet.Cached)
+	detail := func(obj, name string) any {
+		var d map[string]json.RawMessage
+		if json.Unmarshal(w[obj], &d) != nil {
+			return nil
+		}
+		return val(d[name])
 	}
-	if w.OutDet != nil {
-		rec.reasoning = val(w.OutDet.Reasoning)
-	}
+	in, out := val(w[n.input]), val(w[n.output])
+	cached := detail(n.inputDetails, "cached_tokens")
+	rec.reasoning = detail(n.outputDetails, "reasoning_tokens")
 	i, iok := in.(int64)
 	c, cok := cached.(int64)
 	if iok && cok {
 		in = i - c
 	}
+	u := Usage{}
 	for k, v := range map[string]any{"input_tokens": in, "output_tokens": out, "cache_read_input_tokens": cached} {
 		if v != nil {
 			u[k] = v
@@ -254,4 +250,157 @@ func (rec *recorder) responsesStream(body []byte) error {
 		}
 	}
 	return rec.response(respWire{Output: items})
+}
+
+// chatWireCall is a Chat Completions tool call, or a stream's delta of one.
+type chatWireCall struct {
+	Index    int `json:"index"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatWireMessage is an assistant message, or a stream's delta of one.
+type chatWireMessage struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	ToolCalls        []chatWireCall  `json:"tool_calls"`
+}
+
+// chatWire is a chat.completion object or a stream's chunk, as it arrives.
+type chatWire struct {
+	Choices []struct {
+		Index        int             `json:"index"`
+		Message      chatWireMessage `json:"message"`
+		Delta        chatWireMessage `json:"delta"`
+		FinishReason *string         `json:"finish_reason"`
+	} `json:"choices"`
+	Usage json.RawMessage  `json:"usage"`
+	Error *json.RawMessage `json:"error"`
+}
+
+func (rec *recorder) chatObject(body []byte) error {
+	var c chatWire
+	if err := json.Unmarshal(body, &c); err != nil {
+		return fmt.Errorf("the response is not a chat.completion: %v", err)
+	}
+	rec.complete = true
+	var calls []chatWireCall
+	var text *string
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			rec.note("choice %d is not served (a script answers with one)", ch.Index)
+			continue
+		}
+		text = rec.chatContent(ch.Message, text)
+		calls = ch.Message.ToolCalls
+		if ch.FinishReason != nil {
+			rec.stop = chatStopReason(*ch.FinishReason)
+		}
+	}
+	return rec.chatReply(text, calls, c.Usage)
+}
+
+// chatContent adds what m says to the text so far (nil: none yet), noting
+// what a script cannot serve.
+func (rec *recorder) chatContent(m chatWireMessage, text *string) *string {
+	if r := bytes.TrimSpace(m.ReasoningContent); len(r) > 0 && string(r) != "null" && string(r) != `""` {
+		rec.note("reasoning_content is not served")
+	}
+	if len(m.Content) == 0 || string(m.Content) == "null" {
+		return text
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) != nil {
+		rec.note("content that is not a string is not served: %.60s", m.Content)
+		return text
+	}
+	if text != nil {
+		s = *text + s
+	}
+	return &s
+}
+
+// chatReply sets the reply's text, tool calls (in index order) and usage.
+func (rec *recorder) chatReply(text *string, calls []chatWireCall, usage json.RawMessage) error {
+	if text != nil {
+		rec.addText(*text)
+	}
+	slices.SortStableFunc(calls, func(a, b chatWireCall) int { return a.Index - b.Index })
+	for _, c := range calls {
+		if err := rec.addTool(c.Function.Name, json.RawMessage(c.Function.Arguments)); err != nil {
+			return err
+		}
+	}
+	if u := bytes.TrimSpace(usage); len(u) > 0 && string(u) != "null" {
+		rec.openAIUsage(u, chatUsageNames)
+	}
+	return nil
+}
+
+// chatStream assembles a Chat Completions stream as its clients do: the
+// content deltas joined, each tool call's arguments joined by its index,
+// the finish_reason, and the usage of the chunk that carries one. It is
+// complete when data: [DONE] came.
+func (rec *recorder) chatStream(body []byte) error {
+	var text *string
+	byIndex := map[int]*chatWireCall{}
+	var usage json.RawMessage
+	for _, data := range sseEvents(body) {
+		if string(bytes.TrimSpace(data)) == "[DONE]" {
+			rec.complete = true
+			continue
+		}
+		var c chatWire
+		if json.Unmarshal(data, &c) != nil {
+			continue
+		}
+		rec.events++
+		if c.Error != nil {
+			rec.note("an error inside the stream is not served: %.60s", *c.Error)
+		}
+		if u := bytes.TrimSpace(c.Usage); len(u) > 0 && string(u) != "null" {
+			usage = c.Usage
+		}
+		for _, ch := range c.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			text = rec.chatContent(ch.Delta, text)
+			for _, d := range ch.Delta.ToolCalls {
+				call := byIndex[d.Index]
+				if call == nil {
+					call = &chatWireCall{Index: d.Index}
+					byIndex[d.Index] = call
+				}
+				if call.Function.Name == "" {
+					call.Function.Name = d.Function.Name
+				}
+				call.Function.Arguments += d.Function.Arguments
+			}
+			if ch.FinishReason != nil && *ch.FinishReason != "" {
+				rec.stop = chatStopReason(*ch.FinishReason)
+			}
+		}
+	}
+	var calls []chatWireCall
+	for _, c := range byIndex {
+		calls = append(calls, *c)
+	}
+	return rec.chatReply(text, calls, usage)
+}
+
+// chatStopReason is a finish_reason as a script's stop_reason, the
+// inverse of chatFinishReason.
+func chatStopReason(finish string) string {
+	switch finish {
+	case "stop":
+		return "end_turn"
+	case "tool_calls":
+		return "tool_use"
+	case "length":
+		return "max_tokens"
+	}
+	return finish
 }

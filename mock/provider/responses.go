@@ -246,25 +246,40 @@ func respBuild(reply Reply, id, model string, custom map[string]bool) (respObjec
 	return resp, nil
 }
 
+// openAIUsageNames are the field names of one OpenAI API's usage object:
+// the Responses API's, or Chat Completions' (whose arithmetic is the same).
+type openAIUsageNames struct {
+	input, inputDetails, output, outputDetails string
+}
+
+var (
+	responsesUsageNames = openAIUsageNames{"input_tokens", "input_tokens_details", "output_tokens", "output_tokens_details"}
+	chatUsageNames      = openAIUsageNames{"prompt_tokens", "prompt_tokens_details", "completion_tokens", "completion_tokens_details"}
+)
+
 // respUsage translates a script's (Anthropic) usage into a Responses usage
 // object, as documented above; nil when the script has no usage key.
-func respUsage(u Usage, reasoning any) Usage {
+func respUsage(u Usage, reasoning any) Usage { return openAIUsage(u, reasoning, responsesUsageNames) }
+
+// openAIUsage translates a script's (Anthropic) usage into an OpenAI usage
+// object with the names n; nil when the script has no usage key.
+func openAIUsage(u Usage, reasoning any, n openAIUsageNames) Usage {
 	su := readScriptUsage(u, reasoning)
 	if su.empty {
 		return nil
 	}
 	wire := Usage{}
 	if su.hasPrompt {
-		wire["input_tokens"] = su.prompt
+		wire[n.input] = su.prompt
 	}
 	if su.hasCached {
-		wire["input_tokens_details"] = map[string]any{"cached_tokens": su.cached}
+		wire[n.inputDetails] = map[string]any{"cached_tokens": su.cached}
 	}
 	if su.hasOut {
-		wire["output_tokens"] = su.out
+		wire[n.output] = su.out
 	}
 	if reasoning != nil {
-		wire["output_tokens_details"] = map[string]any{"reasoning_tokens": reasoning}
+		wire[n.outputDetails] = map[string]any{"reasoning_tokens": reasoning}
 	}
 	// Reasoning is part of OpenAI's output tokens, not added to the total.
 	if su.summable {
@@ -413,11 +428,15 @@ func splitMCPName(name string) (server, tool string, ok bool) {
 // codexToolName is an MCP tool's name as Codex offers it to the model:
 // every character but a letter, a digit and '_' made '_' (get-env is
 // get_env).
-func codexToolName(tool string) string {
+func codexToolName(tool string) string { return nameChars(tool, "_") }
+
+// nameChars is name with every character but a letter, a digit and those
+// in keep made '_'.
+func nameChars(name, keep string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') || strings.ContainsRune(keep, r) {
 			return r
 		}
 		return '_'
-	}, tool)
+	}, name)
 }

@@ -3,9 +3,10 @@ package provider
 import "encoding/json"
 
 // Script is what the provider serves: Replies in order, one per model
-// request (POST /v1/messages, POST /v1/responses, or Gemini's
-// POST /v1beta/models/{model}:generateContent or :streamGenerateContent:
-// all share the sequence), then Default for every later request. Without a
+// request (POST /v1/messages, POST /v1/responses, POST .../chat/completions,
+// or Gemini's POST /v1beta/models/{model}:generateContent or
+// :streamGenerateContent: all share the sequence), then Default for every
+// later request. Without a
 // Default, the built-in DefaultReply is served: the text "ok" with usage
 // input 10, output 5, cache_read 0, cache_creation 0.
 //
@@ -25,7 +26,7 @@ import "encoding/json"
 //	      cache_creation_input_tokens: 1000
 //	  - text: "thought hard"
 //	    usage: {input_tokens: 900, output_tokens: 120}
-//	    reasoning_tokens: 80        # Responses API only
+//	    reasoning_tokens: 80        # OpenAI's and Gemini's APIs only
 //	  - status: 529                 # a scripted failure
 //	    error: {type: overloaded_error, message: Overloaded}
 //	  - text: "slow"
@@ -58,9 +59,11 @@ import "encoding/json"
 //     1.0), so that consumers' validation can be tested. A field that is
 //     absent or null is absent on the wire.
 //   - reasoning_tokens: served by the Responses API as
-//     usage.output_tokens_details.reasoning_tokens, like a usage value:
-//     verbatim (-5, "80", 1.5 included), absent on the wire when absent or
-//     null. The Messages API has no such field and ignores it.
+//     usage.output_tokens_details.reasoning_tokens (Chat Completions:
+//     usage.completion_tokens_details.reasoning_tokens; Gemini:
+//     thoughtsTokenCount), like a usage value: verbatim (-5, "80", 1.5
+//     included), absent on the wire when absent or null. The Messages API
+//     has no such field and ignores it.
 //   - status: an HTTP status, 100-599. A non-2xx status makes the reply a
 //     failure: the body is {"type":"error","error":ERROR}, also for a
 //     streaming request (the status comes before any event). A 2xx status
@@ -85,7 +88,8 @@ import "encoding/json"
 //   - cut_cleanly: with cut_after_events, end the cut stream as a complete
 //     HTTP response instead of dropping the connection: the stream simply
 //     stops short of its final event (message_stop, response.completed,
-//     Gemini's finishReason), which some clients take as a whole answer.
+//     Gemini's finishReason, Chat Completions' finish_reason and [DONE]),
+//     which some clients take as a whole answer.
 type Script struct {
 	Replies []Reply `json:"replies,omitempty"`
 	Default *Reply  `json:"default,omitempty"`
@@ -121,8 +125,10 @@ type Reply struct {
 	// a dropped connection.
 	CutCleanly bool `json:"cut_cleanly,omitempty"`
 	// ReasoningTokens is served as the Responses API's
-	// output_tokens_details.reasoning_tokens (verbatim; nil: absent). The
-	// Messages API has no such field and ignores it.
+	// output_tokens_details.reasoning_tokens, Chat Completions'
+	// completion_tokens_details.reasoning_tokens and Gemini's
+	// thoughtsTokenCount (verbatim; nil: absent). The Messages API has no
+	// such field and ignores it.
 	ReasoningTokens any `json:"reasoning_tokens,omitempty"`
 	// Match, when set, restricts the reply to the requests it fits (see
 	// Match); nil answers any. Not allowed on the default.

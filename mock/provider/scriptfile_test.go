@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/wfbench/wfb/internal/golden"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 )
 
 // TestLoadScriptReportsEveryProblemAtOnceWithFileLineAndField stops a script

@@ -84,6 +84,7 @@ const (
 	apiMessages  = "messages"
 	apiResponses = "responses"
 	apiGemini    = "gemini"
+	apiChat      = "chat"
 )
 
 // apiOf names the API a model request is for; "" for anything else.
@@ -95,6 +96,8 @@ func apiOf(method, path string) string {
 		return apiResponses
 	case isGemini(method, path):
 		return apiGemini
+	case isChat(method, path):
+		return apiChat
 	}
 	return ""
 }
@@ -146,7 +149,7 @@ func (p *Provider) record(w http.ResponseWriter, r *http.Request) (in incoming, 
 func serveOther(w http.ResponseWriter, r *http.Request) {
 	probe := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if !probe || strings.Contains(r.URL.Path, "/v1/") || strings.Contains(r.URL.Path, "/v1beta/") {
-		writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages, POST /v1/responses and POST /v1beta/models/{model}:generateContent or :streamGenerateContent only"))
+		writeError(w, http.StatusNotFound, errorObject("not_found_error", "the mock provider serves POST /v1/messages, POST /v1/responses, POST /v1/chat/completions and POST /v1beta/models/{model}:generateContent or :streamGenerateContent only"))
 		return
 	}
 	// Clients probe the base URL before their first request.
@@ -202,6 +205,9 @@ func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming
 		return
 	case apiGemini:
 		*note += " " + serveGemini(w, r, reply, id)
+		return
+	case apiChat:
+		*note += " " + serveChat(w, reply, id, in.body, stream)
 		return
 	}
 	serveMessages(w, reply, id, in.body, stream, note)

@@ -19,6 +19,8 @@ type sseWriter struct {
 	limit int
 }
 
+// event writes data, JSON-encoded, as an event named name; "" writes a
+// data: line alone, as Chat Completions streams do.
 func (s *sseWriter) event(name string, data any) error {
 	if s.limit > 0 && s.sent >= s.limit {
 		return errSSECut
@@ -27,10 +29,22 @@ func (s *sseWriter) event(name string, data any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", name, err)
 	}
+	return s.write(name, payload)
+}
+
+// write writes one event whose data is payload as it is, counted against
+// the limit like any other.
+func (s *sseWriter) write(name string, payload []byte) error {
+	if s.limit > 0 && s.sent >= s.limit {
+		return errSSECut
+	}
 	buf := make([]byte, 0, len(payload)+len(name)+16)
-	buf = append(buf, "event: "...)
-	buf = append(buf, name...)
-	buf = append(buf, "\ndata: "...)
+	if name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, name...)
+		buf = append(buf, '\n')
+	}
+	buf = append(buf, "data: "...)
 	buf = append(buf, payload...)
 	buf = append(buf, "\n\n"...)
 	if _, err := s.w.Write(buf); err != nil {

@@ -47,7 +47,7 @@ type Bench struct {
 	RequireWitness bool
 	Workers        int // cells at once; default 1
 	// PidsMax and MemoryMaxMiB bound each session's processes and memory;
-	// 0: the runner's defaults (runner.DefaultPidsMax, DefaultMemoryMax).
+	// 0: the defaults (runner/proc.DefaultPidsMax, DefaultMemoryMax).
 	PidsMax, MemoryMaxMiB int
 	// MaxRequests caps the requests each metered session may send its
 	// provider (max_requests); 0: runner.DefaultRequestsMax.

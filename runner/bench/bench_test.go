@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/golden"
-
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/testkit/golden"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/review"
-	"github.com/wfbench/wfb/sandbox"
 )
 
 // checkGolden compares got with testdata/NAME, or rewrites it with -update.
@@ -39,7 +38,7 @@ func TestTheSmallestBenchParsesWithDefaults(t *testing.T) {
 	dir, _ := filepath.Abs("testdata/bench")
 	want := &Bench{
 		Path: "testdata/bench/smallest.yaml", Dir: dir, Digest: b.Digest,
-		Runs: 3, Timeout: DefaultTimeout, Sandbox: sandbox.Auto, Workers: 1,
+		Runs: 3, Timeout: DefaultTimeout, Sandbox: wfb.SandboxAuto, Workers: 1,
 		Provider: Provider{Mock: filepath.Join(dir, "replies.yaml")},
 		Retries:  map[string]int{}, RetryBudget: -1, Breaker: DefaultBreaker,
 		Tasks: []Task{{ID: "t1", Workspace: Workspace{Dir: filepath.Join(dir, "fixtures/t1")}, Prompt: "review the change"}},
@@ -127,7 +126,7 @@ arms:
 	mockP := &Provider{Mock: filepath.Join(dir, "r.yaml")}
 	want := &Bench{
 		Path: path, Dir: dir, Digest: b.Digest, Description: "all fields",
-		Runs: 2, Timeout: 90 * time.Second, Sandbox: sandbox.HostUnsafe, Workers: 3,
+		Runs: 2, Timeout: 90 * time.Second, Sandbox: wfb.SandboxHostUnsafe, Workers: 3,
 		Provider: Provider{BaseURL: "https://api.example.com", APIKeyEnv: "MY_KEY"},
 		Retries:  map[string]int{"provider-error": 2, "timeout": 1}, RetryBudget: 7, Breaker: 0, Budget: 2.5,
 		Tasks: []Task{

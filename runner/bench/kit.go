@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wfbench/wfb/sandbox"
+	"github.com/wfbench/wfb/internal/treedigest"
 )
 
 // Kit is what an arm gives its agent besides the model and the prompt: MCP
@@ -203,7 +203,7 @@ func contentDigest(p string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return sandbox.Digest(real)
+		return treedigest.Of(real)
 	}
 	f, err := os.Open(p)
 	if err != nil {

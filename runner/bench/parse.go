@@ -19,8 +19,6 @@ import (
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/strictyaml"
 	"github.com/wfbench/wfb/runner/review"
-	"github.com/wfbench/wfb/sandbox"
-	"github.com/wfbench/wfb/store"
 )
 
 // Problem is one thing wrong with a bench file, located by line and column
@@ -62,7 +60,7 @@ func Parse(name, dir string, data []byte, check ScriptChecker) (*Bench, error) {
 	sum := sha256.Sum256(data)
 	b := &Bench{
 		Path: name, Dir: dir, Digest: hex.EncodeToString(sum[:]),
-		Runs: 1, Timeout: DefaultTimeout, Sandbox: sandbox.Auto, Workers: 1,
+		Runs: 1, Timeout: DefaultTimeout, Sandbox: wfb.SandboxAuto, Workers: 1,
 		RetryBudget: -1, Breaker: DefaultBreaker, Retries: map[string]int{},
 	}
 	w := &strictyaml.Walker{File: name, SkipTags: true}
@@ -298,8 +296,8 @@ func (p *benchParser) failedUnder(field string) bool {
 func (p *benchParser) sandboxName(at node, field, s string) {
 	// A backend this machine cannot provide parses: each cell records the
 	// sandbox's own refusal as a sandbox-refused row.
-	if s != sandbox.Auto && !slices.Contains(sandbox.Strength, s) {
-		p.Addf(at, field, "unknown sandbox %q (want %s, or %s)", s, strings.Join(sandbox.Strength, ", "), sandbox.Auto)
+	if s != wfb.SandboxAuto && !slices.Contains(wfb.SandboxStrength, s) {
+		p.Addf(at, field, "unknown sandbox %q (want %s, or %s)", s, strings.Join(wfb.SandboxStrength, ", "), wfb.SandboxAuto)
 	}
 }
 
@@ -383,7 +381,7 @@ func (p *benchParser) httpURL(at node, field, s, fix string) {
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		// Redacted: a malformed URL may still carry a key.
-		p.Addf(at, field, "must be an http(s) URL, got %q", store.Redact(s))
+		p.Addf(at, field, "must be an http(s) URL, got %q", wfb.Redact(s))
 	case u.User != nil:
 		p.Addf(at, field, "must not carry credentials%s", fix)
 	}

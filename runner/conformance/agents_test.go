@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner/bench"
 )

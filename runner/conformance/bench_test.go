@@ -14,6 +14,7 @@ import (
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
 )
@@ -114,7 +115,8 @@ func runBench(t *testing.T, top, script string, arms []string) []store.Result {
 	ctx := context.Background()
 	sw, err := runner.NewSweep(ctx, runner.SweepOptions{
 		Bench: b, DB: db, Harness: "conformance", TempDir: dir,
-		Getenv: func(string) string { return "" },
+		Getenv:     func(string) string { return "" },
+		StartMeter: func(db *store.DB) (runner.Meter, error) { return meterstore.Start(db) },
 		StartMock: func(path string) (string, func(), error) {
 			sc, err := provider.LoadScript(path)
 			if err != nil {

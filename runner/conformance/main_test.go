@@ -3,7 +3,7 @@ package conformance
 import (
 	"testing"
 
-	"github.com/wfbench/wfb/internal/gate"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestMain says, in one line, which real-agent tests skipped and how to

@@ -13,6 +13,7 @@ import (
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
+	"github.com/wfbench/wfb/runner/meterstore"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -20,7 +21,7 @@ import (
 // proxy of the test's own.
 func metered(t *testing.T, r *rig) func(*runner.Cell) {
 	t.Helper()
-	m, err := runner.StartMeter(r.db)
+	m, err := meterstore.Start(r.db)
 	if err != nil {
 		t.Fatal(err)
 	}

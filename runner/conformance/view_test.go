@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -44,7 +43,7 @@ func TestARealGeminiTranscriptReadsAsAConversation(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				raw, err := meter.DecodeBody(tr.Codec, tr.Data, tr.KeptSize)
+				raw, err := tr.Kept()
 				if err != nil {
 					t.Fatal(err)
 				}

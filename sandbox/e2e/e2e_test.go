@@ -21,9 +21,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/sandboxtest"
-	"github.com/wfbench/wfb/internal/standin"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/standin"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"

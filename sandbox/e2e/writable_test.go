@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
-	"github.com/wfbench/wfb/internal/gate"
-	"github.com/wfbench/wfb/internal/sandboxtest"
+	"github.com/wfbench/wfb/internal/testkit/gate"
+	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
+	"github.com/wfbench/wfb/runner/meterstore"
 
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -150,6 +151,7 @@ func (r *sweepRig) opts(t *testing.T, backend string) runner.SweepOptions {
 	return runner.SweepOptions{
 		Bench: b, DB: r.db, Harness: "e2e", Selection: bench.Selection{Sandbox: backend},
 		Getenv: func(string) string { return "" }, StartMock: r.startMock,
+		StartMeter: func(db *store.DB) (runner.Meter, error) { return meterstore.Start(db) },
 		StandInBin: self, StandInArgs: []string{"mock", "agent"},
 		AgentEnv: map[string]string{"WFB_TEST_AGENT": "1"}, TempDir: r.dir,
 	}

@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/wfbench/wfb/internal/resultsgen"
+	"github.com/wfbench/wfb/internal/testkit/resultsgen"
 )
 
 func main() {

@@ -1,4 +1,0 @@
-// sum returns the sum of its arguments.
-export function sum(a, b) {
-  return a - b;
-}
