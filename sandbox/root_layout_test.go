@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // requireRootLayout skips a test of the container layouts a root wfb copies
@@ -15,9 +17,7 @@ import (
 // reaches whatever wfb reaches, so there is nothing to copy.
 func requireRootLayout(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("as an ordinary user the session runs as wfb's own uid, which reaches and writes what wfb does: wfb copies nothing (the layouts this test covers are a root wfb's)")
-	}
+	gate.RequireRoot(t, "as an ordinary user the session runs as wfb's own uid, which reaches and writes what wfb does: wfb copies nothing (the layouts this test covers are a root wfb's)")
 }
 
 // rootsHome is a directory like root's home: mode 0700, root's, holding a
@@ -208,10 +208,7 @@ func TestAWorkspaceCopyRefusesASpecialFile(t *testing.T) {
 	if !errors.As(err, &special) || special.Path != fifo || !strings.Contains(err.Error(), "named pipe (fifo)") {
 		t.Fatalf("CopyTree = %v; want a SpecialFileError naming %s as a fifo", err, fifo)
 	}
-	if os.Geteuid() != 0 {
-		t.Log("as an ordinary user wfb never copies a workspace; the refusal through Prepare is a root wfb's")
-		return
-	}
+	gate.RequireRoot(t, "as an ordinary user wfb never copies a workspace; the refusal through Prepare is a root wfb's")
 	tmp := privateTmp(t)
 	home, _ := rootsHome(t)
 	locked := filepath.Join(home, "clone")

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // newSleeper is a process that lives until w's other end is closed.
@@ -20,9 +22,7 @@ func newSleeper(r *os.File) *exec.Cmd {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: this test proves the boundary a root wfb builds by running the session as another uid; as non-root host-unsafe is best-effort by design")
-	}
+	gate.RequireRoot(t, "this test proves the boundary a root wfb builds by running the session as another uid; as non-root host-unsafe is best-effort by design")
 }
 
 // runAs runs script with /bin/sh in the sandbox as its session identity, the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // traversableDir returns a fresh directory that any uid can traverse. The
@@ -434,9 +435,7 @@ func TestPIDNamespaceProofComparesTheKernelsAnswer(t *testing.T) {
 	if refused := asRefused(t, err); !strings.Contains(refused.Reason, "runs in wfb's own PID namespace") {
 		t.Errorf("reason = %q", refused.Reason)
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("creating a PID namespace needs root here; the refusing half ran")
-	}
+	gate.RequireRoot(t, "creating a PID namespace needs root here; the refusing half ran")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

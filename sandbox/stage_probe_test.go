@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // TestStageExecutableLinksOnlyWhatNoSessionCanChange: staging links the
@@ -31,8 +33,8 @@ func TestStageExecutableLinksOnlyWhatNoSessionCanChange(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.chown >= 0 && os.Geteuid() != 0 {
-				t.Skip("giving a file to another user needs root")
+			if c.chown >= 0 {
+				gate.RequireRoot(t, "giving a file to another user needs root")
 			}
 			dir := t.TempDir()
 			src, dst := filepath.Join(dir, "agent"), filepath.Join(dir, "staged")
@@ -82,9 +84,7 @@ func TestStageExecutableLinksOnlyWhatNoSessionCanChange(t *testing.T) {
 // thread stays wfb's, during the probes and after, and no thread is left
 // with the session's identity.
 func TestTheProbeThreadAloneTakesTheSessionsIdentity(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("switching a thread's identity needs root; as an ordinary user the probe runs as wfb's own uid")
-	}
+	gate.RequireRoot(t, "switching a thread's identity needs root; as an ordinary user the probe runs as wfb's own uid")
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // startIn starts script with /bin/sh in the sandbox as its session identity,
@@ -66,8 +68,8 @@ func startIn(t *testing.T, sb *Sandbox, env []string, script string) (pid int, s
 func TestConcurrentSessionsCannotReachEachOther(t *testing.T) {
 	for _, backend := range Strength {
 		t.Run(backend, func(t *testing.T) {
-			if os.Geteuid() != 0 && backend == HostUnsafe {
-				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, so sessions can reach each other; docs/sandboxes.md's limits say so (the pool needs root to switch uids)")
+			if backend == HostUnsafe {
+				gate.RequireRoot(t, "as an ordinary user host-unsafe runs every session as wfb's own uid, so sessions can reach each other; docs/sandboxes.md's limits say so (the pool needs root to switch uids)")
 			}
 			requireBackend(t, backend)
 			privateTmp(t)
@@ -175,9 +177,7 @@ func TestTheSessionUIDPoolHandsOutEachUIDOnce(t *testing.T) {
 // session that forks at once was refused its first fork), and a live one
 // could signal the next session or read its environment.
 func TestAUIDAnEarlierSessionStillHoldsIsNotHandedOut(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("starting a process as another uid needs root; as an ordinary user wfb never switches uids")
-	}
+	gate.RequireRoot(t, "starting a process as another uid needs root; as an ordinary user wfb never switches uids")
 	old := uidLockDir
 	uidLockDir = filepath.Join(t.TempDir(), "uids")
 	t.Cleanup(func() { uidLockDir = old })

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // shareWorkspace makes ws writable by the session identity the way wfb run
@@ -128,9 +130,7 @@ func TestPreflightHoldsEachConfigurationToItsOwnPromise(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(ws, 0o755) })
 	}
 	ownedBySessionUID := func(t *testing.T, ws string) {
-		if os.Geteuid() != 0 {
-			t.Skip("needs root to give a file to the session uid")
-		}
+		gate.RequireRoot(t, "giving a file to the session uid needs root")
 		shareWorkspace(t, ws)
 		if err := os.Lchown(filepath.Join(ws, "source.ts"), DefaultSessionID, DefaultSessionID); err != nil {
 			t.Fatal(err)

@@ -18,9 +18,13 @@ import (
 )
 
 // chromiumBin finds Chromium, as the report's render test does: a skip
-// locally, a failure under WFB_REQUIRE_CHROMIUM=1 (CI).
+// locally, a failure under WFB_REQUIRE_CHROMIUM=1 (CI). Under -short it
+// skips: a real browser is a slow end-to-end path.
 func chromiumBin(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: a real Chromium; go test without -short runs it (CI does)")
+	}
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
 		if os.Getenv("WFB_REQUIRE_CHROMIUM") == "1" {

@@ -51,6 +51,7 @@ func npmAgentUnderTmp(t *testing.T, script string) string {
 // layout under /home or /opt worked. Two sessions in a row each run, under
 // every backend this machine has.
 func TestAnAgentInstalledUnderTmpRunsUnderEveryBackend(t *testing.T) {
+	t.Parallel()
 	bin := npmAgentUnderTmp(t, `#!/bin/sh
 [ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 cat >/dev/null

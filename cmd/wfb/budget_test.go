@@ -167,6 +167,7 @@ func budgetOfRun(t *testing.T, db string) (recorded *runner.BudgetConfig, shown 
 // (from "bench"), --max-cost (from "max-cost", which wins), the new cap
 // when a resume raises it, and nothing at all for a run without one.
 func TestTheRunsConfigRecordsItsBudget(t *testing.T) {
+	t.Parallel()
 	benchText := "runs: 2\nworkers: 1\nsandbox: host-unsafe\nprovider: {mock: replies.yaml}\ntasks: [{id: t, workspace: ws, prompt: p}]\narms: [{id: a, agent: stand-in}]\n"
 	t.Run("bench budget, then a resume with --max-cost", func(t *testing.T) {
 		bench, db := runFixture(t, runOKScript, "budget: 0.01\n"+benchText)

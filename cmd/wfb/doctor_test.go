@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/sandbox"
 )
 
@@ -54,9 +54,7 @@ func TestDoctorJSONIsAListOfBackendUsableReason(t *testing.T) {
 // success on a machine where no session could run: a root wfb told to run
 // sessions as root is refused by every backend.
 func TestDoctorExitsOneWhenNoBackendIsUsable(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a session uid of 0 is refused only when wfb is root")
-	}
+	gate.RequireRoot(t, "a session uid of 0 is refused only when wfb is root")
 	t.Setenv(sandbox.EnvSessionUID, "0")
 	s, out, _ := testStreams("", nil)
 	if code := run(context.Background(), []string{"doctor"}, s); code != 1 {

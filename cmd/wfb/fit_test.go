@@ -76,8 +76,10 @@ var demoRunID = regexp.MustCompile(`run-\d{8}T\d{6}Z-[0-9a-f]{8}`)
 // outcome per task × arm and the next commands — at most 40 lines, each
 // no wider than the screen, the run id whole — pinned by a golden.
 func TestDemoFitsOneScreen(t *testing.T) {
+	t.Parallel()
 	for _, width := range fitWidths {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
+			t.Parallel()
 			db := filepath.Join(t.TempDir(), "wfb.db")
 			s, out, errOut := testStreams("", map[string]string{"COLUMNS": fmt.Sprint(width), "WFB_DB": db})
 			s.OutIsTerminal = true

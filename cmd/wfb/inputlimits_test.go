@@ -45,6 +45,7 @@ yes '{"type":"error","message":"quota exceeded, retrying"}' | head -n %d
 // bounded head — as Claude's and Codex's adapters do, and say how many
 // error messages it left out.
 func TestAGeminiFloodOfEventsIsBoundedInMemoryAndDetail(t *testing.T) {
+	slowPath(t, "a flood of Gemini events")
 	wfbBin := buildWFB(t)
 	const maxRSSMiB, maxDetail = 100, 16 << 10
 	cases := []struct {
@@ -82,6 +83,7 @@ arms: [{id: a, agent: gemini, agent_bin: %s}]
 // megabytes in the row and in every report. The detail names the first
 // entries and how many more there were.
 func TestAClaudeResultWithAMillionErrorsIsABoundedDetail(t *testing.T) {
+	slowPath(t, "a result with a million errors")
 	r := claudeSessionRow(t, `printf '{"type":"result","subtype":"error_during_execution","is_error":true,"session_id":"s","errors":['
 yes '"x",' | head -n 999999 | tr -d '\n'
 echo '"x"]}'
@@ -129,6 +131,7 @@ func zstdBomb(t *testing.T, n int64) []byte {
 // refused — mock record exits 2, the view page says why — and the file's
 // rows stay as they were.
 func TestAForgedBodyInAResultsFileIsDecodedOnlyToItsRecordedSize(t *testing.T) {
+	slowPath(t, "a forged body that decodes to GiBs")
 	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	s, out, errOut := testStreams("", nil)
@@ -233,6 +236,7 @@ echo '"m0":{}}}'
 // sent, raw and parsed, for the cell's life, though nothing reads them
 // back: an agent sending 24 requests of 8 MiB held 384 MiB of wfb.
 func TestTheMockProviderOfASessionKeepsNoRequestBodies(t *testing.T) {
+	slowPath(t, "a flood of 24 requests of 8 MiB")
 	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
@@ -269,6 +273,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // Past a bound on the bodies held at once a request now waits for room:
 // every request is still answered and recorded, in bounded memory.
 func TestManyHugeRequestsAtOnceWaitForRoomInsteadOfGrowingWfb(t *testing.T) {
+	slowPath(t, "a flood of 16 requests of 24 MiB")
 	wfbBin := buildWFB(t)
 	ws, db := sessionFixture(t)
 	const n = 16
@@ -321,6 +326,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // that much and more. Past 16 MiB the reply is refused, naming the limit,
 // streamed or not; a prompt on stdin past 64 MiB is refused (exit 2).
 func TestTheStandInAgentReadsABoundedReply(t *testing.T) {
+	slowPath(t, "replies of 100 MiB")
 	wfbBin := buildWFB(t)
 	const size = 100 << 20
 	mib := strings.Repeat("a", 1<<20)

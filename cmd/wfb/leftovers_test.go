@@ -134,6 +134,8 @@ func treeModes(t *testing.T, dir string) map[string]fs.FileMode {
 // originals (which would leave the tree read-only for good), and the
 // session after it finds nothing left to restore.
 func TestAReviewKilledMidSessionHasItsModesRestoredByTheNextWfb(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "SIGKILL to an ordinary user's real wfb mid-review")
 	home, cred := ordinaryUser(t)
 	wfbBin := copyTo(t, buildWFB(t), home)
 	script := copyTo(t, writeScript(t, runOKScript), home)
@@ -223,6 +225,8 @@ func scratchDirs(t *testing.T, dir string) []string {
 // still running leaves the live one's directories alone; a clean exit
 // leaves nothing.
 func TestTheNextWfbReapsWhatAKilledOneLeftButNothingInUse(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "SIGKILL to a real wfb, then another")
 	wfbBin := buildWFB(t)
 	tmp := sandboxtest.SharedDir(t, "wfb-reap-")
 	env := append(os.Environ(), "TMPDIR="+tmp)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/sandbox"
 	"github.com/wfbench/wfb/store"
@@ -228,6 +229,7 @@ func runMeasuringPeakRSS(out string, argv []string) int {
 // (what the strict parse needs, not every event), and is a session-error
 // naming the count; one that never stops is killed at the timeout.
 func TestAFloodOfHugeResultEventsIsBoundedInMemoryAndTime(t *testing.T) {
+	slowPath(t, "a flood of 240 MiB of result events")
 	wfbBin := buildWFB(t)
 	const maxRSSMiB = 100
 	cases := []struct {
@@ -281,6 +283,7 @@ func boundedFloodRow(t *testing.T, db string, code int, stderr string, rss, maxR
 // line limit is never parsed, and fails the session saying so, even when a
 // valid result event follows.
 func TestALineOverTheLimitIsASessionErrorNamingIt(t *testing.T) {
+	slowPath(t, "a 17 MB stdout line")
 	r := claudeSessionRow(t, `printf '{"type":"system","subtype":"x","pad":"'
 head -c 17000000 /dev/zero | tr '\0' a
 printf '"}\n'
@@ -299,6 +302,7 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 // stopped at the process limit and the row says so; a watch that counted
 // the process group let it run to the session's timeout.
 func TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits(t *testing.T) {
+	slowPath(t, "a fork bomb in an ordinary user's bwrap session")
 	requireBackend(t, sandbox.Bwrap)
 	marker := fmt.Sprintf("wfb-user-limit-%d", time.Now().UnixNano())
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
@@ -350,6 +354,7 @@ func ordinaryUserSession(t *testing.T, built, backend, agent, script string, fla
 // limit of 256 MiB) are each stopped at their limit, and the row says which
 // limit, on every backend; nothing of them is left.
 func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
+	slowPath(t, "fork bombs and memory hogs on every backend")
 	cases := []struct {
 		name, script, flag, want string
 	}{
@@ -381,10 +386,50 @@ func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
 	}
 }
 
+// TestAnAgentThatEndsLeavingItsProcessLimitIsStoppedAtIt: an agent that
+// ends leaving as many processes running as its process limit reached
+// that limit, though agent-exec kills them as the agent ends — before wfb's
+// watch, which polls every 25 ms, can count them. A fork bomb's shell that
+// RLIMIT_NPROC stops ends so: its fork failed at twice the limit. The row
+// named no limit ("the agent printed no result event"), so under load
+// TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput and the fork bombs
+// of TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded failed now and
+// then; now agent-exec says how many processes the agent left and the row
+// names the process limit. Not under bwrap: its PID namespace ends with the
+// agent and takes what the agent left with it before anything can count
+// it, so there the watch alone sees a fork bomb.
+func TestAnAgentThatEndsLeavingItsProcessLimitIsStoppedAtIt(t *testing.T) {
+	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			// The marker is sleep's own argument (seconds), so each process
+			// left carries it.
+			marker := fmt.Sprintf("3000.%d", time.Now().UnixNano())
+			agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
+i=0; while [ $i -lt 16 ]; do sleep `+marker+` & i=$((i+1)); done
+exit 0
+`)
+			ws, db := sessionFixture(t)
+			s, out, errOut := testStreams("", nil)
+			run(context.Background(), []string{"session", "--workspace", ws, "--prompt", "p", "--agent", "claude", "--agent-bin", agent,
+				"--sandbox", backend, "--db", db, "--timeout", "20s", "--pids-max=16", "--mock-script", writeScript(t, runOKScript)}, s)
+			rows := storedRows(t, db)
+			if len(rows) != 1 {
+				t.Fatalf("%d rows\n%s\n%s", len(rows), out, errOut)
+			}
+			if r := rows[0]; r.ErrorKind != wfb.KindSessionError || !strings.Contains(r.ErrorDetail, "resource limit: the session reached its process limit") {
+				t.Errorf("row %s / %s: %s; want a session-error naming the process limit", r.ErrorKind, r.ProcessState, r.ErrorDetail)
+			}
+			noneLeft(t, marker)
+		})
+	}
+}
+
 // TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput: a bench's pids_max
 // holds for its sessions (the fork bomb is stopped at it), and a limit flag
 // outside the bench's range is refused before anything runs.
 func TestTheBenchSetsTheLimitsAndAFlagOutOfRangeIsBadInput(t *testing.T) {
+	slowPath(t, "a fork bomb held to the bench's limit")
 	marker := fmt.Sprintf("wfb-bench-limit-%d", time.Now().UnixNano())
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
 i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
@@ -419,6 +464,8 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 // setsid included), under host-unsafe and landlock, which have no PID
 // namespace to take them down.
 func TestWfbKilledOrHungUpLeavesNoAgentAndASoundFile(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "SIGHUP and SIGKILL to a real wfb")
 	wfbBin := buildWFB(t)
 	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Landlock} {
 		for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGKILL} {
@@ -463,9 +510,8 @@ arms: [{id: a, agent: claude, agent_bin: %s}]
 // landlock: the session's uid owns it, and it is removed when the session
 // ends) and is refused at the cap of bwrap's own /dev/shm.
 func TestSharedMemoryCountsInTheMemoryLimit(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a /dev/shm file is the session's only when it runs as a uid of its own (wfb as root)")
-	}
+	slowPath(t, "sessions that take shared memory to their limit")
+	gate.RequireRoot(t, "a /dev/shm file is the session's only when it runs as a uid of its own (wfb as root)")
 	// The session uid runs it: a python3 under root's home (pyenv) is out
 	// of its reach.
 	python := "/usr/bin/python3"

@@ -81,6 +81,7 @@ type runFigures struct {
 // pages and the HTML report must each say what the vocabulary's rules
 // (wfb.Cell, wfb.Cost) make of the stored rows.
 func TestEverySurfaceShowsTheSameCellsAndCost(t *testing.T) {
+	t.Parallel()
 	bench, db := runFixture(t, runOKScript, oneNumberBench)
 	for name, text := range oneNumberScripts {
 		if err := os.WriteFile(filepath.Join(filepath.Dir(bench), name), []byte(text), 0o644); err != nil {

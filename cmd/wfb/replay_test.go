@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -218,16 +219,17 @@ func TestARecordedStandInSessionReplaysTheSame(t *testing.T) {
 
 // agentBin is the real agent CLI named by env (WFB_CLAUDE_BIN,
 // WFB_CODEX_BIN), or a skip (a failure with WFB_REQUIRE_AGENTS=1 or
-// CI=true).
+// CI=true); a skip under -short.
 func agentBin(t *testing.T, env string) string {
 	t.Helper()
+	slowPath(t, "a real agent CLI")
 	bin := os.Getenv(env)
 	if bin == "" {
 		msg := env + " is not set: the real agent CLI is needed (run .ci/install-agents.sh)"
 		if os.Getenv("WFB_REQUIRE_AGENTS") == "1" || os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
-		t.Skip(msg + "; WFB_REQUIRE_AGENTS=1 makes this a failure")
+		gate.Skipf(t, "WFB_REQUIRE_AGENTS", "%s; WFB_REQUIRE_AGENTS=1 makes this a failure", msg)
 	}
 	return bin
 }
@@ -237,6 +239,7 @@ func agentBin(t *testing.T, env string) string {
 // the recorded script makes the same tool calls and reports the same
 // usage totals.
 func TestARecordedClaudeSessionReplaysTheSame(t *testing.T) {
+	t.Parallel()
 	bin := agentBin(t, "WFB_CLAUDE_BIN")
 	home := t.TempDir()
 	claude := func(t *testing.T, base, ws string) session {
@@ -306,6 +309,7 @@ const codexReplayScript = `replies:
 // TestARecordedCodexSessionReplaysTheSame is the same through the real
 // Codex CLI, which speaks the OpenAI Responses API.
 func TestARecordedCodexSessionReplaysTheSame(t *testing.T) {
+	t.Parallel()
 	bin := agentBin(t, "WFB_CODEX_BIN")
 	codex := func(t *testing.T, base, ws string) session {
 		home := t.TempDir()

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wfbench/wfb/internal/testkit/gate"
 )
 
 // bashScript is a mock script whose first reply runs command with the
@@ -24,9 +26,7 @@ func bashScript(t *testing.T, command string) string {
 
 func requireRootWfb(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("as an ordinary user the session runs as wfb's own uid and reaches what wfb reaches: these layouts are a root wfb's (the usual container)")
-	}
+	gate.RequireRoot(t, "as an ordinary user the session runs as wfb's own uid and reaches what wfb reaches: these layouts are a root wfb's (the usual container)")
 }
 
 // TestARootReviewOfACheckoutInRootsHomeRuns is the first thing a Docker

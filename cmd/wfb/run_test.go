@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,16 +56,62 @@ const runOKScript = `default:
   usage: {input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
 `
 
-// buildWFB builds the real wfb executable once per test: signals must reach
-// a real process, not this test binary.
+// buildWFB returns a wfb executable for tests whose wfb must be a real
+// process of its own (signals must reach it, not this test binary): a copy
+// of this test binary named wfb, which TestMain runs as wfb. The copy is
+// made once per test binary, in a directory any uid can traverse, and
+// removed when the tests end. (Each test used to `go build` wfb: 20 links
+// of a 35 MB binary, seconds each.)
 func buildWFB(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wfb")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	wfbCopy.once.Do(func() { wfbCopy.path, wfbCopy.err = copySelfAsWFB() })
+	if wfbCopy.err != nil {
+		t.Fatalf("copy the test binary as wfb: %v", wfbCopy.err)
 	}
-	return bin
+	return wfbCopy.path
+}
+
+var wfbCopy struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// copySelfAsWFB copies this test binary to <a new directory>/wfb.
+func copySelfAsWFB() (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "wfb-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	src, err := os.Open(self)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	bin := filepath.Join(dir, wfbName)
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return "", err
+	}
+	return bin, dst.Close()
+}
+
+// removeWFBCopy removes what buildWFB made, if it made anything.
+func removeWFBCopy() {
+	if wfbCopy.path != "" {
+		os.RemoveAll(filepath.Dir(wfbCopy.path))
+	}
 }
 
 // resultsOf reads every row of a results file, read-only.
@@ -134,6 +181,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // kill are kept, the cells in flight (no row) run again, nothing is
 // duplicated. This is the crash the results file must survive.
 func TestSIGKILLMidSweepThenResumeLosesNoCellAndDuplicatesNone(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "SIGKILL to a real wfb mid-sweep")
 	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "done"
@@ -218,6 +267,8 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // 130, the sessions in flight killed and recorded as cancelled, and says
 // how to resume.
 func TestCtrlCInterruptsTheRunRecordsCancelledCellsAndExits130(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "an interrupt to a real wfb mid-run")
 	wfbBin := buildWFB(t)
 	bench, db := runFixture(t, `default:
   text: "slow"
@@ -402,6 +453,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // wfb demo runs its embedded bench offline and says every cell behaved: the
 // README's first command must work on a fresh machine, as root too.
 func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "wfb.db")
 	s, out, errOut := testStreams("", map[string]string{"COLUMNS": "100"})
 	s.OutIsTerminal = true
@@ -457,6 +509,7 @@ func TestDemoRunsTheEmbeddedBenchOffline(t *testing.T) {
 // cells of the same bench run unsharded, with the same outcomes: no cell is
 // run twice or by no shard, and the shards' run rows combine into one.
 func TestShardsMergedEqualOneUnshardedRunCellForCell(t *testing.T) {
+	t.Parallel()
 	bench, db := runFixture(t, runOKScript, `runs: 4
 workers: 2
 sandbox: host-unsafe

@@ -76,11 +76,9 @@ func schemaRuns(t *testing.T, fixture, demo string) map[string][][]string {
 // against: a field gained or lost, a type changed, a number written as a
 // string. Each command runs for real on real results files.
 func TestJSONOutputMatchesThePublishedSchemas(t *testing.T) {
+	t.Parallel()
 	fixture := reportFixture(t)
-	demo := filepath.Join(t.TempDir(), "demo.db")
-	if _, errOut, code := wfbCmd(t, "demo", "--db", demo); code != 0 {
-		t.Fatalf("demo: exit %d: %s", code, errOut)
-	}
+	_, demo := demoResults(t)
 	for name, runs := range schemaRuns(t, fixture, demo) {
 		sch := compileSchema(t, name)
 		for _, args := range runs {

@@ -45,6 +45,7 @@ func oneCellAShardBench(t *testing.T) string {
 // config)"). Shards of a different bench under the same run id are still
 // refused.
 func TestShardsThatDrewDifferentTasksAndArmsMergeIntoOneRun(t *testing.T) {
+	t.Parallel()
 	const benchText = `runs: 1
 sandbox: host-unsafe
 provider: {mock: replies.yaml}
@@ -120,6 +121,7 @@ arms: [{id: a, agent: stand-in}, {id: b, agent: stand-in}]
 // each draw the cell --shard i/4 draws, and a Slurm shard resumes from the
 // same variables.
 func TestRunTakesItsShardFromSlurmAndIndexedJobVariables(t *testing.T) {
+	t.Parallel()
 	bench := oneCellAShardBench(t)
 	// The one cell of each shard (see oneCellAShard).
 	want := []string{"t2/b/0", "t1/a/0", "t1/b/0", "t2/a/0"}

@@ -53,6 +53,8 @@ func signalInFlight(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, marker, db 
 // no cgroup to kill: before, on host-unsafe and landlock the detached
 // process outlived wfb.
 func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "signals to a real wfb on every backend")
 	wfbBin := buildWFB(t)
 	agents := map[string]string{
 		"agent exits on TERM": `exec sh -c 'sleep 300' MARKER`,
@@ -89,6 +91,8 @@ func TestASignalledSessionOfAnOrdinaryUserLeavesNoProcess(t *testing.T) {
 // left. Before, the command's process group was all wfb killed, so the
 // detached process outlived wfb, as root too.
 func TestASignalDuringSetupOrVerifyLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "signals to a real wfb during setup and verify")
 	wfbBin := buildWFB(t)
 	for _, c := range []struct {
 		step string
@@ -128,6 +132,8 @@ arms: [{id: a, agent: stand-in}]
 // handler re-enabled SIGHUP (Go's Notify does) and the run ended
 // interrupted.
 func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "a hangup to a real wfb under nohup")
 	wfbBin := buildWFB(t)
 	bench, db := oneSlowCell(t, 5000)
 	cmd := exec.Command("nohup", wfbBin, "run", bench, "--db", db)
@@ -155,6 +161,8 @@ func TestARunUnderNohupOutlivesAHangup(t *testing.T) {
 // interrupted, its cell cancelled, nothing of it left. Before, wfb went on
 // alone (its parent now init) to the end of the run.
 func TestWfbUnderGoRunEndsWithTheGoCommand(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "go run and a signal to the go command")
 	bench, db := oneSlowCell(t, 30000)
 	scratch := sandboxtest.SharedDir(t, "wfb-go-run-")
 	cmd := exec.Command("go", "run", ".", "run", bench, "--db", db)
@@ -198,6 +206,8 @@ arms: [{id: a, agent: stand-in}]
 // it, the exit status is 130 and wfb says it was interrupted — not Go's
 // "context canceled".
 func TestAnInterruptedQuerySaysSoAndExits130(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "signals to a real wfb mid-query")
 	wfbBin := buildWFB(t)
 	db := filepath.Join(t.TempDir(), "wfb.db")
 	d, err := store.Open(t.Context(), db)
@@ -243,6 +253,8 @@ func holdsOpen(pid int, path string) bool {
 // second interrupt, exit 130, nothing left. Before, every signal after the
 // first was swallowed.
 func TestASecondInterruptKillsTheSessionsAtOnce(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "two interrupts to a real wfb")
 	wfbBin := buildWFB(t)
 	marker := fmt.Sprintf("wfb-second-%d", time.Now().UnixNano())
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }

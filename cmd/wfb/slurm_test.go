@@ -96,9 +96,11 @@ type slurmJobs struct {
 	dir   string
 }
 
-// needSlurm skips t without sbatch, or fails it when requireSlurmEnv=1.
+// needSlurm skips t without sbatch, or fails it when requireSlurmEnv=1;
+// it skips t under -short.
 func needSlurm(t *testing.T) {
 	t.Helper()
+	slowPath(t, "a real Slurm array")
 	if _, err := exec.LookPath("sbatch"); err != nil {
 		if os.Getenv(requireSlurmEnv) == "1" {
 			t.Fatalf("sbatch not found on PATH and %s=1: install slurm-wlm and munge and run .ci/slurm/start.sh", requireSlurmEnv)
@@ -237,6 +239,7 @@ func (j *slurmJobs) merge(name string, shards ...string) ([]store.Run, []store.R
 // another ran, under the engine the docs show. Its subtest shows the check
 // can fail: the merge of three of the four files misses that shard's cells.
 func TestASlurmArrayRunsEveryCellOnceAfterMerge(t *testing.T) {
+	t.Parallel()
 	needSlurm(t)
 	j := newSlurmJobs(t, runOKScript)
 	// The script docs/scaling-out.md shows, without arithmetic.
@@ -343,6 +346,7 @@ const slowShardScript = `default:
 // cancelled task from losing or repeating cells, or from leaving a run the
 // resume cannot continue.
 func TestASlurmTaskCancelledMidRunIsResumedAndMergesEveryCellOnce(t *testing.T) {
+	t.Parallel()
 	needSlurm(t)
 	j := newSlurmJobs(t, slowShardScript)
 	shard0 := filepath.Join(j.dir, "shard-0.db")

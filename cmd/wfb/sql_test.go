@@ -221,6 +221,7 @@ func sortedCopy(s []string) []string {
 // interrupted at --timeout (default 30s), exit 2 naming the limit, nothing
 // printed; a query within the limit runs as before.
 func TestAnEndlessQueryIsStoppedAtItsTimeout(t *testing.T) {
+	t.Parallel()
 	path := sqlFixture(t)
 	const endless = `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c`
 	start := time.Now()

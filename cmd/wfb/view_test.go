@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wfbench/wfb/examples/demo"
@@ -23,6 +25,7 @@ func TestViewBeyondLoopbackWithoutATokenIsBadInput(t *testing.T) {
 // wfb view --export writes the static site of a real results file (the
 // demo's) and prints where its index is.
 func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	site := filepath.Join(dir, "site")
 	out, errOut, code := wfbCmd(t, "view", "--db", db, "--export", site)
@@ -42,15 +45,49 @@ func TestViewExportWritesTheSiteOfTheDemo(t *testing.T) {
 	}
 }
 
-// demoResults is a results file the demo wrote, in a directory of its own.
+// demoResults is a results file the demo wrote, in a directory of its own:
+// a copy (each test may change its own) of the one file the demo writes
+// once per test binary for the tests that read one. The tests of the demo
+// itself (TestDemoRunsTheEmbeddedBenchOffline, the schema test's `demo`,
+// TestDemoFitsOneScreen) run it themselves.
 func demoResults(t *testing.T) (dir, db string) {
 	t.Helper()
-	dir = t.TempDir()
-	db = filepath.Join(dir, "wfb.db")
-	if _, errOut, code := wfbCmd(t, "demo", "--db", db); code != 0 {
-		t.Fatalf("demo: exit %d: %s", code, errOut)
+	demoOnce.once.Do(func() {
+		demoOnce.dir, demoOnce.err = os.MkdirTemp("", "wfb-test-demo-")
+		if demoOnce.err != nil {
+			return
+		}
+		s, _, errOut := testStreams("", nil)
+		if code := run(context.Background(), []string{"demo", "--db", filepath.Join(demoOnce.dir, "wfb.db")}, s); code != 0 {
+			demoOnce.err = fmt.Errorf("demo: exit %d: %s", code, errOut)
+		}
+	})
+	if demoOnce.err != nil {
+		t.Fatal(demoOnce.err)
 	}
-	return dir, db
+	dir = t.TempDir()
+	files, err := filepath.Glob(filepath.Join(demoOnce.dir, "wfb.db*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, filepath.Join(dir, "wfb.db")
+}
+
+// demoOnce is the demo's results file that demoResults copies; TestMain
+// removes its directory.
+var demoOnce struct {
+	once sync.Once
+	dir  string
+	err  error
 }
 
 // A review attempt of the demo, viewed as the run scored it and again
@@ -59,6 +96,7 @@ func demoResults(t *testing.T) (dir, db string) {
 // the score alone (no bench file given to the viewer), and both scorings
 // are in its score history.
 func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	ctx := context.Background()
 	rdb, err := store.OpenReadOnly(ctx, db)
@@ -128,6 +166,7 @@ func TestViewMarksAReviewsFindingsAgainstTheLabels(t *testing.T) {
 // labels and links it from the index; a name the file lacks is bad input
 // (exit 2) naming it, and nothing is written; A:B must be two names.
 func TestViewExportWritesTheComparisonsNamed(t *testing.T) {
+	t.Parallel()
 	dir, db := demoResults(t)
 	ctx := context.Background()
 	rdb, err := store.OpenReadOnly(ctx, db)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -54,6 +55,8 @@ func startWFB(t *testing.T, bin string, args ...string) (*exec.Cmd, *syncBuffer)
 // ahead, ran the cells in flight again and marked the run aborted while it
 // was still running.)
 func TestAResumeOfARunStillRecordingIsRefusedNamingItsHolder(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "a real wfb run and its resume at once")
 	bin := buildWFB(t)
 	bench, db := runFixture(t, slowScript, slowBench)
 	first, firstErr := startWFB(t, bin, "run", bench, "--db", db)
@@ -91,6 +94,8 @@ func TestAResumeOfARunStillRecordingIsRefusedNamingItsHolder(t *testing.T) {
 // A symlink (and a bind mount of the directory) is the same name to SQLite
 // — one -wal — so two runs through it both record.
 func TestTwoNamesOfOneResultsFileNeverHaveTwoWriters(t *testing.T) {
+	t.Parallel()
+	slowPath(t, "real wfb runs through five names of one file")
 	bin := buildWFB(t)
 	cases := []struct {
 		name    string
@@ -197,9 +202,7 @@ func TestTwoNamesOfOneResultsFileNeverHaveTwoWriters(t *testing.T) {
 // for the test; it skips where mounting is not allowed (not root).
 func bindMount(t *testing.T, src, dst string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("a bind mount needs root (mount --bind); not root here")
-	}
+	gate.RequireRoot(t, "a bind mount needs root (mount --bind)")
 	if fi, err := os.Stat(src); err == nil && !fi.IsDir() {
 		if err := os.WriteFile(dst, nil, 0o644); err != nil {
 			t.Fatal(err)

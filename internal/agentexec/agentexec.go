@@ -30,7 +30,8 @@ import (
 // subreaper of everything the agent starts and starts ARGV (as --uid/--gid
 // when given) with fds 3..3+N-1 passed on. It relays the child's exit
 // status as its own, once it has killed every descendant the child left
-// behind. When wfb dies — even of SIGKILL, which no handler of
+// behind; how many there were it writes on the status fd first (see
+// Left). When wfb dies — even of SIGKILL, which no handler of
 // wfb's sees — the kernel tells it (PR_SET_PDEATHSIG, SIGUSR1) and it
 // kills every descendant before it exits: agents never outlive wfb.
 const Command = "agent-exec"
@@ -38,6 +39,40 @@ const Command = "agent-exec"
 // Status is the exit code of an agent-exec that could not start its
 // command; the reason is on its status fd.
 const Status = 127
+
+// leftPrefix starts what agent-exec writes on its status fd after its
+// child ended leaving processes behind: "left N". Anything else there is
+// why it could not start the child.
+const leftPrefix = "left "
+
+// Left reads what agent-exec wrote on its status fd: how many processes
+// the child left running when it ended (ok), or, when ok is false, why it
+// could not start the child ("" when it said nothing).
+//
+// The count is the session's at the moment the agent ended, taken before
+// agent-exec kills them: a fork bomb that RLIMIT_NPROC stopped ends its
+// shell with the limit's worth of processes still running, all of them
+// gone before wfb's limit watch, which polls, can count them.
+func Left(status []byte) (n int, ok bool) {
+	v, found := cutPrefix(string(status), leftPrefix)
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// cutPrefix is strings.CutPrefix; see the package doc for why
+// agent-exec does not import strings.
+func cutPrefix(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || s[:len(prefix)] != prefix {
+		return s, false
+	}
+	return s[len(prefix):], true
+}
 
 // init serves agent-exec in every program that links this package (wfb,
 // and the test binaries of packages that run sessions) before its main or
@@ -140,7 +175,6 @@ func Main(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	status.Close()
 	done := make(chan *os.ProcessState, 1)
 	go func() {
 		st, _ := child.Wait()
@@ -150,13 +184,28 @@ func Main(args []string) int {
 	case st := <-done:
 		// What the agent left (a process it detached from its group and
 		// session, now ours as the subreaper's) ends with it: without a
-		// cgroup nothing else would find it once agent-exec is gone.
+		// cgroup nothing else would find it once agent-exec is gone. How
+		// many there were is for wfb to judge against the process limit.
+		if n := leftBehind(); n > 0 {
+			fmt.Fprintf(status, "%s%d", leftPrefix, n)
+		}
+		status.Close()
 		killDescendants()
 		return relayStatus(st)
 	case <-parentGone:
+		status.Close()
 		killDescendants()
 		return 137
 	}
+}
+
+// leftBehind counts the live descendants of this process once its child
+// has ended (zombies reaped first, so they do not count).
+func leftBehind() int {
+	if !reapChildren() {
+		return 0
+	}
+	return len(proctree.Read().Descendants(os.Getpid()))
 }
 
 // setLimits sets the session's rlimits on agent-exec, which its child

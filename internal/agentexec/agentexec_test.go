@@ -3,6 +3,7 @@ package agentexec
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -43,5 +44,48 @@ func TestAgentExecEndsWhatItsChildLeftBehind(t *testing.T) {
 				t.Fatalf("processes %v outlived agent-exec", left)
 			}
 		})
+	}
+}
+
+// TestAgentExecSaysHowManyProcessesItsChildLeft: once the child has ended,
+// agent-exec writes on its status fd how many processes it left running,
+// counted before it kills them (wfb judges a session that ended at its
+// process limit by it: the processes are gone before its watch can count
+// them), and nothing when it left none; Left reads it, and reads a reason
+// for a failed start as no count.
+func TestAgentExecSaysHowManyProcessesItsChildLeft(t *testing.T) {
+	for _, n := range []int{0, 3} {
+		t.Run(fmt.Sprintf("%d left", n), func(t *testing.T) {
+			marker := fmt.Sprintf("3000.%d", time.Now().UnixNano())
+			script := fmt.Sprintf("i=0; while [ $i -lt %d ]; do sleep %s & i=$((i+1)); done; exit 0", n, marker)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			cmd := exec.Command(os.Args[0], Command, "--fds", "0", "--status-fd", "3", "--", "sh", "-c", script)
+			cmd.ExtraFiles = []*os.File{w}
+			err = cmd.Run()
+			w.Close()
+			if err != nil {
+				t.Fatalf("agent-exec: %v", err)
+			}
+			status, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := Left(status)
+			if n == 0 && len(status) != 0 || n > 0 && (!ok || got != n) {
+				t.Errorf("status fd %q: Left = %d, %v; want %d left", status, got, ok, n)
+			}
+			if left := sandboxtest.ProcessesWith(marker); len(left) > 0 {
+				t.Fatalf("processes %v outlived agent-exec", left)
+			}
+		})
+	}
+	for _, status := range []string{"", "wfb agent-exec: exec: \"nope\": executable file not found in $PATH", "left", "left -1", "left 2x"} {
+		if n, ok := Left([]byte(status)); ok {
+			t.Errorf("Left(%q) = %d, true; want no count", status, n)
+		}
 	}
 }

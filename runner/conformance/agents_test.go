@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +31,10 @@ type cli struct {
 	// background is a scripted tool call that leaves a long-lived process
 	// running after the call returns.
 	background provider.Tool
-	// hungTimeout is wfb's timeout in the hung-provider test: long enough
-	// for the CLI to start and make its first turn on a loaded machine.
-	hungTimeout time.Duration
+	// hungTimeouts are wfb's timeouts in the hung-provider test, shortest
+	// first: the first is enough for the CLI to start and make its first
+	// turn on a quiet machine, the last on a loaded one.
+	hungTimeouts []time.Duration
 }
 
 var clis = []cli{
@@ -44,8 +46,8 @@ var clis = []cli{
 		// Read-only tools need no permission under acceptEdits.
 		harmless: provider.Tool{Name: "Glob", Input: map[string]any{"pattern": "*.ts"}},
 		// Bash needs a grant (the hung test gives one through AllowedTools).
-		background:  provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
-		hungTimeout: hungTimeout,
+		background:   provider.Tool{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "run_in_background": true}},
+		hungTimeouts: hungTimeouts,
 	},
 	{
 		name: "codex", agent: bench.AgentCodex, model: "gpt-5-codex",
@@ -56,8 +58,8 @@ var clis = []cli{
 		harmless: provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "true"}},
 		// A command still running after yield_time_ms is left running in
 		// the background, and the turn goes on.
-		background:  provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
-		hungTimeout: hungTimeout,
+		background:   provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": "sleep 600", "yield_time_ms": 250}},
+		hungTimeouts: hungTimeouts,
 	},
 	{
 		name: "gemini", agent: bench.AgentGemini, model: "gemini-2.5-pro",
@@ -67,7 +69,7 @@ var clis = []cli{
 		harmless:   provider.Tool{Name: "glob", Input: map[string]any{"pattern": "*.ts"}},
 		background: provider.Tool{Name: "run_shell_command", Input: map[string]any{"command": "sleep 600", "description": "start a long job", "is_background": true}},
 		// A Node program: 4-20 s to start on a loaded 2-core machine.
-		hungTimeout: 45 * time.Second,
+		hungTimeouts: []time.Duration{10 * time.Second, 45 * time.Second},
 	},
 }
 
@@ -142,9 +144,13 @@ func require(t *testing.T, c cli) cli {
 
 // installed finds the binary .ci/agent-versions pins under name — through
 // its variable, else in the cache — and checks its version; it skips the
-// test when the binary is not installed (fails with WFB_REQUIRE_AGENTS=1).
+// test when the binary is not installed (fails with WFB_REQUIRE_AGENTS=1),
+// and under -short.
 func installed(t *testing.T, name string) (bin, version string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped under -short: the real %s CLI; go test without -short runs it (CI does)", name)
+	}
 	p, ok := pinned(t)[name]
 	if !ok {
 		t.Fatalf(".ci/agent-versions pins no %s", name)
@@ -176,7 +182,7 @@ func installed(t *testing.T, name string) (bin, version string) {
 		}
 		return bin, p.version
 	}
-	out, err := exec.Command(bin, "--version").Output()
+	out, err := versionOf(bin)
 	if err != nil {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
@@ -184,6 +190,32 @@ func installed(t *testing.T, name string) (bin, version string) {
 		t.Fatalf("%s --version says %q; .ci/agent-versions pins %s", bin, strings.TrimSpace(string(out)), p.version)
 	}
 	return bin, p.version
+}
+
+// versionOf is the output of `bin --version`, run once per binary and test
+// binary: the binary does not change while the tests run, and a Node CLI
+// takes seconds to start (Gemini CLI's 1.6 s, once for each of ~25 tests).
+func versionOf(bin string) ([]byte, error) {
+	versions.mu.Lock()
+	v := versions.of[bin]
+	if v == nil {
+		v = &versionProbe{}
+		versions.of[bin] = v
+	}
+	versions.mu.Unlock()
+	v.once.Do(func() { v.out, v.err = exec.Command(bin, "--version").Output() })
+	return v.out, v.err
+}
+
+var versions = struct {
+	mu sync.Mutex
+	of map[string]*versionProbe
+}{of: map[string]*versionProbe{}}
+
+type versionProbe struct {
+	once sync.Once
+	out  []byte
+	err  error
 }
 
 // packageVersion is the version in the package.json of pkg in the

@@ -36,6 +36,7 @@ default:
 // agent and version, and holds what the mock served in its agent's
 // semantics, agreeing with the wire.
 func TestABenchWithEveryRealCLIRunsOfflineAgainstOneScript(t *testing.T) {
+	t.Parallel()
 	var arms []string
 	byArm := map[string]cli{}
 	for _, c := range clis {
@@ -162,6 +163,7 @@ default:
 // tools (ToolSearch) unless ENABLE_TOOL_SEARCH=false, as the manual says
 // for a script that matches on what a request offers.
 func TestABenchComparesAnArmWithAnMCPServerAgainstOneWithoutUnderBwrap(t *testing.T) {
+	t.Parallel()
 	var arms []string
 	byArm := map[string]cli{}
 	server := ""

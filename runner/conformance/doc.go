@@ -11,5 +11,7 @@
 // else in the cache .ci/install-agents.sh fills (WFB_AGENT_CACHE, by default
 // /var/cache/wfb-agents as root and ~/.cache/wfb-agents otherwise). When a
 // CLI is absent its tests skip with a message, unless WFB_REQUIRE_AGENTS=1,
-// which makes absence a failure (CI sets it).
+// which makes absence a failure (CI sets it). Under -short they all skip.
+// The tests run in parallel (each has its own results file, provider and
+// workspace): as many at once as go test's -parallel allows.
 package conformance

@@ -93,6 +93,7 @@ func everything(bin, literal, secret string) bench.MCPServer {
 // which get-env puts in the agent's output, is nowhere in the results
 // file.
 func TestARealCLIUsesAnArmsMCPServerAndSkillInEveryKernelSandbox(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		for _, backend := range []string{sandbox.Bwrap, sandbox.Landlock} {
 			t.Run(c.name+"/"+backend, func(t *testing.T) {
@@ -172,6 +173,7 @@ func TestARealCLIUsesAnArmsMCPServerAndSkillInEveryKernelSandbox(t *testing.T) {
 // workflow-not-used with the built-in counted. One backend (host-unsafe):
 // the kernel sandboxes are the other test's.
 func TestAnArmWhoseRealCLINeverCallsItsMCPServerIsWorkflowNotUsed(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)

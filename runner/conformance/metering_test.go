@@ -88,6 +88,7 @@ func show(v [4]*int64) string {
 // being lost or mis-read for a real CLI: the wire's sums equal what the
 // mock served, the agent's report agrees, and the requests are the row's.
 func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
@@ -130,6 +131,7 @@ func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
 // becoming a measurement: the row is a session-error naming the field, the
 // wire's value and what the agent printed, with no token column set.
 func TestTheWireRefusesWhatARealCLIZeroFills(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		for _, v := range []struct {
 			name  string
@@ -166,6 +168,7 @@ func TestTheWireRefusesWhatARealCLIZeroFills(t *testing.T) {
 // counted twice, or its failure from being lost: both requests are in the
 // file, the 529 unbilled, and the usage is the success's.
 func TestA529ThenASuccessIsBilledOnce(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		if c.agent == bench.AgentGemini {
 			// wfb allows Gemini CLI no retry (a retried broken stream
@@ -194,6 +197,7 @@ func TestA529ThenASuccessIsBilledOnce(t *testing.T) {
 // cheaper: the CLI's zeros for an attempt whose every request failed are
 // not recorded as usage.
 func TestOnly529sLeaveTheTokensNull(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
@@ -219,6 +223,7 @@ func TestOnly529sLeaveTheTokensNull(t *testing.T) {
 // TestConcurrentRealSessionsNeverMixAttribution stops two sessions sharing
 // the proxy from being credited with each other's requests.
 func TestConcurrentRealSessionsNeverMixAttribution(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
@@ -253,6 +258,7 @@ func TestConcurrentRealSessionsNeverMixAttribution(t *testing.T) {
 // provider behind the meter from hanging a real CLI or passing as the
 // agent's fault.
 func TestAnUnreachableUpstreamIsAProviderErrorWithAReason(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
@@ -279,6 +285,7 @@ func TestAnUnreachableUpstreamIsAProviderErrorWithAReason(t *testing.T) {
 // Observed with 2.1.332: the CLI itself counts the broken stream's input
 // too, and the check says so.
 func TestANonStreamingFallbackIsMarkedAndBilledOnce(t *testing.T) {
+	t.Parallel()
 	c := require(t, clis[0])
 	ok := provider.Reply{Text: "hello", Usage: provider.FullUsage(900, 12, 0, 0)}
 	broken := provider.Reply{Text: "broken", CutAfterEvents: 2, Usage: provider.FullUsage(900, 12, 0, 0)}

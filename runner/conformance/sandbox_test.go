@@ -36,6 +36,7 @@ func kernelBackend(t *testing.T, name, workspace string) {
 // Gemini CLI too: its .bin link is a Node script, which needs node and the
 // rest of its package inside the sandbox.
 func TestARealCLIReviewsInEveryKernelSandbox(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		if c.agent == bench.AgentCodex {
 			continue

@@ -23,6 +23,7 @@ import (
 // WFB_DUMP_TRANSCRIPT=FILE writes the session's raw output to FILE: that is
 // how view/testdata/gemini-stream.jsonl was recorded.
 func TestARealGeminiTranscriptReadsAsAConversation(t *testing.T) {
+	t.Parallel()
 	for _, c := range clis {
 		if c.agent != bench.AgentGemini {
 			continue

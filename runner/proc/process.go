@@ -196,8 +196,12 @@ func Run(ctx context.Context, ps Spec) (res Result) {
 	res.Duration = time.Since(start)
 	pipes.drain(readersDone, &res)
 	recordExit(cmd, waitErr, &res)
-	if res.State == wfb.StateExited {
-		pipes.readStatus(&res)
+	left := pipes.readStatus(&res)
+	if res.LimitHit == "" && left >= ps.Limits.Pids {
+		// The agent ended with its limit's worth of processes running
+		// (a fork RLIMIT_NPROC refused ends a shell so), which agent-exec
+		// killed before the watch could count them.
+		res.LimitHit = fmt.Sprintf("the session reached its process limit (%d processes left running when the agent ended; pids limit %d)", left, ps.Limits.Pids)
 	}
 	return res
 }
@@ -298,17 +302,22 @@ func openPipes() (*processPipes, error) {
 	return p, nil
 }
 
-// readStatus reads what agent-exec said when it could not start the
-// agent: then the session never ran, a spawn failure.
-func (p *processPipes) readStatus(res *Result) {
+// readStatus reads what agent-exec said: how many processes the agent left
+// running when it ended (returned), or why it could not start the agent —
+// then the session never ran, a spawn failure.
+func (p *processPipes) readStatus(res *Result) (left int) {
 	defer p.statusR.Close()
 	// agent-exec is gone and the agent never had the pipe: EOF is near.
 	_ = p.statusR.SetReadDeadline(time.Now().Add(time.Second))
 	b, _ := io.ReadAll(io.LimitReader(p.statusR, 4096))
-	if len(b) > 0 {
+	if n, ok := agentexec.Left(b); ok {
+		return n
+	}
+	if len(b) > 0 && res.State == wfb.StateExited {
 		res.State, res.SpawnErr = wfb.StateSpawnFailure, errors.New(string(b))
 		res.ExitCode, res.Signal = nil, ""
 	}
+	return 0
 }
 
 // closeChildEnds closes the ends the child holds once it started, so that

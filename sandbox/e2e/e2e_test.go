@@ -212,8 +212,8 @@ func toolResults(t *testing.T, p *provider.Provider) []map[string]any {
 func TestARootSessionCannotChangeTheWorkspaceOnAnyBackend(t *testing.T) {
 	for _, backend := range sandbox.Strength {
 		t.Run(backend, func(t *testing.T) {
-			if os.Geteuid() != 0 && backend != sandbox.Bwrap {
-				t.Skipf("as non-root the session owns the workspace: %s cannot stop chmod (see the sandbox package doc); this test is about a root wfb", backend)
+			if backend != sandbox.Bwrap {
+				gate.RequireRoot(t, "as non-root the session owns the workspace: "+backend+" cannot stop chmod (see the sandbox package doc); this test is about a root wfb")
 			}
 			requireBackend(t, backend)
 			r := newRig(t)

@@ -3,12 +3,12 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/sandbox"
@@ -24,8 +24,8 @@ import (
 func TestTwoConcurrentSessionsCannotReadEachOthersKey(t *testing.T) {
 	for _, backend := range sandbox.Strength {
 		t.Run(backend, func(t *testing.T) {
-			if os.Geteuid() != 0 && backend == sandbox.HostUnsafe {
-				t.Skip("as an ordinary user host-unsafe runs every session as wfb's own uid, which can read its own processes' environment; docs/sandboxes.md's limits say so")
+			if backend == sandbox.HostUnsafe {
+				gate.RequireRoot(t, "as an ordinary user host-unsafe runs every session as wfb's own uid, which can read its own processes' environment; docs/sandboxes.md's limits say so")
 			}
 			requireBackend(t, backend)
 			ra, rb := newRig(t), newRig(t)

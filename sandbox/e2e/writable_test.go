@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/internal/testkit/gate"
 	"github.com/wfbench/wfb/internal/testkit/sandboxtest"
 	"github.com/wfbench/wfb/runner/meterstore"
 
@@ -221,8 +222,8 @@ func firstUsable(t *testing.T) string {
 func TestABugFixCellEditsItsWorkspaceWhileAReviewInTheSameRunCannot(t *testing.T) {
 	for _, backend := range append(slices.Clone(sandbox.Strength), sandbox.Auto) {
 		t.Run(backend, func(t *testing.T) {
-			if os.Geteuid() != 0 && backend != sandbox.Bwrap && backend != sandbox.Auto {
-				t.Skipf("as non-root the session owns the review's copy: %s cannot stop chmod (see the sandbox package doc); this test is about a root wfb", backend)
+			if backend != sandbox.Bwrap && backend != sandbox.Auto {
+				gate.RequireRoot(t, "as non-root the session owns the review's copy: "+backend+" cannot stop chmod (see the sandbox package doc); this test is about a root wfb")
 			}
 			want := backend
 			if backend == sandbox.Auto {
@@ -340,9 +341,7 @@ func TestARunRefusesABackendThatFailsPreflightBeforeAnySession(t *testing.T) {
 // started under landlock (bwrap was not on PATH) and was interrupted
 // continues under landlock once bwrap is back.
 func TestAResumedAutoRunKeepsTheBackendItStartedWith(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the review cell under landlock needs a root wfb (see the first test)")
-	}
+	gate.RequireRoot(t, "the review cell under landlock needs a root wfb (see the first test)")
 	requireBackend(t, sandbox.Bwrap)
 	requireBackend(t, sandbox.Landlock)
 	hang := "replies:\n  - {hang: true}\n"

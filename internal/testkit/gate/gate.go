@@ -1,9 +1,9 @@
 // Package gate tells, in one line, what a test binary skipped for want of
-// something the machine lacks (a sandbox backend, Chromium, an agent CLI)
-// and how to make it mandatory. `go test ./...` shows a passing package's
-// output to no one, so the line goes to the terminal when there is one (and
-// to stdout, which -v shows). Gated tests call Skipf instead of t.Skipf;
-// their package's TestMain calls Report after m.Run.
+// something the machine lacks (a sandbox backend, Chromium, an agent CLI,
+// root) and how to make it mandatory. `go test ./...` shows a passing
+// package's output to no one, so the line goes to the terminal when there
+// is one (and to stdout, which -v shows). Gated tests call Skipf instead of
+// t.Skipf; their package's TestMain calls Report after m.Run.
 package gate
 
 import (
@@ -29,6 +29,25 @@ func Skipf(t testing.TB, env, format string, args ...any) {
 	skipped[env] = append(skipped[env], t.Name())
 	mu.Unlock()
 	t.Skipf(format, args...)
+}
+
+// EnvRequireRoot makes a test that needs root fail, not skip, where the
+// tests do not run as root. CI runs them as root and sets it, so a root-only
+// test cannot skip there unnoticed.
+const EnvRequireRoot = "WFB_REQUIRE_ROOT"
+
+// RequireRoot returns when the test runs as root. Otherwise it skips t,
+// recorded as gated by EnvRequireRoot, or fails it when EnvRequireRoot is
+// "1". why says what the test does that needs root.
+func RequireRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv(EnvRequireRoot) == "1" {
+		t.Fatalf("%s; the tests do not run as root and %s=1", why, EnvRequireRoot)
+	}
+	Skipf(t, EnvRequireRoot, "%s; not root here (%s=1 makes this a failure)", why, EnvRequireRoot)
 }
 
 // Line is the summary of what was skipped, "" when nothing was.
