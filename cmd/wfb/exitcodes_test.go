@@ -64,8 +64,9 @@ func TestEveryPackageErrorHasItsExitCode(t *testing.T) {
 }
 
 // damagedCopies writes two damaged copies of a results file into dir: one
-// cut short (found at open) and one whose last pages are overwritten (the
-// open succeeds; the results query finds them).
+// cut short (found at open) and one whose results table's root page is
+// overwritten (the open succeeds; the results query finds it). The page is
+// found, not assumed: which pages come last moves with every migration.
 func damagedCopies(t *testing.T, dir string) (truncated, overwritten string) {
 	t.Helper()
 	good := filepath.Join(dir, "good.db")
@@ -78,8 +79,18 @@ func damagedCopies(t *testing.T, dir string) (truncated, overwritten string) {
 	if err := os.WriteFile(truncated, b[:5000], 0o644); err != nil {
 		t.Fatal(err)
 	}
+	db, err := store.OpenReadOnly(context.Background(), good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rows, err := db.Query(context.Background(), "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_schema WHERE type = 'table' AND name = 'results'")
+	db.Close()
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("the results table's root page: %v (%d rows)", err, len(rows))
+	}
+	root, size := rows[0][0].(int64), rows[0][1].(int64)
 	bad := bytes.Clone(b)
-	for i := len(bad) - 4*4096; i < len(bad); i++ {
+	for i := (root - 1) * size; i < root*size; i++ {
 		bad[i] = 0xa5
 	}
 	if err := os.WriteFile(overwritten, bad, 0o644); err != nil {
