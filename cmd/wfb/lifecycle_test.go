@@ -305,8 +305,11 @@ func TestAnOrdinaryUsersBwrapSessionIsHeldToItsLimits(t *testing.T) {
 	slowPath(t, "a fork bomb in an ordinary user's bwrap session")
 	requireBackend(t, sandbox.Bwrap)
 	marker := fmt.Sprintf("wfb-user-limit-%d", time.Now().UnixNano())
+	// The bomb is the agent's child and the agent lives on, as in
+	// TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded: under bwrap an
+	// agent that itself dies of a refused fork takes the bomb with it.
 	agent := fakeAgent(t, `[ "$1" = "--version" ] && { echo 1.0.0; exit 0; }
-i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' `+marker+` & i=$((i+1)); done; wait
+sh -c 'i=0; while [ $i -lt 300 ]; do sh -c "sleep 30" `+marker+` & i=$((i+1)); done; wait' `+marker+`; exec sleep 30
 `)
 	cmd, db := ordinaryUserSession(t, buildWFB(t), sandbox.Bwrap, agent, runOKScript, "--timeout", "20s", "--pids-max=64")
 	out, _ := cmd.CombinedOutput()
@@ -358,7 +361,13 @@ func TestAnAgentOverItsResourceLimitsIsStoppedAndRecorded(t *testing.T) {
 	cases := []struct {
 		name, script, flag, want string
 	}{
-		{"fork bomb", `i=0; while [ $i -lt 300 ]; do sh -c 'sleep 30' MARKER & i=$((i+1)); done; wait`, "--pids-max=64", "process limit"},
+		// The bomb is a child of the agent, which lives on (as a sleeper)
+		// when RLIMIT_NPROC ends the bomb's shell: the session is then over
+		// its limit until wfb stops it, on every backend. An agent that
+		// itself dies of a refused fork is
+		// TestAnAgentThatEndsLeavingItsProcessLimitIsStoppedAtIt's (under
+		// bwrap its PID namespace takes the bomb with it first).
+		{"fork bomb", `sh -c 'i=0; while [ $i -lt 300 ]; do sh -c "sleep 30" MARKER & i=$((i+1)); done; wait' MARKER; exec sleep 30`, "--pids-max=64", "process limit"},
 		{"memory hog", `head -c 1500M /dev/zero | sh -c 'tail' MARKER > /dev/null`, "--memory-max-mib=256", "memory limit"},
 	}
 	for _, backend := range []string{sandbox.HostUnsafe, sandbox.Bwrap, sandbox.Landlock} {
