@@ -94,7 +94,7 @@ func TestARecordingThatCannotBeReplayedSaysWhy(t *testing.T) {
 	}{
 		{"no attempt", "", []Exchange{good}, true, "name the attempt to record"},
 		{"nothing recorded", "att-1", nil, true, `attempt "att-1" has no metered requests in /r/wfb.db`},
-		{"no model turn", "att-1", []Exchange{probe}, true, `attempt "att-1" made no answered model request (1 requests, none Messages or Responses)`},
+		{"no model turn", "att-1", []Exchange{probe}, true, `attempt "att-1" made no answered model request (1 requests, none Messages, Responses or Chat Completions)`},
 		{"not kept whole", "att-1", []Exchange{cut}, true, `attempt "att-1" request 1: its bodies were not kept whole`},
 		{"not a request", "att-1", []Exchange{bad}, true, `attempt "att-1" request 1: the request body is not a JSON object`},
 		{"not read back", "att-1", []Exchange{unread}, false, `attempt "att-1" request 1: response body: the results file is damaged`},
