@@ -230,6 +230,10 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
 				t.Errorf("%d model requests; the prompt reached the provider: %v", len(prompts), len(prompts) == 1 && strings.Contains(prompts[0], "Say hello."))
 			}
+			if chatCLI(c) && len(prompts) == 1 && !strings.Contains(strings.ReplaceAll(prompts[0], " ", ""), `"stream_options":{"include_usage":true}`) {
+				// Without it a Chat Completions stream carries no usage.
+				t.Errorf("the stream did not ask for usage: %s", clip(prompts[0]))
+			}
 			// No side traffic (title generation, probes, telemetry) reaches
 			// the provider: every request is the one model turn.
 			if all := r.p.Requests(); len(all) != len(prompts) {
