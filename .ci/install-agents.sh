@@ -6,6 +6,10 @@
 #   WFB_CLAUDE_BIN=/.../claude
 #   WFB_CODEX_BIN=/.../codex
 #   WFB_GEMINI_BIN=/.../gemini (the .bin symlink to a Node script, as users get it)
+#   WFB_OPENCODE_BIN=/.../opencode (the .bin symlink to opencode's native
+#     binary, which the package's postinstall links for this CPU)
+#   WFB_QWEN_BIN=/.../qwen (the .bin symlink to a Node script; its vendored
+#     ripgrep lacks the exec bit, and wfb's settings for it turn ripgrep off)
 #   WFB_MCP_EVERYTHING_BIN=/.../mcp-server-everything (likewise; it serves MCP
 #     over stdio when run with no argument or `stdio`)
 # Everything else goes to stderr. The cache is made world-readable so that a

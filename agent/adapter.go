@@ -13,19 +13,23 @@ import (
 // Names of the agents, as a bench's arm names them (runner/bench spells the
 // same names for its checks).
 const (
-	Claude  = "claude"   // Claude Code (npm @anthropic-ai/claude-code)
-	StandIn = "stand-in" // wfb's own scripted agent, with Claude Code's interface
-	Codex   = "codex"    // OpenAI's Codex CLI (npm @openai/codex), as `codex exec --json`
-	Gemini  = "gemini"   // Gemini CLI (npm @google/gemini-cli)
+	Claude   = "claude"   // Claude Code (npm @anthropic-ai/claude-code)
+	StandIn  = "stand-in" // wfb's own scripted agent, with Claude Code's interface
+	Codex    = "codex"    // OpenAI's Codex CLI (npm @openai/codex), as `codex exec --json`
+	Gemini   = "gemini"   // Gemini CLI (npm @google/gemini-cli)
+	Opencode = "opencode" // opencode (npm opencode-ai), as `opencode run --format json`
+	Qwen     = "qwen"     // Qwen Code (npm @qwen-code/qwen-code), stream-json
 )
 
 // adapters are the agents wfb drives, each a fresh adapter per session.
 // Adding an agent is one file holding its adapter and one line here.
 var adapters = map[string]func() Adapter{
-	Claude:  func() Adapter { return &claudeAdapter{real: true} },
-	StandIn: func() Adapter { return &claudeAdapter{} },
-	Codex:   func() Adapter { return &codexAdapter{} },
-	Gemini:  func() Adapter { return &geminiAdapter{} },
+	Claude:   func() Adapter { return &claudeAdapter{real: true} },
+	StandIn:  func() Adapter { return &claudeAdapter{} },
+	Codex:    func() Adapter { return &codexAdapter{} },
+	Gemini:   func() Adapter { return &geminiAdapter{} },
+	Opencode: func() Adapter { return &opencodeAdapter{} },
+	Qwen:     func() Adapter { return &qwenAdapter{} },
 }
 
 // Names lists the agents wfb drives, sorted.

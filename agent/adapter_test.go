@@ -9,7 +9,7 @@ import (
 // failing without saying which agents there are.
 func TestAnUnknownAgentIsNamedWithTheOnesThereAre(t *testing.T) {
 	_, err := For("claud")
-	if err == nil || !strings.Contains(err.Error(), `unknown agent "claud" (want claude, codex, gemini or stand-in)`) {
+	if err == nil || !strings.Contains(err.Error(), `unknown agent "claud" (want claude, codex, gemini, opencode, qwen or stand-in)`) {
 		t.Errorf("err %v, want one naming every agent", err)
 	}
 }
@@ -35,6 +35,12 @@ func TestEachAgentIsMeteredAtTheURLItWouldCall(t *testing.T) {
 		{Gemini, cell, "ANTHROPIC_BASE_URL", "http://cell"},
 		{Gemini, own, "GOOGLE_GEMINI_BASE_URL", "http://google"},
 		{Gemini, nil, "ANTHROPIC_BASE_URL", ""},
+		{Opencode, cell, "ANTHROPIC_BASE_URL", "http://cell"},
+		{Opencode, own, "OPENAI_BASE_URL", "http://openai"},
+		{Opencode, nil, "ANTHROPIC_BASE_URL", ""},
+		{Qwen, cell, "ANTHROPIC_BASE_URL", "http://cell"},
+		{Qwen, own, "OPENAI_BASE_URL", "http://openai"},
+		{Qwen, nil, "ANTHROPIC_BASE_URL", ""},
 	} {
 		ad, err := For(c.agent)
 		if err != nil {
@@ -61,5 +67,9 @@ func TestTheVersionIsAskedOfEveryRealCLI(t *testing.T) {
 	}
 	if v := VersionProbe.Parse([]byte("codex-cli 0.171.0-alpha.2\n")); v != "0.171.0-alpha.2" {
 		t.Errorf("parsed %q from Codex's answer", v)
+	}
+	// opencode and Qwen Code print the bare version.
+	if v := VersionProbe.Parse([]byte("1.18.33\n")); v != "1.18.33" {
+		t.Errorf("parsed %q from opencode's answer", v)
 	}
 }

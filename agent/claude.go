@@ -201,7 +201,35 @@ func (o *claudeOutput) Line(l []byte, truncated bool) {
 }
 
 // readServers notes the MCP servers the init event lists as not connected.
-func (o *claudeOutput) readServers(l []byte) {
+func (o *claudeOutput) readServers(l []byte) { serversNotConnected(l, &o.mcpFailed) }
+
+// failedTools notes the calls a user event's tool results report as
+// errors (a refusal, an unknown tool or skill, a failure).
+func (o *claudeOutput) failedTools(l []byte) { failedContentTools(&o.tools, l) }
+
+// countTools counts the tool calls of an assistant event: its tool_use
+// blocks (built-in and MCP tools, mcp__SERVER__TOOL in Claude Code's own
+// spelling) and server_tool_use blocks; a call of the Skill tool counts as
+// the skill it invokes (skill:NAME).
+func (o *claudeOutput) countTools(l []byte) {
+	countContentTools(&o.tools, l, func(name string, input json.RawMessage) string {
+		if name == "Skill" {
+			if s := skillName(input, "skill", "command", "name"); s != "" {
+				return skillPrefix + s
+			}
+		}
+		return name
+	})
+}
+
+// Claude Code's stream-json events, which Qwen Code's stream-json copies:
+// an init event listing the MCP servers and their status, assistant events
+// whose content holds the tool calls, user events whose content holds
+// their results.
+
+// serversNotConnected adds to failed each MCP server an init event (l)
+// lists with a status other than connected.
+func serversNotConnected(l []byte, failed *boundedList) {
 	var ev struct {
 		Servers []struct {
 			Name   string `json:"name"`
@@ -213,14 +241,14 @@ func (o *claudeOutput) readServers(l []byte) {
 	}
 	for _, s := range ev.Servers {
 		if s.Status != "connected" {
-			o.mcpFailed.add(fmt.Sprintf("%s (%s)", wfb.Clip(s.Name, 64), wfb.Clip(s.Status, 32)))
+			failed.add(fmt.Sprintf("%s (%s)", wfb.Clip(s.Name, 64), wfb.Clip(s.Status, 32)))
 		}
 	}
 }
 
-// failedTools notes the calls a user event's tool results report as
-// errors (a refusal, an unknown tool or skill, a failure).
-func (o *claudeOutput) failedTools(l []byte) {
+// failedContentTools notes the calls whose tool_result blocks, in a user
+// event (l), are errors.
+func failedContentTools(tools *Tools, l []byte) {
 	var ev struct {
 		Message struct {
 			Content json.RawMessage `json:"content"`
@@ -236,16 +264,14 @@ func (o *claudeOutput) failedTools(l []byte) {
 	}
 	for _, b := range blocks {
 		if b.Type == "tool_result" && b.IsError {
-			o.tools.failedCall(b.ID)
+			tools.failedCall(b.ID)
 		}
 	}
 }
 
-// countTools counts the tool calls of an assistant event: its tool_use
-// blocks (built-in and MCP tools, mcp__SERVER__TOOL in Claude Code's own
-// spelling) and server_tool_use blocks; a call of the Skill tool counts as
-// the skill it invokes (skill:NAME).
-func (o *claudeOutput) countTools(l []byte) {
+// countContentTools counts the tool_use and server_tool_use blocks of an
+// assistant event (l), each under the name named gives it.
+func countContentTools(tools *Tools, l []byte, named func(name string, input json.RawMessage) string) {
 	var ev struct {
 		Message struct {
 			Content []struct {
@@ -263,13 +289,7 @@ func (o *claudeOutput) countTools(l []byte) {
 		if b.Type != "tool_use" && b.Type != "server_tool_use" {
 			continue
 		}
-		name := b.Name
-		if name == "Skill" {
-			if s := skillName(b.Input, "skill", "command", "name"); s != "" {
-				name = skillPrefix + s
-			}
-		}
-		o.tools.call(b.ID, name)
+		tools.call(b.ID, named(b.Name, b.Input))
 	}
 }
 
@@ -363,19 +383,24 @@ func parseUsage(usage map[string]json.RawMessage) ([4]int64, []string) {
 // parseCost accepts a finite non-negative number. Anything else is "not
 // measured": ok is false and why says what was there.
 func parseCost(raw json.RawMessage) (cost float64, ok bool, why string) {
+	return parseCostField("total_cost_usd", raw)
+}
+
+// parseCostField is parseCost of the field named field.
+func parseCostField(field string, raw json.RawMessage) (cost float64, ok bool, why string) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
 		return 0, false, ""
 	}
 	if s[0] == '"' || s == "true" || s == "false" || s[0] == '{' || s[0] == '[' {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is not a number", wfb.Clip(s, 40))
+		return 0, false, fmt.Sprintf("%s %s is not a number", field, wfb.Clip(s, 40))
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is not a finite number", wfb.Clip(s, 40))
+		return 0, false, fmt.Sprintf("%s %s is not a finite number", field, wfb.Clip(s, 40))
 	}
 	if v < 0 {
-		return 0, false, fmt.Sprintf("total_cost_usd %s is negative", wfb.Clip(s, 40))
+		return 0, false, fmt.Sprintf("%s %s is negative", field, wfb.Clip(s, 40))
 	}
 	return v, true, ""
 }

@@ -32,12 +32,8 @@ const codexProvider = "wfb"
 // /dev/null (an open pipe makes it wait for more input), JSONL out.
 //
 // The model provider is defined on the command line, because Codex ignores
-// OPENAI_BASE_URL: its base URL is the spec's OPENAI_BASE_URL when set (the
-// OpenAI convention: it ends in /v1, e.g. https://api.openai.com/v1), else
-// the cell's provider, ANTHROPIC_BASE_URL + "/v1" (wfb's mock serves both
-// APIs on one base URL). The key is read by Codex from OPENAI_API_KEY; when
-// the spec has none and the base URL is the cell's, the cell's key is
-// passed under that name. Retries and the stream idle timeout take the same
+// OPENAI_BASE_URL: its base URL and key are those of every OpenAI agent
+// (openAIEndpoint), the key read by Codex from OPENAI_API_KEY. Retries and the stream idle timeout take the same
 // bounds the runner sets for Claude Code (runner.AgentEnv):
 // CLAUDE_CODE_MAX_RETRIES and API_TIMEOUT_MS.
 type codexAdapter struct {
@@ -70,13 +66,8 @@ func (a *codexAdapter) SkillsDir(home string) string { return filepath.Join(home
 
 // Upstream is OPENAI_BASE_URL when the arm sets it, else the cell's
 // ANTHROPIC_BASE_URL, from which codexProviderConfig builds the provider's
-// base_url.
-func (a *codexAdapter) Upstream(env map[string]string) (string, string) {
-	if url := env["OPENAI_BASE_URL"]; url != "" {
-		return "OPENAI_BASE_URL", url
-	}
-	return "ANTHROPIC_BASE_URL", env["ANTHROPIC_BASE_URL"]
-}
+// base_url (see openAIEndpoint).
+func (a *codexAdapter) Upstream(env map[string]string) (string, string) { return openAIUpstream(env) }
 
 // ReportedField: turn.completed's usage names the cache read
 // cached_input_tokens.
@@ -194,16 +185,9 @@ func codexProviderConfig(spec Session) (provider string, env map[string]string, 
 		}
 		env["CODEX_HOME"] = home
 	}
-	baseURL := spec.Env["OPENAI_BASE_URL"]
-	if baseURL == "" {
-		base := strings.TrimSuffix(spec.Env["ANTHROPIC_BASE_URL"], "/")
-		if base == "" {
-			return "", nil, errors.New("codex needs a provider base URL: OPENAI_BASE_URL or the cell's ANTHROPIC_BASE_URL")
-		}
-		baseURL = base + "/v1"
-		if spec.Env["OPENAI_API_KEY"] == "" {
-			env["OPENAI_API_KEY"] = spec.Env["ANTHROPIC_API_KEY"]
-		}
+	baseURL, err := openAIEndpoint("codex", spec.Env, env)
+	if err != nil {
+		return "", nil, err
 	}
 	retries, err := envCount(spec.Env, "CLAUDE_CODE_MAX_RETRIES", 2)
 	if err != nil {

@@ -309,6 +309,12 @@ func TestMalformedProviderUsageIsOneKindForEveryAgent(t *testing.T) {
 		{"claude/missing", outcome(result(`"usage":{"input_tokens":1200,"output_tokens":30,"cache_creation_input_tokens":500}`), 0)},
 		{"codex/missing", codexOutcome("gpt-5-codex", codexDone(`{"input_tokens":1695,"output_tokens":30,"reasoning_output_tokens":0}`), 0)},
 		{"gemini/missing", geminiOutcome(geminiDone(`{"total_tokens":1225,"input_tokens":1195,"output_tokens":30,"input":1200,"models":{}}`), 0)},
+		// opencode clamps a negative to 0 (its total keeps the raw sum) and
+		// fills a missing usage with zeros (and no total).
+		{"opencode/negative", opencodeOutcome(ocModel, ocStart+"\n"+ocStep(`{"total":1725,"input":1700,"output":30,"reasoning":0,"cache":{"write":0,"read":0}}`, "0"), 0)},
+		{"opencode/missing", opencodeOutcome(ocModel, ocStart+"\n"+ocStep(`{"input":0,"output":0,"reasoning":0,"cache":{"write":0,"read":0}}`, "0"), 0)},
+		{"qwen/negative", qwenOutcome(qwModel, qwSession(`{"input_tokens":1695,"output_tokens":30,"cache_read_input_tokens":-5,"total_tokens":1725}`), 0)},
+		{"qwen/missing", qwenOutcome(qwModel, qwSession(`{"input_tokens":1695,"output_tokens":30,"total_tokens":1725}`), 0)},
 	} {
 		t.Run("parsed/"+c.name, func(t *testing.T) {
 			if c.row.OK || c.row.ErrorKind != wfb.KindSessionError || !strings.Contains(c.row.ErrorDetail, "usage refused") || c.row.InputTokens != nil {

@@ -11,10 +11,14 @@
 //   - adapter.go: the Adapter, what it is given (Session, Kit) and gives
 //     back (Command, Output), the version Probe, and the table of agents.
 //   - claude.go: Claude Code, and wfb's stand-in, which shares its
-//     interface; codex.go: Codex CLI (`codex exec --json`); gemini.go:
-//     Gemini CLI (stream-json). Each holds its command line, its form of
-//     an arm's kit (kit.go: what they share in writing it), its event
-//     parser and its usage rules.
+//     interface (and the shape of its stream-json events, which Qwen Code
+//     copies); codex.go: Codex CLI (`codex exec --json`); gemini.go:
+//     Gemini CLI (stream-json); opencode.go: opencode (`opencode run
+//     --format json`, its steps summed); qwen.go: Qwen Code (stream-json).
+//     Each holds its command line, its form of an arm's kit (kit.go: what
+//     they share in writing it), its event parser and its usage rules;
+//     openai.go what the agents of OpenAI's APIs share: their base URL and
+//     key.
 //   - output.go: what the parsers share in reading JSON Lines — counting
 //     what no parser can use, keeping bounded evidence, strict usage
 //     counts; tools.go: tool calls counted under one vocabulary for every

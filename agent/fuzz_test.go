@@ -107,6 +107,31 @@ func FuzzGeminiOutput(f *testing.F) {
 	})
 }
 
+func FuzzOpencodeOutput(f *testing.F) {
+	f.Add([]byte(ocTwoSteps), int64(0))
+	f.Add([]byte(ocStart+"\n"+ocErr529), int64(1))
+	f.Add([]byte(ocStart+"\n"+ocStep(`{"total":45,"input":0,"output":43,"reasoning":7,"cache":{"write":0,"read":200}}`, "-1")), int64(0))
+	f.Fuzz(func(t *testing.T, stdout []byte, code int64) {
+		row := outputRow(&opencodeOutput{model: ocModel, servers: []string{"everything"}}, stdout, code)
+		checkRow(t, row)
+		if row.CacheCreationInputTokens != nil {
+			t.Fatal("opencode's OpenAI-compatible provider reports no cache writes, yet one was recorded")
+		}
+	})
+}
+
+func FuzzQwenOutput(f *testing.F) {
+	f.Add([]byte(qwSession(`{"input_tokens":2100,"output_tokens":101,"cache_read_input_tokens":401,"total_tokens":2201}`)), int64(0))
+	f.Add([]byte(qwFailed(`"[API Error: 529 stand-in error 529]"`)), int64(1))
+	f.Fuzz(func(t *testing.T, stdout []byte, code int64) {
+		row := outputRow(&qwenOutput{model: qwModel}, stdout, code)
+		checkRow(t, row)
+		if row.CacheCreationInputTokens != nil || row.ReasoningOutputTokens != nil {
+			t.Fatal("qwen's stream-json reports no cache writes or reasoning, yet one was recorded")
+		}
+	})
+}
+
 // FuzzParseUsage stops usage validation from accepting anything but a
 // count written as one: every value it accepts is a non-negative integer
 // whose JSON text is exactly its decimal form.

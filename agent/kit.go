@@ -16,11 +16,14 @@ import (
 // servers and settings as its agent takes them — Claude Code (and the
 // stand-in, which shares its interface) a --mcp-config file with
 // --strict-mcp-config and a --settings file, Codex -c overrides of
-// mcp_servers.NAME and of its settings, Gemini CLI the mcpServers and
-// settings of the settings file wfb writes for it. A server's secret never
-// goes into a file: its value joins the agent's environment under the
-// server variable's own name, and the configuration refers to it (${NAME}
-// for Claude Code, env_vars for Codex, $NAME for Gemini CLI).
+// mcp_servers.NAME and of its settings, Gemini CLI and Qwen Code the
+// mcpServers and settings of the settings file wfb writes for them,
+// opencode the mcp servers and settings of the configuration wfb gives it
+// in OPENCODE_CONFIG_CONTENT. A server's secret never goes into a file: its
+// value joins the agent's environment under the server variable's own
+// name, and the configuration refers to it (${NAME} for Claude Code,
+// env_vars for Codex, $NAME for Gemini CLI and Qwen Code, {env:NAME} for
+// opencode).
 
 // kitDir is where, in the private HOME, wfb writes the configuration
 // files it points an agent at.
@@ -29,14 +32,22 @@ const kitDir = ".wfb-kit"
 // writeKitFile writes data to HOME/.wfb-kit/name, mode 0600, owned like
 // HOME, and returns its path.
 func writeKitFile(home, name string, data []byte) (string, error) {
+	return writeHomeFile(home, filepath.Join(kitDir, name), data)
+}
+
+// writeHomeFile writes data to HOME/rel, a new file of mode 0600, making
+// the directories on the way; what it makes is owned like HOME (the
+// session uid's). A file already there is an error: wfb writes into a
+// fresh private HOME and overwrites nothing.
+func writeHomeFile(home, rel string, data []byte) (string, error) {
 	owner, err := owned.Owner(home)
 	if err != nil {
 		return "", err
 	}
-	if err := owned.MkdirAll(home, kitDir, owner); err != nil {
+	if err := owned.MkdirAll(home, filepath.Dir(rel), owner); err != nil {
 		return "", err
 	}
-	path := filepath.Join(home, kitDir, name)
+	path := filepath.Join(home, rel)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err

@@ -65,9 +65,12 @@ func TestAnAgentIsGrantedWhereItMayWriteAndGivenItsKit(t *testing.T) {
 // TestEveryAgentOfABenchHasAnAdapter stops an agent a bench accepts from
 // having no adapter to run it.
 func TestEveryAgentOfABenchHasAnAdapter(t *testing.T) {
-	for _, name := range []string{bench.AgentClaude, bench.AgentCodex, bench.AgentGemini, bench.AgentStandIn} {
+	for _, name := range bench.Agents {
 		if _, err := agent.For(name); err != nil {
 			t.Errorf("agent %s: %v", name, err)
 		}
+	}
+	if len(bench.Agents) != len(agent.Names()) {
+		t.Errorf("a bench names %v, the adapters are %v", bench.Agents, agent.Names())
 	}
 }

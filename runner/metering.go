@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -63,6 +64,7 @@ func endMeter(ctx context.Context, a MeteredAttempt, row *store.Result, requireW
 		meterDown(row, a.BaseURL())
 	}
 	noteProxyErrors(row, w)
+	noteStatusesAtTimeout(row, w)
 	crossCheck(row, w, requireWitness)
 	if row.UsageSource == wfb.UsageMetered {
 		priceWire(row, w)
@@ -101,6 +103,32 @@ func noteProxyErrors(row *store.Result, w Wire) {
 		row.ErrorKind = wfb.KindProviderError
 	}
 	row.AddDetail(detail)
+}
+
+// noteStatusesAtTimeout names, in the detail of a session wfb's timeout
+// ended, the error statuses its provider answered every model request
+// with: the agent never got to say what it was doing, and the wire shows
+// it was retrying a failing provider (Qwen Code retries a 529 for 85 s,
+// opencode a 502 for a minute and more, whatever wfb's timeout).
+func noteStatusesAtTimeout(row *store.Result, w Wire) {
+	if row.OK || row.ErrorKind != wfb.KindTimeout || w.Models == 0 || w.Billed > 0 {
+		return
+	}
+	count := map[int64]int{}
+	for _, q := range w.Requests {
+		if q.Protocol == "" {
+			continue
+		}
+		if q.Status == nil || *q.Status < 400 {
+			return // a request that was not an error status: nothing to name
+		}
+		count[*q.Status]++
+	}
+	var parts []string
+	for _, st := range slices.Sorted(maps.Keys(count)) {
+		parts = append(parts, fmt.Sprintf("%d ×%d", st, count[st]))
+	}
+	row.AddDetail(fmt.Sprintf("the meter saw the provider answer all %d model requests with an error status (%s): the agent was retrying them when the timeout ended it", w.Models, strings.Join(parts, ", ")))
 }
 
 // crossCheck applies the wire's witness to the row (see migration 0006):

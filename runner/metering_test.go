@@ -300,3 +300,37 @@ func TestBeginMeterPointsGeminiAtTheAttempt(t *testing.T) {
 		a.End(context.Background(), ReportedUsage{})
 	}
 }
+
+// TestATimedOutSessionNamesTheStatusesTheWireSaw stops a session that wfb's
+// timeout ended while its agent was retrying a failing provider (Qwen Code
+// retries a 529 for 85 s) from saying only "timeout": the detail names the
+// statuses every model request got. A session whose provider answered one
+// request, or that failed otherwise, is left as it was.
+func TestATimedOutSessionNamesTheStatusesTheWireSaw(t *testing.T) {
+	req := func(status int64, model bool) store.MeteredRequest {
+		q := store.MeteredRequest{Status: &status}
+		if model {
+			q.Protocol = "openai-chat-completions"
+		}
+		return q
+	}
+	failing := Wire{Models: 3, Requests: []store.MeteredRequest{req(529, true), req(200, false), req(529, true), req(503, true)}}
+	for _, c := range []struct {
+		name string
+		kind string
+		wire Wire
+		want string
+	}{
+		{"timeout, all failed", wfb.KindTimeout, failing, "no result; the meter saw the provider answer all 3 model requests with an error status (503 ×1, 529 ×2): the agent was retrying them when the timeout ended it"},
+		{"timeout, one answered", wfb.KindTimeout, Wire{Models: 2, Billed: 1, Requests: []store.MeteredRequest{req(529, true), req(200, true)}}, "no result"},
+		{"provider-error", wfb.KindProviderError, failing, "no result"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row := store.Result{ErrorKind: c.kind, ErrorDetail: "no result"}
+			noteStatusesAtTimeout(&row, c.wire)
+			if row.ErrorDetail != c.want || row.ErrorKind != c.kind {
+				t.Errorf("kind %q detail %q, want %q %q", row.ErrorKind, row.ErrorDetail, c.kind, c.want)
+			}
+		})
+	}
+}

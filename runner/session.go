@@ -51,7 +51,7 @@ type SessionKey struct {
 	RetryOf          string
 
 	// The agent.
-	Agent        string   // bench.AgentStandIn, AgentClaude, AgentCodex or AgentGemini
+	Agent        string   // one of bench.Agents
 	AgentBin     string   // the executable
 	AgentArgs    []string // arguments before the adapter's flags ("mock", "agent" for the stand-in run through wfb)
 	AgentVersion string

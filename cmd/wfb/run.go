@@ -239,8 +239,12 @@ func runawayRisks(b *bench.Bench, requests int) []string {
 			if !loop {
 				continue
 			}
-			out = append(out, fmt.Sprintf("arm %s (%s, no max_turns) on task %s: the mock script %s answers every turn past its replies with a tool call, so the agent may never end; each session is stopped as runaway after %d requests (max_requests) — set max_turns on the arm, or end the script's default reply without tools",
-				a.ID, a.Agent, t.ID, filepath.Base(p.Mock), requests))
+			fix := "set max_turns on the arm, or end the script's default reply without tools"
+			if a.Agent == bench.AgentCodex || a.Agent == bench.AgentOpencode {
+				fix = a.Agent + " has no turn limit: end the script's default reply without tools"
+			}
+			out = append(out, fmt.Sprintf("arm %s (%s, no max_turns) on task %s: the mock script %s answers every turn past its replies with a tool call, so the agent may never end; each session is stopped as runaway after %d requests (max_requests) — %s",
+				a.ID, a.Agent, t.ID, filepath.Base(p.Mock), requests, fix))
 		}
 	}
 	return out

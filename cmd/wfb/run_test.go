@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb/mock/provider"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -700,5 +701,25 @@ func TestTheToolsExampleRunsAndShowsItsEvidence(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, rows); diff != "" {
 		t.Errorf("arm_tools_v (-want +got):\n%s", diff)
+	}
+}
+
+// TestARunawayRiskAdvisesWhatTheArmsAgentCanDo stops the warning of a mock
+// script that may never let a real agent end from advising a turn limit to
+// an agent that has none (Codex, opencode: a bench that sets one is
+// refused).
+func TestARunawayRiskAdvisesWhatTheArmsAgentCanDo(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "loop.yaml")
+	if err := os.WriteFile(script, []byte("default: {tools: [{name: Glob, input: {pattern: '*'}}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &bench.Bench{
+		Provider: bench.Provider{Mock: script},
+		Tasks:    []bench.Task{{ID: "t"}},
+		Arms:     []bench.Arm{{ID: "c", Agent: bench.AgentClaude}, {ID: "o", Agent: bench.AgentOpencode}, {ID: "q", Agent: bench.AgentQwen, MaxTurns: 3}},
+	}
+	got := runawayRisks(b, 0)
+	if len(got) != 2 || !strings.Contains(got[0], "set max_turns on the arm") || !strings.Contains(got[1], "opencode has no turn limit: end the script's default reply without tools") {
+		t.Errorf("warnings %q", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +51,8 @@ func newSessionCmd(s *Streams) *cobra.Command {
 
 With --mock-script, wfb starts its scripted provider itself and the session runs
 offline. With --base-url, the API key is read from ANTHROPIC_API_KEY, passed to
-the agent, and never stored.
+the agent, and never stored. The agents of OpenAI's APIs (codex, opencode,
+qwen) call the base URL + "/v1", with the key as OPENAI_API_KEY.
 
 The session is metered (--meter=off disables it): its provider traffic goes
 through a loopback proxy, its requests are recorded, and the provider's usage
@@ -71,8 +74,8 @@ Exit status: 0 when the session is ok, 1 when it was recorded but is not ok,
 	f := cmd.Flags()
 	f.StringVar(&opts.Workspace, "workspace", "", "the directory the agent works in (required)")
 	f.StringVar(&opts.Prompt, "prompt", "", "the prompt, passed on stdin (required)")
-	f.StringVar(&opts.Agent, "agent", bench.AgentStandIn, "agent: stand-in or claude")
-	f.StringVar(&opts.AgentBin, "agent-bin", "", "the agent executable (default: wfb itself for stand-in, claude on PATH)")
+	f.StringVar(&opts.Agent, "agent", bench.AgentStandIn, "agent: "+strings.Join(bench.Agents, ", "))
+	f.StringVar(&opts.AgentBin, "agent-bin", "", "the agent executable (default: wfb itself for stand-in, else the agent's name on PATH: claude, codex, gemini, opencode, qwen)")
 	f.StringVar(&opts.BaseURL, "base-url", "", "the model API base URL (key from ANTHROPIC_API_KEY)")
 	f.StringVar(&opts.MockScript, "mock-script", "", "serve this mock script locally and point the agent at it")
 	f.StringVar(&opts.Model, "model", "", "model name passed to the agent")
@@ -101,8 +104,8 @@ func (o *sessionOptions) validate() error {
 		return badInput("give --mock-script FILE (offline) or --base-url URL (a real API)")
 	case o.BaseURL != "" && o.MockScript != "":
 		return badInput("--base-url and --mock-script are exclusive")
-	case o.Agent != bench.AgentStandIn && o.Agent != bench.AgentClaude:
-		return badInput("--agent %q: want %s or %s", o.Agent, bench.AgentStandIn, bench.AgentClaude)
+	case !slices.Contains(bench.Agents, o.Agent):
+		return badInput("--agent %q: want %s or %s", o.Agent, strings.Join(bench.Agents[:len(bench.Agents)-1], ", "), bench.Agents[len(bench.Agents)-1])
 	case o.Edit && o.Review:
 		return badInput("--edit and --review are exclusive: a review must not change its workspace")
 	case o.ArtifactDir != "" && !o.Review:
@@ -209,7 +212,7 @@ func resolveAgentBin(agent, given string) (string, []string, error) {
 		return runner.StandInAgent()
 	}
 	if given == "" {
-		given = "claude"
+		given = agent // claude, codex, ...: looked up on PATH
 	}
 	bin, err := exec.LookPath(given)
 	if err != nil {

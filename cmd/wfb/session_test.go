@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/runner/bench"
 	"github.com/wfbench/wfb/store"
 )
 
@@ -530,5 +531,38 @@ func TestTheSessionRecordForProgramsIsItsExportLine(t *testing.T) {
 	header := func(csv string) string { return strings.SplitN(csv, "\n", 2)[0] }
 	if got, want := header(session("csv")), header(export("s-csv", "csv")); got != want {
 		t.Errorf("session csv header:\n%s\nexport csv header:\n%s", got, want)
+	}
+}
+
+// TestSessionCommandTakesEveryAgentABenchTakes stops `wfb session
+// --agent` from refusing an agent a bench may name (it took only the
+// stand-in and claude): each is recorded as that agent's session, its
+// binary looked up under its own name unless --agent-bin names one; and
+// the refusal of an unknown one lists them all.
+func TestSessionCommandTakesEveryAgentABenchTakes(t *testing.T) {
+	good := writeScript(t, "default: {text: hi}\n")
+	for _, name := range bench.Agents {
+		if name == bench.AgentStandIn {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			workspace, db := sessionFixture(t)
+			s, out, errOut := testStreams("", nil)
+			args := []string{"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good,
+				"--agent", name, "--agent-bin", filepath.Join(t.TempDir(), "no-"+name), "--model", "gpt-4.1", "--sandbox", "host-unsafe", "--timeout", "20s"}
+			if code := run(context.Background(), args, s); code != exitFailed {
+				t.Fatalf("exit %d, want %d (recorded, not ok)\nstdout: %s\nstderr: %s", code, exitFailed, out, errOut)
+			}
+			rows := storedRows(t, db)
+			if len(rows) != 1 || rows[0].Agent != name || rows[0].ErrorKind != wfb.KindSpawnFailure {
+				t.Fatalf("rows %+v, want one %s session that failed to spawn", rows, name)
+			}
+		})
+	}
+	workspace, db := sessionFixture(t)
+	s, _, errOut := testStreams("", nil)
+	run(context.Background(), []string{"session", "--workspace", workspace, "--prompt", "p", "--db", db, "--mock-script", good, "--agent", "gpt"}, s)
+	if want := `--agent "gpt": want stand-in, claude, codex, gemini, opencode or qwen`; !strings.Contains(errOut.String(), want) {
+		t.Errorf("refusal %q does not say %q", errOut, want)
 	}
 }

@@ -478,3 +478,68 @@ func TestChatTurnCountsAssistantMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestAScriptedFailureCarriesItsRetryHint stops retry_after_ms from being
+// lost on any API, or sent on a success: opencode retries a 5xx five
+// times with a backoff of 2 s doubling (80 s for a 529) unless the
+// response says how long to wait, and Qwen Code does the same for a 429
+// or a 503, so a test of a failure is only fast when the hint arrives.
+func TestAScriptedFailureCarriesItsRetryHint(t *testing.T) {
+	for _, c := range []struct {
+		name, path string
+		body       any
+	}{
+		{"messages", "/v1/messages", map[string]any{"model": "claude-sonnet-4-5", "messages": []any{map[string]any{"role": "user", "content": "hi"}}}},
+		{"responses", "/v1/responses", map[string]any{"model": "gpt-5-codex", "input": "hi"}},
+		{"chat", "/v1/chat/completions", chatBody(true, true)},
+		{"gemini", "/v1beta/models/gemini-2.5-pro:generateContent", map[string]any{"contents": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"text": "hi"}}}}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := startProvider(t, &Script{Replies: []Reply{
+				{Status: 529, RetryAfterMS: 10},
+				{Status: 503, RetryAfterMS: 2500},
+				{Status: 429},
+				{Text: "fine", RetryAfterMS: 10}, // a success carries no hint
+			}})
+			for i, want := range [][2]string{{"10", "1"}, {"2500", "3"}, {"", ""}, {"", ""}} {
+				resp, _ := post(t, p.URL()+c.path, c.body, nil)
+				if got := [2]string{resp.Header.Get("Retry-After-Ms"), resp.Header.Get("Retry-After")}; got != want {
+					t.Errorf("reply %d (status %d): retry-after-ms %q retry-after %q, want %q %q", i+1, resp.StatusCode, got[0], got[1], want[0], want[1])
+				}
+			}
+		})
+	}
+	_, err := ParseScript("s.yaml", []byte("default:\n  text: hi\n  retry_after_ms: 10\n"))
+	if err == nil || !strings.Contains(err.Error(), "s.yaml:3:19: default.retry_after_ms: is a failure's retry hint; it needs a non-2xx status") {
+		t.Errorf("retry_after_ms on a success: %v, want it refused where it is written", err)
+	}
+	s, err := ParseScript("s.yaml", []byte("default:\n  status: 529\n  retry_after_ms: 10\n"))
+	if err != nil || s.Default.RetryAfterMS != 10 {
+		t.Errorf("retry_after_ms on a 529: %v, %+v", err, s)
+	}
+}
+
+// TestEveryWholeChatStreamFinishes stops a streamed reply the script did
+// not cut from ending without a finish_reason: opencode 1.18 answers such
+// a stream with a new request, forever (691 requests in two minutes), and
+// Qwen Code retries it five times. Whatever the reply holds — no text, no
+// usage, only tools, a stop reason of its own — one chunk finishes it.
+func TestEveryWholeChatStreamFinishes(t *testing.T) {
+	for _, r := range []Reply{
+		{},
+		{Text: "plain"},
+		{Tools: []Tool{{Name: "write", Input: map[string]any{"filePath": "/a", "content": "x"}}}},
+		{Text: "no usage", Usage: nil},
+		{Text: "odd stop", StopReason: "pause_turn", Usage: FullUsage(1, 1, 0, 0)},
+		{Text: "bad usage", Usage: Usage{"input_tokens": "7", "output_tokens": -1}},
+	} {
+		for _, includeUsage := range []bool{false, true} {
+			p := startProvider(t, &Script{Default: &r})
+			_, chunks, done, err := chatStream(t, p.URL()+"/v1/chat/completions", chatBody(true, includeUsage))
+			j := chatJoin(t, chunks)
+			if err != nil || !done || len(j.Finish) != 1 || j.Finish[0] == "" {
+				t.Errorf("%+v (include_usage %v): finish %q, [DONE] %v, err %v; want one finish_reason", r, includeUsage, j.Finish, done, err)
+			}
+		}
+	}
+}

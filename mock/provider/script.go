@@ -29,6 +29,7 @@ import "encoding/json"
 //	    reasoning_tokens: 80        # OpenAI's and Gemini's APIs only
 //	  - status: 529                 # a scripted failure
 //	    error: {type: overloaded_error, message: Overloaded}
+//	    retry_after_ms: 10          # retry-after-ms: 10, retry-after: 1
 //	  - text: "slow"
 //	    delay_ms: 1500
 //	  - hang: true
@@ -74,6 +75,11 @@ import "encoding/json"
 //     (529 overloaded_error, 429 rate_limit_error, 401
 //     authentication_error, other 5xx api_error, ...). A failure has no
 //     text, tools, stop_reason, usage, cut_after_events or cut_cleanly.
+//   - retry_after_ms: a failure's retry hint: the response carries
+//     retry-after-ms: N and retry-after: N/1000 seconds rounded up, which
+//     clients that honour them wait instead of their own backoff (opencode
+//     does for any status; Qwen Code only for 429 and 503; the OpenAI and
+//     Anthropic SDKs read retry-after-ms first). Only with a non-2xx status.
 //   - delay_ms: wait this long (>= 0) before answering, headers included.
 //   - hang: never answer; the request blocks until the client disconnects
 //     or the provider is closed, and then the connection is dropped.
@@ -113,6 +119,9 @@ type Reply struct {
 	// 4xx/5xx without Error gets the API's default error object for it.
 	Status int             `json:"status,omitempty"`
 	Error  json.RawMessage `json:"error,omitempty"`
+	// RetryAfterMS, on a failure, is the retry hint its response carries:
+	// retry-after-ms and retry-after headers (0: none).
+	RetryAfterMS int `json:"retry_after_ms,omitempty"`
 	// DelayMS delays the response (headers included) by this many ms.
 	DelayMS int `json:"delay_ms,omitempty"`
 	// Hang never answers: the request blocks until the client goes away or
@@ -163,3 +172,6 @@ func FullUsage(input, output, cacheRead, cacheCreation int64) Usage {
 		"cache_creation_input_tokens": cacheCreation,
 	}
 }
+
+// failure reports whether the reply is a scripted HTTP error.
+func (r Reply) failure() bool { return r.Status != 0 && (r.Status < 200 || r.Status > 299) }

@@ -98,7 +98,7 @@ func (sp *scriptParser) script(node ast.Node, s *Script) {
 }
 
 // scriptReplyFields are the fields a reply may have, in documentation order.
-var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, cut_cleanly, match"
+var scriptReplyFields = "text, tools, stop_reason, usage, reasoning_tokens, status, error, retry_after_ms, delay_ms, hang, cut_after_events, cut_cleanly, match"
 
 // reply reads one reply; ok is false when it has any problem.
 func (sp *scriptParser) reply(node ast.Node, field string) (r Reply, ok bool) {
@@ -150,6 +150,8 @@ func (sp *scriptParser) replyField(r *Reply, key string, v ast.Node, f string) b
 		}
 	case "error":
 		r.Error = sp.errorObject(v, f)
+	case "retry_after_ms":
+		r.RetryAfterMS = sp.count(v, f)
 	case "delay_ms":
 		r.DelayMS = sp.count(v, f)
 	case "hang":
@@ -184,6 +186,9 @@ func (sp *scriptParser) replyRules(r Reply, at map[string]ast.Node, field string
 				sp.Addf(n, field+"."+k, "is not served with error status %d (an error reply has only the error object)", r.Status)
 			}
 		}
+	}
+	if n, ok := at["retry_after_ms"]; ok && !failing {
+		sp.Addf(n, field+".retry_after_ms", "is a failure's retry hint; it needs a non-2xx status (e.g. status: 529)")
 	}
 	if n, ok := at["cut_cleanly"]; ok && r.CutCleanly && r.CutAfterEvents == 0 && !failing {
 		sp.Addf(n, field+".cut_cleanly", "needs cut_after_events > 0 (it says how a cut stream ends)")

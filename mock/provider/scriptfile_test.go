@@ -110,7 +110,7 @@ func TestParseScriptRejects(t *testing.T) {
 			src:  "reply:\n  text: x\ndefault:\n  txt: x\n  tools:\n    - name: Read\n      args: {}\n  usage:\n    input_token: 3\n",
 			want: []string{
 				"s.yaml:1:1: reply: unknown field (a script has: replies, default)",
-				"s.yaml:4:3: default.txt: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, cut_cleanly, match)",
+				"s.yaml:4:3: default.txt: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, retry_after_ms, delay_ms, hang, cut_after_events, cut_cleanly, match)",
 				"s.yaml:7:7: default.tools[0].args: unknown field (a tool has: name, input)",
 				"s.yaml:9:5: default.usage.input_token: unknown usage field (usage has: input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens)",
 			},
@@ -163,7 +163,7 @@ func TestParseScriptRejects(t *testing.T) {
 		{
 			name: "JSON with a bad field",
 			src:  `{"replies": [{"text": "a", "statuss": 529}]}`,
-			want: []string{"s.yaml:1:28: replies[0].statuss: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, delay_ms, hang, cut_after_events, cut_cleanly, match)"},
+			want: []string{"s.yaml:1:28: replies[0].statuss: unknown field (a reply has: text, tools, stop_reason, usage, reasoning_tokens, status, error, retry_after_ms, delay_ms, hang, cut_after_events, cut_cleanly, match)"},
 		},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -199,6 +200,7 @@ func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming
 	}
 	id := fmt.Sprintf("%06d", in.seq)
 	w.Header().Set("Request-Id", "req_mock_"+id)
+	retryAfter(w.Header(), reply)
 	switch api {
 	case apiResponses:
 		*note += " " + p.serveResponses(w, reply, id, in.body, stream)
@@ -211,6 +213,17 @@ func (p *Provider) serveTurn(w http.ResponseWriter, r *http.Request, in incoming
 		return
 	}
 	serveMessages(w, reply, id, in.body, stream, note)
+}
+
+// retryAfter sets a failure's retry hint (Reply.RetryAfterMS): retry-after-ms,
+// which the OpenAI and Anthropic SDKs read first, and retry-after in whole
+// seconds (rounded up), the standard header, for clients that read only it.
+func retryAfter(h http.Header, reply Reply) {
+	if reply.RetryAfterMS <= 0 || !reply.failure() {
+		return
+	}
+	h.Set("Retry-After-Ms", strconv.Itoa(reply.RetryAfterMS))
+	h.Set("Retry-After", strconv.Itoa((reply.RetryAfterMS+999)/1000))
 }
 
 // wait applies the reply's delay and hang. It returns false when the client

@@ -122,7 +122,7 @@ func (w Workspace) String() string {
 // Arm is one workflow variant.
 type Arm struct {
 	ID           string
-	Agent        string // AgentStandIn, AgentClaude, AgentCodex or AgentGemini
+	Agent        string // one of Agents
 	AgentBin     string // the executable; default: wfb itself for stand-in, else the agent's name on PATH
 	Model        string
 	Flags        []string
@@ -151,13 +151,20 @@ type EnvVar struct {
 
 // Agents an arm may name. The stand-in is wfb's own scripted agent
 // (`wfb mock agent`), which has Claude Code's interface; Codex is OpenAI's
-// Codex CLI (npm @openai/codex), run as `codex exec --json`.
+// Codex CLI (npm @openai/codex), run as `codex exec --json`; opencode (npm
+// opencode-ai) and Qwen Code (npm @qwen-code/qwen-code) speak OpenAI's
+// Chat Completions.
 const (
-	AgentStandIn = "stand-in"
-	AgentClaude  = "claude"
-	AgentCodex   = "codex"
-	AgentGemini  = "gemini"
+	AgentStandIn  = "stand-in"
+	AgentClaude   = "claude"
+	AgentCodex    = "codex"
+	AgentGemini   = "gemini"
+	AgentOpencode = "opencode"
+	AgentQwen     = "qwen"
 )
+
+// Agents are the agents an arm may name, in the order messages list them.
+var Agents = []string{AgentStandIn, AgentClaude, AgentCodex, AgentGemini, AgentOpencode, AgentQwen}
 
 // Defaults of a bench file.
 const (

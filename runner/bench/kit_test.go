@@ -244,3 +244,43 @@ func TestTheKitDigestFollowsAnNPMServersPackage(t *testing.T) {
 		t.Error("a new version of the server's package left the kit digest unchanged")
 	}
 }
+
+// TestOpencodeAndQwenArmsAskOnlyForWhatTheirCLIsHonour stops an arm from
+// naming what opencode or Qwen Code cannot do headless — a turn limit and
+// a model-less arm for opencode, an allow-list for either — or placing a
+// file over the plugin lock wfb writes for opencode, from failing every
+// cell instead of the bench; and an arm they can run from being refused.
+func TestOpencodeAndQwenArmsAskOnlyForWhatTheirCLIsHonour(t *testing.T) {
+	dir := kitDir(t)
+	b, err := parseKitBench(t, dir, `  - {id: o, agent: opencode, model: gpt-4.1, skills: [skills/lint], settings: {permission: {bash: deny}}}
+  - {id: q, agent: qwen, model: gpt-4.1-mini, max_turns: 4, skills: [skills/lint], settings: {general: {outputStyle: Concise}}}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Arms[0].Agent != AgentOpencode || b.Arms[1].Agent != AgentQwen || b.Arms[1].MaxTurns != 4 {
+		t.Errorf("arms %+v", b.Arms)
+	}
+	_, err = parseKitBench(t, dir, `  - {id: o, agent: opencode, max_turns: 3, allowed_tools: [write]}
+  - {id: q, agent: qwen, allowed_tools: [write_file]}
+  - {id: f, agent: opencode, model: m, files: [{from: guide.md, to: home/.config/opencode/package-lock.json}]}
+  - {id: x, agent: open-code}
+`)
+	var be *Error
+	if !errors.As(err, &be) {
+		t.Fatalf("Parse = %v, want a *Error", err)
+	}
+	got := be.Error()
+	for _, want := range []string{
+		`arms[0].max_turns: opencode run has no turn limit`,
+		`arms[0].allowed_tools: opencode's permission rules decide which tools run`,
+		`arms[0].model: opencode needs a model`,
+		`arms[1].allowed_tools: qwen's approval mode decides which tools run`,
+		`arms[2].files: home/.config/opencode/package-lock.json would cover home/.config/opencode/package-lock.json: opencode's plugin lock`,
+		`arms[3].agent: unknown agent "open-code" (want stand-in, claude, codex, gemini, opencode or qwen)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the problems do not say %q; they are:\n%s", want, got)
+		}
+	}
+}

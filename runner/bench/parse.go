@@ -643,10 +643,8 @@ func (p *benchParser) arms(n node, field string) {
 				a.ID = p.id(kv.Value, kf, seen, "arm")
 			case "agent":
 				if s, ok := p.Str(kv.Value, kf); ok {
-					switch s {
-					case AgentStandIn, AgentClaude, AgentCodex, AgentGemini:
-					default:
-						p.Addf(kv.Value, kf, "unknown agent %q (want %s, %s, %s or %s)", s, AgentStandIn, AgentClaude, AgentCodex, AgentGemini)
+					if !slices.Contains(Agents, s) {
+						p.Addf(kv.Value, kf, "unknown agent %q (want %s or %s)", s, strings.Join(Agents[:len(Agents)-1], ", "), Agents[len(Agents)-1])
 					}
 					a.Agent = s
 				}
@@ -701,9 +699,20 @@ func (p *benchParser) arms(n node, field string) {
 				p.Addf(at, f+".allowed_tools", "codex exec has no tool allow-list; remove it from this arm")
 			}
 		}
-		if a.Agent == AgentGemini {
+		if a.Agent == AgentGemini || a.Agent == AgentQwen {
 			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
-				p.Addf(at, f+".allowed_tools", "gemini's approval mode decides which tools run; remove it from this arm")
+				p.Addf(at, f+".allowed_tools", "%s's approval mode decides which tools run; remove it from this arm", a.Agent)
+			}
+		}
+		if a.Agent == AgentOpencode {
+			if at := p.keyOf(pairs, "max_turns"); at != nil {
+				p.Addf(at, f+".max_turns", "opencode run has no turn limit wfb can set; remove it from this arm")
+			}
+			if at := p.keyOf(pairs, "allowed_tools"); at != nil {
+				p.Addf(at, f+".allowed_tools", "opencode's permission rules decide which tools run; give them as this arm's settings (permission), not allowed_tools")
+			}
+			if a.Model == "" {
+				p.Addf(item, f+".model", "opencode needs a model: wfb defines its provider with the one model the arm names")
 			}
 		}
 		p.checkKit(f, &a, pairs)

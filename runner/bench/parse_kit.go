@@ -330,6 +330,9 @@ func (p *benchParser) checkKit(f string, a *Arm, pairs []strictyaml.Pair) {
 		if len(a.Skills) > 0 {
 			reserved["skills"] = "where wfb installs this arm's skills"
 		}
+	case AgentOpencode:
+		reserved[".config/opencode/package-lock.json"] = "opencode's plugin lock, which wfb writes so that opencode installs nothing from npm"
+		reserved[".config/opencode/node_modules"] = "beside opencode's plugin lock, which wfb writes"
 	}
 	for _, pl := range a.Files {
 		for _, r := range slices.Sorted(maps.Keys(reserved)) {

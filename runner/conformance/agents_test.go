@@ -19,7 +19,7 @@ import (
 // cli is one real agent CLI under test, and how a script speaks to it.
 type cli struct {
 	name    string // the binary's name in .ci/agent-versions
-	agent   string // bench.AgentClaude, bench.AgentCodex or bench.AgentGemini
+	agent   string // bench.AgentClaude, AgentCodex, AgentGemini, AgentOpencode or AgentQwen
 	model   string // a model the agent and wfb can price
 	version string // pinned
 	bin     string
@@ -35,6 +35,19 @@ type cli struct {
 	// first: the first is enough for the CLI to start and make its first
 	// turn on a quiet machine, the last on a loaded one.
 	hungTimeouts []time.Duration
+	// retryHint is the retry_after_ms the mock's scripted failures carry
+	// for a CLI whose retries of a failing provider no setting bounds
+	// (opencode 5, Qwen Code 6, from 1.5-2 s doubling: 80 s for one 529):
+	// the hint makes them quick where the CLI honours it; 0 for a CLI wfb
+	// bounds itself.
+	retryHint int
+	// attempts is how many requests such a CLI makes for a request that
+	// keeps failing (0: wfb bounds them, as the tests say per CLI).
+	attempts int
+	// slow529 says the CLI ignores the hint on a 529 (and a 502, which the
+	// meter answers for a dead upstream): it retries for about 85 s, and
+	// wfb's timeout is what ends the session.
+	slow529 bool
 }
 
 var clis = []cli{
@@ -71,7 +84,35 @@ var clis = []cli{
 		// A Node program: 4-20 s to start on a loaded 2-core machine.
 		hungTimeouts: []time.Duration{10 * time.Second, 45 * time.Second},
 	},
+	{
+		name: "opencode", agent: bench.AgentOpencode, model: "gpt-4.1",
+		writeFile: func(path, content string) provider.Tool {
+			return provider.Tool{Name: "write", Input: map[string]any{"filePath": path, "content": content}}
+		},
+		// opencode's rules let bash run; its glob would fetch ripgrep from
+		// GitHub when none is on PATH.
+		harmless: provider.Tool{Name: "bash", Input: map[string]any{"command": "true", "description": "check nothing"}},
+		// A job the shell leaves running; its output goes nowhere, so the
+		// call returns.
+		background: provider.Tool{Name: "bash", Input: map[string]any{"command": "sleep 600 >/dev/null 2>&1 &", "description": "start a long job"}},
+		// 6-16 s from start to its first request on a loaded machine.
+		hungTimeouts: []time.Duration{15 * time.Second, 30 * time.Second},
+		retryHint:    10, attempts: 6,
+	},
+	{
+		name: "qwen", agent: bench.AgentQwen, model: "gpt-4.1-mini",
+		writeFile: func(path, content string) provider.Tool {
+			return provider.Tool{Name: "write_file", Input: map[string]any{"file_path": path, "content": content}}
+		},
+		harmless:     provider.Tool{Name: "glob", Input: map[string]any{"pattern": "*.ts"}},
+		background:   provider.Tool{Name: "run_shell_command", Input: map[string]any{"command": "sleep 600", "is_background": true}},
+		hungTimeouts: []time.Duration{10 * time.Second, 20 * time.Second},
+		retryHint:    10, attempts: 7, slow529: true,
+	},
 }
+
+// chatCLI says c speaks Chat Completions (opencode, Qwen Code).
+func chatCLI(c cli) bool { return c.agent == bench.AgentOpencode || c.agent == bench.AgentQwen }
 
 // pin is one line of .ci/agent-versions.
 type pin struct {

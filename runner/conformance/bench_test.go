@@ -91,6 +91,14 @@ func runBench(t *testing.T, top, script string, arms []string) []store.Result {
 		"bench.yaml": "runs: 1\nworkers: 1\ntimeout: 3m\n" + top + "provider: {mock: replies.yaml}\n" +
 			"tasks: [{id: hello, workspace: ws, prompt: Say hello.}]\narms:\n" + strings.Join(arms, "\n") + "\n",
 	}
+	return runBenchFiles(t, dir, files)
+}
+
+// runBenchFiles writes files (bench.yaml and what it names) into dir, a
+// directory any uid may traverse, runs the bench as `wfb run` does
+// (metered) and returns its rows, the run complete.
+func runBenchFiles(t *testing.T, dir string, files map[string]string) []store.Result {
+	t.Helper()
 	for name, text := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -160,8 +168,9 @@ default:
 // bwrap, an arm given the pinned MCP server (and expecting its echo) calls
 // it and is seen calling it, the same agent without it calls nothing, one
 // script driving both. Claude Code defers MCP tools out of its request's
-// tools (ToolSearch) unless ENABLE_TOOL_SEARCH=false, as the manual says
-// for a script that matches on what a request offers.
+// tools (ToolSearch) unless ENABLE_TOOL_SEARCH=false, and Qwen Code unless
+// its settings turn tools.toolSearch off, as the manual says for a script
+// that matches on what a request offers.
 func TestABenchComparesAnArmWithAnMCPServerAgainstOneWithoutUnderBwrap(t *testing.T) {
 	t.Parallel()
 	var arms []string
@@ -175,6 +184,10 @@ func TestABenchComparesAnArmWithAnMCPServerAgainstOneWithoutUnderBwrap(t *testin
 		env := ""
 		if c.agent == bench.AgentClaude {
 			env = `, env: {ENABLE_TOOL_SEARCH: {value: "false"}}`
+		}
+		if c.agent == bench.AgentQwen {
+			// Qwen Code too defers MCP tools behind its tool_search.
+			env = `, settings: {tools: {toolSearch: {enabled: false}}}`
 		}
 		arms = append(arms,
 			fmt.Sprintf("  - {id: %s-mcp, agent: %s, agent_bin: %s, model: %s%s, expect_tools: [mcp__everything__echo], mcp_servers: {everything: {command: %s, args: [stdio]}}}",

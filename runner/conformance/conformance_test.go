@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
 	"github.com/wfbench/wfb/runner/bench"
@@ -177,6 +178,16 @@ func wantTokens(c cli, u [4]int64, reasoning int64) tokens {
 	if c.agent == bench.AgentCodex {
 		return tokens{wfb.SemanticsOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
 	}
+	if c.agent == bench.AgentOpencode {
+		// Chat Completions as the mock serves it: prompt = in + cr + cc,
+		// cr cached, completion = out with reasoning inside. opencode prints
+		// prompt − cached and completion − reasoning; wfb adds them back.
+		return tokens{wfb.SemanticsOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), ptr(reasoning)}
+	}
+	if c.agent == bench.AgentQwen {
+		// Qwen Code's stream-json has no reasoning count: NULL.
+		return tokens{wfb.SemanticsOpenAI, ptr(in + cc), ptr(out), ptr(cr), nil, ptr(in + cr + cc), ptr(cr), nil}
+	}
 	return tokens{wfb.SemanticsAnthropic, ptr(in), ptr(out), ptr(cr), ptr(cc), ptr(in), nil, nil}
 }
 
@@ -204,8 +215,9 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 			if row.CostUSD == nil || row.CostSource == "" {
 				t.Errorf("cost %v (%q): a priced model's cost was not recorded", row.CostUSD, row.CostSource)
 			}
-			if c.agent == bench.AgentGemini {
-				// Its stream-json shows no retries (and wfb allows none).
+			if c.agent == bench.AgentGemini || chatCLI(c) {
+				// Their output shows no retries (and wfb allows Gemini CLI
+				// none).
 				if row.APIRetries != nil {
 					t.Errorf("api retries %v, want NULL", *row.APIRetries)
 				}
@@ -218,6 +230,10 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 			}
 			if len(prompts) != 1 || !strings.Contains(prompts[0], "Say hello.") {
 				t.Errorf("%d model requests; the prompt reached the provider: %v", len(prompts), len(prompts) == 1 && strings.Contains(prompts[0], "Say hello."))
+			}
+			if chatCLI(c) && len(prompts) == 1 && !strings.Contains(strings.ReplaceAll(prompts[0], " ", ""), `"stream_options":{"include_usage":true}`) {
+				// Without it a Chat Completions stream carries no usage.
+				t.Errorf("the stream did not ask for usage: %s", clip(prompts[0]))
 			}
 			// No side traffic (title generation, probes, telemetry) reaches
 			// the provider: every request is the one model turn.
@@ -245,6 +261,13 @@ func TestARealCLICompletesATextOnlySession(t *testing.T) {
 				// $10 output.
 				want := (120*1.25 + 8*10.0) / 1e6
 				if row.CostSource != "derived" || row.CostUSD == nil || *row.CostUSD != want {
+					t.Errorf("cost %v (%q), want %v derived", row.CostUSD, row.CostSource, want)
+				}
+			case bench.AgentOpencode, bench.AgentQwen:
+				// Neither prices the model (opencode prints 0): wfb derives
+				// it from its table.
+				want := agent.Prices[c.model].Cost(120, 8, 0, 0)
+				if row.CostSource != "derived" || row.CostUSD == nil || *row.CostUSD != want || want == 0 {
 					t.Errorf("cost %v (%q), want %v derived", row.CostUSD, row.CostSource, want)
 				}
 			}
@@ -365,13 +388,19 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 	t.Parallel()
 	for _, c := range clis {
 		statuses := []int{529, 400}
-		if c.agent == bench.AgentGemini {
+		switch {
+		case c.agent == bench.AgentGemini:
 			statuses = []int{429, 529, 400}
+		case c.slow529:
+			// Qwen Code honours a retry hint for a 429 and a 503 only: its
+			// 529 is TestOnly529sLeaveTheTokensNull's, bounded by wfb's
+			// timeout.
+			statuses = []int{429, 503, 400}
 		}
 		for _, status := range statuses {
 			t.Run(c.name+"/"+strconv.Itoa(status), func(t *testing.T) {
 				c := require(t, c)
-				r := newRig(t, &provider.Script{Default: &provider.Reply{Status: status}})
+				r := newRig(t, &provider.Script{Default: &provider.Reply{Status: status, RetryAfterMS: c.retryHint}})
 				row := r.run(t, r.cell(c))
 				if row.OK || row.ErrorKind != wfb.KindProviderError {
 					t.Fatalf("ok %v kind %q (%s), want provider-error\nstdout: %s", row.OK, row.ErrorKind, row.ErrorDetail, clip(row.StdoutTail))
@@ -391,6 +420,22 @@ func TestProviderFailuresAreFailedRowsWithProviderError(t *testing.T) {
 					}
 					if row.APIRetries != nil {
 						t.Errorf("api retries %s, want NULL (stream-json shows none)", deref(row.APIRetries))
+					}
+					t.Logf("%d requests, exit %s: %s", requests, deref(row.ExitCode), row.ErrorDetail)
+					return
+				}
+				if c.attempts > 0 {
+					// No setting bounds their retries; the hint made them
+					// quick. A 400 is not retried.
+					want := c.attempts
+					if status == 400 {
+						want = 1
+					}
+					if requests != want {
+						t.Errorf("%d requests for a %d, want %d", requests, status, want)
+					}
+					if row.APIRetries != nil {
+						t.Errorf("api retries %s, want NULL (the output shows none)", deref(row.APIRetries))
 					}
 					t.Logf("%d requests, exit %s: %s", requests, deref(row.ExitCode), row.ErrorDetail)
 					return
@@ -578,7 +623,7 @@ func TestTheAgentsOwnRequestTimeoutHolds(t *testing.T) {
 // modelTurns are the model turns the provider received, whichever API
 // the agent speaks.
 func modelTurns(p *provider.Provider) []provider.Request {
-	return append(append(p.MessageRequests(), p.ResponsesRequests()...), p.GeminiRequests()...)
+	return append(append(append(p.MessageRequests(), p.ResponsesRequests()...), p.GeminiRequests()...), p.ChatRequests()...)
 }
 
 // pending reports whether a model request after the first skip ones is

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,10 @@ func useSkill(c cli, name string) provider.Tool {
 		return provider.Tool{Name: "exec_command", Input: map[string]any{"cmd": `cat "$CODEX_HOME/skills/` + name + `/SKILL.md"`}}
 	case bench.AgentGemini:
 		return provider.Tool{Name: "activate_skill", Input: map[string]any{"name": name}}
+	case bench.AgentOpencode:
+		return provider.Tool{Name: "skill", Input: map[string]any{"name": name}}
+	case bench.AgentQwen:
+		return provider.Tool{Name: "skill", Input: map[string]any{"skill": name}}
 	}
 	return provider.Tool{Name: "Skill", Input: map[string]any{"skill": name}}
 }
@@ -50,8 +55,44 @@ func offered(c cli) string {
 		return `"mcp__everything"`
 	case bench.AgentGemini:
 		return "mcp_everything_echo"
+	case bench.AgentOpencode:
+		return `"everything_echo"`
 	}
 	return "mcp__everything__echo"
+}
+
+// opencodeRipgrep is a kit file that gives opencode ripgrep where it looks
+// for one after PATH (~/.cache/opencode/bin/rg): its skill tool (and grep,
+// glob) runs rg, and without one on the sessions' PATH opencode 1.18 goes
+// to fetch it from GitHub into the session's fresh HOME, every session,
+// and fails offline ("ripgrep execution failed"). The machine's rg when it
+// has one, else the static rg Qwen Code's npm package ships (its exec bit
+// is missing there).
+func opencodeRipgrep(t *testing.T) bench.Placement {
+	t.Helper()
+	src, err := exec.LookPath("rg")
+	if err != nil {
+		qwen, _ := installed(t, "qwen")
+		src = filepath.Join(filepath.Dir(mustResolve(t, qwen)), "vendor", "ripgrep", "x64-linux", "rg")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("no ripgrep to give opencode: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), "rg")
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bench.Placement{From: dst, Into: bench.PlaceHome, Path: ".cache/opencode/bin/rg"}
+}
+
+func mustResolve(t *testing.T, path string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real
 }
 
 // skillDir makes a skill directory, NAME/SKILL.md with front matter, whose
@@ -119,6 +160,9 @@ func TestARealCLIUsesAnArmsMCPServerAndSkillInEveryKernelSandbox(t *testing.T) {
 						MCPServers:  []bench.MCPServer{everything(server, literal, secret)},
 						Skills:      []string{skillDir(t, "review", body)},
 						ExpectTools: []string{"mcp__everything__echo", "skill:review"},
+					}
+					if c.agent == bench.AgentOpencode {
+						cell.Kit.Files = append(cell.Kit.Files, opencodeRipgrep(t))
 					}
 				}))
 				elapsed := time.Since(start)

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wfbench/wfb"
+	"github.com/wfbench/wfb/agent"
 	"github.com/wfbench/wfb/meter"
 	"github.com/wfbench/wfb/mock/provider"
 	"github.com/wfbench/wfb/runner"
@@ -53,7 +55,7 @@ func modelRequests(reqs []store.MeteredRequest) []store.MeteredRequest {
 // script's Anthropic fields) under the agent's protocol: for the Responses
 // and Gemini APIs, cache writes are part of input and not reported apart.
 func wantMetered(c cli, u [4]int64) [4]*int64 {
-	if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini {
+	if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini || chatCLI(c) {
 		return [4]*int64{ptr(u[0] + u[3]), ptr(u[1]), ptr(u[2]), nil}
 	}
 	return [4]*int64{ptr(u[0]), ptr(u[1]), ptr(u[2]), ptr(u[3])}
@@ -115,6 +117,12 @@ func TestARealCLIsUsageAgreesWithTheWireExactly(t *testing.T) {
 			want, check := 0.007125, "agree"
 			if c.agent == bench.AgentCodex || c.agent == bench.AgentGemini {
 				want, check = 0.002925, ""
+			}
+			if chatCLI(c) {
+				// Chat Completions bills cache writes as input too; neither
+				// CLI prices its usage (opencode's 0 is no price), so the
+				// row's cost is wfb's, derived: not checked.
+				want, check = agent.Prices[c.model].Cost(1700, 30, 4000, 0), ""
 			}
 			if row.MeteredCostUSD == nil || *row.MeteredCostUSD != want || row.CostCheck != check {
 				t.Errorf("metered cost %s check %q, want %v %q (the agent's cost %s)", showCost(row.MeteredCostUSD), row.CostCheck, want, check, showCost(row.CostUSD))
@@ -179,7 +187,7 @@ func TestA529ThenASuccessIsBilledOnce(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
 			ok := provider.Reply{Text: "hello", Usage: provider.FullUsage(900, 12, 0, 0)}
-			r := newRig(t, &provider.Script{Replies: []provider.Reply{{Status: 529}, ok}})
+			r := newRig(t, &provider.Script{Replies: []provider.Reply{{Status: 529, RetryAfterMS: c.retryHint}, ok}})
 			row := r.run(t, r.cell(c, metered(t, r)))
 			requireOK(t, row)
 			m := modelRequests(r.requests(t, row.AttemptID))
@@ -201,9 +209,20 @@ func TestOnly529sLeaveTheTokensNull(t *testing.T) {
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
 			c := require(t, c)
-			r := newRig(t, &provider.Script{Default: &provider.Reply{Status: 529}})
-			row := r.run(t, r.cell(c, metered(t, r)))
-			if row.OK || row.ErrorKind != wfb.KindProviderError {
+			r := newRig(t, &provider.Script{Default: &provider.Reply{Status: 529, RetryAfterMS: c.retryHint}})
+			row := r.run(t, r.cell(c, metered(t, r), func(cell *runner.Cell) {
+				if c.slow529 {
+					// Its seven tries take 85 s whatever the provider says:
+					// wfb's timeout ends it, and the meter names the 529s.
+					cell.Timeout = 20 * time.Second
+				}
+			}))
+			switch {
+			case c.slow529:
+				if row.OK || row.ErrorKind != wfb.KindTimeout || !strings.Contains(row.ErrorDetail, "529") {
+					t.Fatalf("ok %v kind %q: %s; want a timeout whose detail names the provider's 529s", row.OK, row.ErrorKind, row.ErrorDetail)
+				}
+			case row.OK || row.ErrorKind != wfb.KindProviderError:
 				t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
 			}
 			if row.InputTokens != nil || row.OutputTokens != nil || row.CostUSD != nil || row.MeteredInputTokens != nil || row.UsageSource != "" {
@@ -269,9 +288,20 @@ func TestAnUnreachableUpstreamIsAProviderErrorWithAReason(t *testing.T) {
 			}
 			dead := "http://" + ln.Addr().String()
 			ln.Close()
-			row := r.run(t, r.cell(c, metered(t, r), func(cell *runner.Cell) { cell.BaseURL = dead }))
-			if row.OK || row.ErrorKind != wfb.KindProviderError || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
-				t.Fatalf("ok %v kind %q: %s", row.OK, row.ErrorKind, row.ErrorDetail)
+			row := r.run(t, r.cell(c, metered(t, r), func(cell *runner.Cell) {
+				cell.BaseURL = dead
+				if c.attempts > 0 {
+					// The meter's 502 carries no retry hint: their retries
+					// (a minute and more) outlast any sensible timeout.
+					cell.Timeout = 20 * time.Second
+				}
+			}))
+			want := wfb.KindProviderError
+			if c.attempts > 0 {
+				want = wfb.KindTimeout
+			}
+			if row.OK || row.ErrorKind != want || !strings.Contains(row.ErrorDetail, meter.ErrUpstreamUnreachable) {
+				t.Fatalf("ok %v kind %q: %s; want %s naming %s", row.OK, row.ErrorKind, row.ErrorDetail, want, meter.ErrUpstreamUnreachable)
 			}
 		})
 	}
