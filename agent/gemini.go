@@ -122,20 +122,28 @@ func geminiArgv(spec Session) (argv []string, env map[string]string, err error) 
 // geminiSupports refuses what Gemini CLI cannot do headless and returns its
 // approval mode.
 func geminiSupports(spec Session) (string, error) {
+	return approvalMode(spec, "gemini", geminiApprovalModes, "yolo, auto_edit, default or plan")
+}
+
+// approvalMode refuses what a CLI whose approval mode decides which tools
+// run (Gemini CLI, Qwen Code) cannot do headless, and returns the mode:
+// the arm's permission, yolo when it names none. name is the CLI as the
+// messages call it; modes its modes, listed in words by say.
+func approvalMode(spec Session, name string, modes []string, say string) (string, error) {
 	switch {
 	case spec.Bin == "":
 		return "", errors.New("no agent binary")
 	case spec.OutputFormat != "" && spec.OutputFormat != "stream-json":
-		return "", fmt.Errorf("output format %q: wfb reads gemini's stream-json only", spec.OutputFormat)
+		return "", fmt.Errorf("output format %q: wfb reads %s's stream-json only", spec.OutputFormat, name)
 	case len(spec.AllowedTools) > 0:
-		return "", errors.New("allowed tools: gemini's approval mode decides which tools run (permission: yolo, auto_edit, default or plan), so an arm cannot list them")
+		return "", fmt.Errorf("allowed tools: %s's approval mode decides which tools run (permission: %s), so an arm cannot list them", name, say)
 	}
 	mode := spec.Permission
 	if mode == "" {
 		mode = "yolo"
 	}
-	if !slices.Contains(geminiApprovalModes, mode) {
-		return "", fmt.Errorf("permission %q: gemini wants one of %s", mode, strings.Join(geminiApprovalModes, ", "))
+	if !slices.Contains(modes, mode) {
+		return "", fmt.Errorf("permission %q: %s wants one of %s", mode, name, strings.Join(modes, ", "))
 	}
 	return mode, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -106,22 +105,7 @@ func qwenArgv(spec Session) (argv []string, env map[string]string, err error) {
 // qwenSupports refuses what Qwen Code cannot do headless and returns its
 // approval mode.
 func qwenSupports(spec Session) (string, error) {
-	switch {
-	case spec.Bin == "":
-		return "", errors.New("no agent binary")
-	case spec.OutputFormat != "" && spec.OutputFormat != "stream-json":
-		return "", fmt.Errorf("output format %q: wfb reads qwen's stream-json only", spec.OutputFormat)
-	case len(spec.AllowedTools) > 0:
-		return "", errors.New("allowed tools: qwen's approval mode decides which tools run (permission: yolo, auto-edit, auto, default or plan), so an arm cannot list them")
-	}
-	mode := spec.Permission
-	if mode == "" {
-		mode = "yolo"
-	}
-	if !slices.Contains(qwenApprovalModes, mode) {
-		return "", fmt.Errorf("permission %q: qwen wants one of %s", mode, strings.Join(qwenApprovalModes, ", "))
-	}
-	return mode, nil
+	return approvalMode(spec, "qwen", qwenApprovalModes, "yolo, auto-edit, auto, default or plan")
 }
 
 // qwenSettings is the system settings file wfb writes for a session (see
