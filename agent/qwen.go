@@ -130,29 +130,10 @@ func qwenSettings() map[string]any {
 	}
 }
 
-// qwenKitSettings merges the kit into qwen's settings: the arm's settings
-// over wfb's, its MCP servers as mcpServers, a secret written $NAME, which
-// Qwen Code resolves from its environment.
-func qwenKitSettings(base map[string]any, k Kit) map[string]any {
-	merged := mergeSettings(base, k.Settings)
-	if len(k.MCPServers) == 0 {
-		return merged
-	}
-	servers := map[string]any{}
-	for _, s := range k.MCPServers {
-		if !s.Stdio() {
-			servers[s.Name] = map[string]any{"httpUrl": s.URL}
-			continue
-		}
-		cfg := map[string]any{"command": s.Command, "args": nonNil(s.Args)}
-		if len(s.Env) > 0 {
-			cfg["env"] = serverEnv(s, func(name string) string { return "$" + name })
-		}
-		servers[s.Name] = cfg
-	}
-	merged["mcpServers"] = servers
-	return merged
-}
+// qwenKitSettings merges the kit into qwen's settings: Qwen Code reads
+// mcpServers and resolves $NAME secrets as Gemini CLI does, so the form is
+// geminiKitSettings'.
+func qwenKitSettings(base map[string]any, k Kit) map[string]any { return geminiKitSettings(base, k) }
 
 // qwenOutput collects what matters from Qwen Code's stream-json, which
 // copies Claude Code's: the init event (session, MCP servers), assistant
