@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,13 +153,9 @@ func tableColumns(ctx context.Context, src Source, table string) ([]string, erro
 	return names, nil
 }
 
-// latestScore joins each results row r with its latest score s: the latest
-// scored_at, then the greatest score_id (as the latest_scores_v view
-// orders them). The correlated lookup uses the (attempt_id, scored_at)
-// index, where joining the window-function view would rank every score on
-// every chunk.
-const latestScore = ` LEFT JOIN scores s ON s.score_id = (SELECT score_id FROM scores
-	WHERE attempt_id = r.attempt_id ORDER BY scored_at DESC, score_id DESC LIMIT 1)`
+// latestScore joins each results row r with its latest score s
+// (store.LatestScoreJoin).
+const latestScore = store.LatestScoreJoin
 
 // RunInfo is one run with what `wfb runs` shows about it; the counts are
 // aggregated by SQLite over the run's attempts (LoadRunStats).
@@ -517,9 +514,21 @@ func RunsWithRows(ctx context.Context, src Source, sel Selection) (map[string]bo
 // straight into a reused Row, so memory holds one row however large the
 // file is. The *Row is reused between calls: fn must copy what it keeps.
 // Strings are interned, so keeping them costs nothing per row.
+//
+// A finished run's rows are decoded from the copy the file keeps of them
+// (store.EachRunRow) when it is the output of the very query the loader
+// would send and still describes the run; a filter, a run without one,
+// and a file without copies are read from the results table.
 func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn func(*Row)) error {
 	l := newLoader(cols, fn)
 	cond, condArgs := sel.where()
+	if sel.RunIDs == nil && len(sel.Conds) == 0 {
+		ids, err := l.copiedRuns(ctx, src)
+		if err != nil {
+			return err
+		}
+		sel.RunIDs = ids // nil unless every run's rows are copied
+	}
 	if sel.RunIDs == nil {
 		// Every run at once: a scan of the table in rowid order (NOT
 		// INDEXED keeps an index on a filtered column from making SQLite
@@ -543,6 +552,16 @@ func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn f
 	// order, so the run is read in insertion order without a sort, and its
 	// id need not be read back from every row.
 	for _, id := range sel.RunIDs {
+		l.row.RunID = l.str(id)
+		if len(sel.Conds) == 0 {
+			copied, err := l.fromCopy(ctx, src, id)
+			if err != nil {
+				return fmt.Errorf("load results of run %s: %w", id, err)
+			}
+			if copied {
+				continue
+			}
+		}
 		scored, err := hasScores(ctx, src, cols, id)
 		if err != nil {
 			return err
@@ -553,12 +572,71 @@ func LoadRows(ctx context.Context, src Source, cols Columns, sel Selection, fn f
 			q += latestScore
 		}
 		q += " WHERE r.run_id = ? AND (" + cond + ") ORDER BY r.rowid"
-		l.row.RunID = l.str(id)
 		if err := src.Each(ctx, q, append([]any{id}, condArgs...), l.scan(dests)); err != nil {
 			return fmt.Errorf("load results of run %s: %w", id, err)
 		}
 	}
 	return nil
+}
+
+// rowCopies is a results file that keeps copies of its finished runs'
+// rows as the loader reads them (*store.DB).
+type rowCopies interface {
+	RunRows(ctx context.Context, id, query string) (store.RunRowsCopy, bool, error)
+	EachRunRow(ctx context.Context, id, query string, fn func(store.Scanner) error) (bool, error)
+}
+
+// copyQuery is the select list a run's copy must be the output of for the
+// loader to read it: the one it sends for a run, its scores joined.
+func (l *loader) copyQuery() (string, []any) { return l.query(false, true) }
+
+// fromCopy streams run id's rows from the file's copy of them, and
+// reports whether it did: false (nothing read) when src keeps none that
+// is the output of this loader's query and still describes the run.
+func (l *loader) fromCopy(ctx context.Context, src Source, id string) (bool, error) {
+	c, ok := src.(rowCopies)
+	if !ok {
+		return false, nil
+	}
+	q, dests := l.copyQuery()
+	return c.EachRunRow(ctx, id, q, l.scan(dests))
+}
+
+// copiedRuns returns every run with attempts in the order their rows were
+// written, when each keeps a current copy of them and no two runs' rows
+// interleave: reading them run by run is then reading the table in rowid
+// order, as the scan of every run would. Otherwise nil.
+func (l *loader) copiedRuns(ctx context.Context, src Source) ([]string, error) {
+	c, ok := src.(rowCopies)
+	if !ok {
+		return nil, nil
+	}
+	present, err := RunsWithRows(ctx, src, Selection{})
+	if err != nil || len(present) == 0 {
+		return nil, err
+	}
+	q, _ := l.copyQuery()
+	type span struct {
+		id          string
+		first, last int64
+	}
+	spans := make([]span, 0, len(present))
+	for id := range present {
+		cp, ok, err := c.RunRows(ctx, id, q)
+		if err != nil || !ok {
+			return nil, err
+		}
+		spans = append(spans, span{id, cp.FirstRowid, cp.LastRowid})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.first, b.first) })
+	ids := make([]string, len(spans))
+	for i, s := range spans {
+		if i > 0 && s.first <= spans[i-1].last {
+			return nil, nil
+		}
+		ids[i] = s.id
+	}
+	return ids, nil
 }
 
 // hasScores reports whether any attempt of the run (of every run, for "")
@@ -720,6 +798,23 @@ func (d textDest) Scan(src any) error {
 	}
 	return nil
 }
+
+// textDest, intDest and metricDest take a copied row's values by type
+// (store.ValueDest), as Scan takes the engine's.
+func (d textDest) ScanNull() error           { *d.dst = ""; return nil }
+func (d textDest) ScanText(s string) error   { *d.dst = intern1(d.intern, s); return nil }
+func (d textDest) ScanInt(x int64) error     { return d.Scan(x) }
+func (d textDest) ScanFloat(x float64) error { return d.Scan(x) }
+
+func (d intDest) ScanNull() error           { return d.Scan(nil) }
+func (d intDest) ScanInt(x int64) error     { *d.dst = x; return nil }
+func (d intDest) ScanFloat(x float64) error { return d.Scan(x) }
+func (d intDest) ScanText(s string) error   { return d.Scan(s) }
+
+func (d metricDest) ScanNull() error           { *d.dst = math.NaN(); return nil }
+func (d metricDest) ScanInt(x int64) error     { *d.dst = float64(x); return nil }
+func (d metricDest) ScanFloat(x float64) error { *d.dst = x; return nil }
+func (d metricDest) ScanText(s string) error   { return d.Scan(s) }
 
 // intDest scans an INTEGER NOT NULL column into *dst.
 type intDest struct {

@@ -69,7 +69,9 @@ func Rescore(ctx context.Context, db *store.DB, runID string, b *bench.Bench) ([
 			}
 			out = append(out, rs)
 		}
-		return nil
+		// The run's copied rows hold each attempt's latest score: made
+		// anew with the scores, in their transaction.
+		return db.CopyRunRowsTx(ctx, tx, runID)
 	})
 	if err != nil {
 		return nil, err

@@ -526,6 +526,11 @@ func (d *DB) migrate(ctx context.Context) error {
 				return err
 			}
 		}
+		if cur.Int64 > 0 && cur.Int64 < runRowsVersion && known >= runRowsVersion {
+			// The copies of the finished runs' rows are made by Go
+			// (their encoding is wfb's), in the migrations' transaction.
+			return copyAllRunRowsTx(ctx, tx)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrSchemaTooNew) {

@@ -99,9 +99,10 @@ func baseRun(id string) Run {
 
 // dump reads every table of the file (but schema_migrations, whose times
 // are each file's own, and the runs' kept figures, run_stats and the
-// run_*_stats beside it, which a merge counts anew rather than copies and whose
-// results_rowid is each file's own: runstats_test.go holds them to the
-// views), each sorted by all its columns: the whole content a merge can
+// run_*_stats beside it, and the copies of their rows, run_rows and
+// run_row_chunks, which a merge makes anew rather than copies and whose
+// rowids are each file's own: runstats_test.go and runrows_test.go hold
+// them to the views and the rows), each sorted by all its columns: the whole content a merge can
 // change. It reads the schema rather than mergeTables, so a table a
 // migration adds and a merge forgets makes the merged file differ.
 func dump(t testing.TB, path string) map[string][][]any {
@@ -114,7 +115,7 @@ func dump(t testing.TB, path string) map[string][][]any {
 	defer d.Close()
 	_, tables, err := d.Query(ctx, `SELECT name, (SELECT count(*) FROM pragma_table_info(s.name)) FROM sqlite_schema s
 		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'run_stats', 'run_cell_stats',
-		'run_tool_stats', 'run_tool_use_stats')
+		'run_tool_stats', 'run_tool_use_stats', 'run_rows', 'run_row_chunks')
 		ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)

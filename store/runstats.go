@@ -15,7 +15,8 @@ import (
 // Every writer that changes a run's status or rows calls countRunTx in the
 // same transaction, so that the copies are made, dropped or made again
 // with the change they describe; readers also check results_rowid (see
-// FreshRunStatsSQL).
+// FreshRunStatsSQL). The run's rows are copied with them (run_rows, see
+// runrows.go).
 
 // CellStatsSQL counts the cells and ok cells of run ? per task and arm,
 // by the cell rule (cells_v): what run_cell_stats keeps, and what a reader
@@ -66,6 +67,9 @@ const FreshRunStatsSQL = `SELECT s.run_id, ` + RunStatsColumns + ` FROM run_stat
 // it drops what was kept, and counts them anew when the run is finished
 // (complete or aborted). A run running or interrupted keeps none.
 func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
+	if err := dropRunRowsTx(ctx, tx, id); err != nil {
+		return err
+	}
 	for _, q := range []string{`DELETE FROM run_cell_stats WHERE run_id = ?`, `DELETE FROM run_tool_stats WHERE run_id = ?`,
 		`DELETE FROM run_tool_use_stats WHERE run_id = ?`, `DELETE FROM run_stats WHERE run_id = ?`} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
@@ -91,5 +95,6 @@ func countRunTx(ctx context.Context, tx *sql.Tx, id string) error {
 	if err != nil {
 		return fmt.Errorf("count run %s: %w", id, err)
 	}
-	return nil
+	// And its rows are copied as the reports read them (runrows.go).
+	return copyRunRowsTx(ctx, tx, id)
 }
