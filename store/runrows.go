@@ -180,7 +180,9 @@ func copyAllRunRowsTx(ctx context.Context, tx *sql.Tx) error {
 // and still describes the run: the run finished and its kept figures
 // current (FreshRunStatsSQL's rule), the copy made after the run's last
 // results row, every row in its chunks, and no score of the run's
-// attempts recorded since it was made.
+// attempts recorded since it was made. The scores drive that last look
+// (CROSS JOIN fixes the loop order): those recorded since are few or none,
+// where walking the run's attempts would probe the scores for each.
 const freshRunRowsSQL = `SELECT 1 FROM run_rows c
 	JOIN run_stats s ON s.run_id = c.run_id JOIN runs u ON u.run_id = c.run_id
 	WHERE c.run_id = ?1 AND c.query = ?2
@@ -188,7 +190,7 @@ const freshRunRowsSQL = `SELECT 1 FROM run_rows c
 	  AND s.results_rowid = COALESCE((SELECT max(rowid) FROM results WHERE run_id = ?1), 0)
 	  AND c.last_rowid = s.results_rowid
 	  AND c.attempts = (SELECT COALESCE(SUM(rows), 0) FROM run_row_chunks WHERE run_id = ?1)
-	  AND NOT EXISTS (SELECT 1 FROM scores x JOIN results r ON r.attempt_id = x.attempt_id
+	  AND NOT EXISTS (SELECT 1 FROM scores x CROSS JOIN results r ON r.attempt_id = x.attempt_id
 	                  WHERE x.rowid > c.scores_rowid AND r.run_id = ?1)`
 
 // RunRowsCopy is what a reader learns of a run's current copy.

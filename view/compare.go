@@ -127,7 +127,9 @@ func (s *Server) runOptions(ctx context.Context, runs []report.RunInfo) ([]runOp
 // per metric.
 func (s *Server) compare(ctx context.Context, d *compareData, runs []report.RunInfo, alpha float64) error {
 	d.Title = "Compare " + d.A + " with " + d.B
-	df, err := report.DiffSides(ctx, s.db, s.cols, runs, d.A, d.B, report.DiffOptions{ByTask: d.ByTask, Alpha: alpha})
+	df, err := cachedResult(ctx, s, fmt.Sprintf("compare %q %q %v %v", d.A, d.B, d.ByTask, alpha), func() (*report.Diff, error) {
+		return report.DiffSides(ctx, s.db, s.cols, runs, d.A, d.B, report.DiffOptions{ByTask: d.ByTask, Alpha: alpha})
+	})
 	if err != nil {
 		return err
 	}

@@ -113,6 +113,22 @@ func (s *Server) runData(ctx context.Context, l links, id string, byTask bool) (
 // same builders), the grid's final attempt per cell, and the agent
 // versions per arm.
 func (s *Server) runPass(ctx context.Context, d *runData, id string, byTask bool) error {
+	type pass struct {
+		tables []*report.Table
+		agents *report.Table
+		grid   grid
+	}
+	p, err := cachedResult(ctx, s, fmt.Sprintf("run %q %v", id, byTask), func() (pass, error) {
+		var p pass
+		err := s.readRun(ctx, &p.tables, &p.agents, &p.grid, id, byTask)
+		return p, err
+	})
+	d.Tables, d.Agents, d.Grid = p.tables, p.agents, p.grid
+	return err
+}
+
+// readRun reads the run's attempts once (see runPass).
+func (s *Server) readRun(ctx context.Context, tables *[]*report.Table, agents **report.Table, g *grid, id string, byTask bool) error {
 	tab := report.NewTabulator(report.TabulateOptions{ByTask: byTask, Metrics: s.cols.Metrics()})
 	acc := newGridAcc()
 	sel := report.Selection{Spec: id, RunIDs: []string{id}}
@@ -127,12 +143,12 @@ func (s *Server) runPass(ctx context.Context, d *runData, id string, byTask bool
 		if res.Tools, err = report.LoadToolUse(ctx, s.db, s.cols, sel, byTask); err != nil {
 			return err
 		}
-		d.Tables = res.Tables("run "+id, report.FormatTable)
+		*tables = res.Tables("run "+id, report.FormatTable)
 	}
-	if d.Agents, err = s.agents(ctx, id, acc); err != nil {
+	if *agents, err = s.agents(ctx, id, acc); err != nil {
 		return err
 	}
-	d.Grid, err = s.grid(ctx, id, acc)
+	*g, err = s.grid(ctx, id, acc)
 	return err
 }
 

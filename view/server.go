@@ -45,6 +45,7 @@ type Server struct {
 	pages map[string]*template.Template
 	token string
 	mux   *http.ServeMux
+	cache resultCache
 }
 
 // Options configure a Server.

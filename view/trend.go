@@ -100,6 +100,19 @@ func (s *Server) trendPage(r *http.Request, l links) (string, any, error) {
 // trendOf is wfb trend over the attempts of the runs f keeps, every
 // metric, no baseline: nil when they span fewer than two buckets.
 func (s *Server) trendOf(ctx context.Context, by string, f trendFilter) (*report.Trend, trendRuns, error) {
+	type trendOf struct {
+		tr   *report.Trend
+		kept trendRuns
+	}
+	t, err := cachedResult(ctx, s, fmt.Sprintf("trend %q %+v", by, f), func() (trendOf, error) {
+		tr, kept, err := s.readTrend(ctx, by, f)
+		return trendOf{tr, kept}, err
+	})
+	return t.tr, t.kept, err
+}
+
+// readTrend reads and computes the trend (see trendOf).
+func (s *Server) readTrend(ctx context.Context, by string, f trendFilter) (*report.Trend, trendRuns, error) {
 	var kept trendRuns
 	runs, err := report.LoadRuns(ctx, s.db)
 	if err != nil {
