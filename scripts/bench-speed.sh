@@ -1,33 +1,65 @@
 #!/usr/bin/env bash
-# bench-speed.sh: speed as users feel it (issue 13). Every figure is a whole
-# process or a Go benchmark, measured in THIS run, each the median of REPS
-# runs taken in alternation with its reference, and printed as a ratio
-# beside its target:
+# bench-speed.sh: speed as users feel it (issues 13 and 26). Every figure
+# is a whole process or a Go benchmark, measured in THIS run, each the
+# median of REPS runs taken in alternation with its reference, and printed
+# as a ratio beside its target.
 #
-#   - `wfb session --agent claude` (when WFB_CLAUDE_BIN names the pinned
-#     CLI) under each backend vs `claude -p` alone against the same mock;
-#   - `wfb session --mock-script ... --review` under host-unsafe, bwrap and
-#     landlock vs the stand-in agent alone against a running mock (under a
-#     sandbox, plus that sandbox's bare start: bwrap running /bin/true, or
-#     wfb's landlock launcher running /bin/true);
-#   - sweep throughput (`wfb run`, N = 1 and 2 workers, host-unsafe) vs the
-#     stand-in agent alone run N-way parallel against one running mock;
-#   - store inserts, one attempt per transaction and 100 per transaction,
-#     vs raw prepared modernc inserts of the same rows into the same file
-#     (store/bench_raw_test.go);
-#   - `wfb diff` and `wfb report` over ROWS generated rows (or the file DB
-#     names): peak RSS, and wall and CPU time vs wfb built from the git
-#     revision BASE, their outputs checked byte for byte;
-#   - `wfb view` over the same rows (issue 26): each page (runs, run,
-#     attempt, compare, trend) requested REPS times (at least 5), pages in
-#     alternation, its p50 and p95 against 300 ms and 1 s, and the
-#     viewer's peak RSS against 200 MiB; `wfb diff` and `wfb trend --by
-#     day` against the sqlite3 CLI reading the same columns of the same
-#     rows (the select list wfb's loader sends, output to /dev/null), in
-#     alternation, against 1.3x, and their peak RSS against 150 MiB.
+# "The stand-in alone" has ONE definition, agent_alone below: wfb's
+# stand-in agent (`wfb mock agent`, the command a session runs) started by
+# itself in a fresh copy of the review workspace, with the review prompt,
+# against a mock provider already running (`wfb mock serve`), no wfb
+# around it. Every stand-in row compares with it (the README's benchmarks
+# table quotes these rows). The sections, each selected by its word in
+# ONLY (a comma-separated list of words, matched whole):
+#
+#   session     `wfb session --mock-script ... --review` under host-unsafe,
+#               bwrap and landlock vs the stand-in alone (under a sandbox,
+#               plus that sandbox's bare start: bwrap running /bin/true, or
+#               wfb's landlock launcher running /bin/true); <= 1.3;
+#   agents      `wfb session --agent claude` (when WFB_CLAUDE_BIN names the
+#               pinned CLI) under each backend vs `claude -p` alone against
+#               the same running mock, in the environment wfb gives it
+#               (plus the bare sandbox start under a sandbox); <= 1.1;
+#   sweep       sweep throughput, cells/s: `wfb run` of CELLS review cells
+#               of one stand-in arm, 1 and 2 workers, under host-unsafe,
+#               bwrap and landlock, vs the stand-in alone run CELLS times
+#               N-way parallel (xargs -P N) against one running mock, with
+#               no sandbox start added under bwrap or landlock: a sweep
+#               starts one sandbox per cell, and that start is part of what
+#               it must keep within the target; >= 0.95;
+#   agentsweep  the same for the real agent (when WFB_CLAUDE_BIN names the
+#               pinned CLI): `wfb run` of CELLS cells of a claude arm
+#               (provider base_url: the running hello mock) vs `claude -p`
+#               alone run CELLS times N-way parallel against the same mock,
+#               in the environment wfb gives it (claude_alone), again with
+#               no sandbox start added; >= 0.95. Its own word because a
+#               real CLI takes seconds per cell: at REPS=5 and CELLS=12 it
+#               runs for many minutes;
+#   store       store inserts, one attempt per transaction and 100 per
+#               transaction, vs raw prepared modernc inserts of the same
+#               rows into the same file (store/bench_raw_test.go);
+#   rss         `wfb diff` and `wfb report` over ROWS generated rows (or
+#               the file DB names): peak RSS, and wall and CPU time vs wfb
+#               built from the git revision BASE, outputs checked byte for
+#               byte;
+#   view        `wfb view` over the same rows (issue 26): each page (runs,
+#               run, attempt, compare, trend) requested REPS times (at
+#               least 5), pages in alternation, its p50 and p95 against
+#               300 ms and 1 s, and the viewer's peak RSS against 200 MiB;
+#               `wfb diff` and `wfb trend --by day` against the sqlite3 CLI
+#               reading the same columns of the same rows (the select list
+#               wfb's loader sends, output to /dev/null), in alternation,
+#               against 1.3x, and their peak RSS against 150 MiB.
+#
+# Every sweep must end with every cell ok (checked in its results file),
+# else the script stops: a sweep of failures is fast and means nothing.
+# Each sweep section writes one results file per backend, as a user's
+# does; the first run in each (a warm-up, not counted) creates it and asks
+# the agent its version, the counted runs find it there (agent_binaries).
 #
 #   scripts/bench-speed.sh            # everything, REPS=5, ROWS=1000000
 #   REPS=7 CELLS=20 ROWS=200000 ONLY=session,agents,sweep,store,rss scripts/bench-speed.sh
+#   ONLY=sweep,agentsweep scripts/bench-speed.sh
 #   ONLY=rss DB=/tmp/big.db BASE=main scripts/bench-speed.sh
 #   ONLY=view scripts/bench-speed.sh
 #
@@ -37,13 +69,13 @@
 #
 # A shared or loaded machine slows wfb and its reference alike: the ratios
 # are what count, not the absolute times. Needs go, bwrap, GNU time, curl
-# and sqlite3 (view).
+# and sqlite3.
 set -euo pipefail
 
 reps=${REPS:-5}
 cells=${CELLS:-12}
 rows=${ROWS:-1000000}
-only=${ONLY:-session,agents,sweep,store,rss,view}
+only=${ONLY:-session,agents,sweep,agentsweep,store,rss,view}
 cd "$(dirname "$0")/.."
 repo=$PWD
 work=$(mktemp -d)
@@ -51,12 +83,22 @@ mockpid=""
 viewpid=""
 hellopid=""
 cleanup() {
-	[[ -n $mockpid ]] && kill "$mockpid" 2>/dev/null || true
-	[[ -n $viewpid ]] && kill "$viewpid" 2>/dev/null || true
-	[[ -n $hellopid ]] && kill "$hellopid" 2>/dev/null || true
+	[[ -z $mockpid ]] || kill "$mockpid" 2>/dev/null || true
+	[[ -z $viewpid ]] || kill "$viewpid" 2>/dev/null || true
+	[[ -z $hellopid ]] || kill "$hellopid" 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
+
+# want WORD: WORD is one of ONLY's comma-separated words (whole words:
+# agentsweep does not select agents or sweep).
+want() { [[ ,$only, == *",$1,"* ]]; }
+for w in ${only//,/ }; do
+	case $w in
+	session | agents | sweep | agentsweep | store | rss | view) ;;
+	*) echo "bench-speed: ONLY: unknown section $w (session, agents, sweep, agentsweep, store, rss, view)" >&2; exit 2 ;;
+	esac
+done
 
 for tool in go /usr/bin/time awk curl sqlite3; do
 	command -v "$tool" >/dev/null || { echo "bench-speed: $tool not found" >&2; exit 2; }
@@ -96,7 +138,10 @@ row() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-# The stand-in agent alone, as a session runs it, against the mock at $url.
+# agent_alone DIR is "the stand-in alone", the one definition every
+# stand-in row compares with: the stand-in agent as a session runs it
+# (`wfb mock agent`, the same flags and review prompt), alone, in a fresh
+# copy of the review workspace under DIR, against the running mock at $url.
 review_prompt() { echo "Review auth.go for security and correctness problems. Write your review as JSON to $1"; }
 agent_alone() {
 	local dir=$1
@@ -137,8 +182,8 @@ bench_session() {
 	# wfb's own cost, the session minus its reference, moves less with the
 	# machine's speed than the ratio does: printed beside it.
 	row "wfb session --review, host-unsafe" "$h ms (+$(awk -v x="$h" -v y="$a" 'BEGIN { print x - y }') ms)" "stand-in alone $a ms" "$(ratio "$h" "$a")" "<= 1.3"
-	row "wfb session --review, bwrap" "$b ms (+$(awk -v x="$b" -v y="$a" -v z="$b0" 'BEGIN { print x - y - z }') ms)" "stand-in alone $a + bare bwrap $b0 ms" "$(ratio "$b" "$(awk -v y="$a" -v z="$b0" 'BEGIN { print y + z }')")" "<= 1.6"
-	row "wfb session --review, landlock" "$l ms (+$(awk -v x="$l" -v y="$a" -v z="$l0" 'BEGIN { print x - y - z }') ms)" "stand-in alone $a + bare launcher $l0 ms" "$(ratio "$l" "$(awk -v y="$a" -v z="$l0" 'BEGIN { print y + z }')")" "<= 1.6"
+	row "wfb session --review, bwrap" "$b ms (+$(awk -v x="$b" -v y="$a" -v z="$b0" 'BEGIN { print x - y - z }') ms)" "stand-in alone $a + bare bwrap $b0 ms" "$(ratio "$b" "$(awk -v y="$a" -v z="$b0" 'BEGIN { print y + z }')")" "<= 1.3"
+	row "wfb session --review, landlock" "$l ms (+$(awk -v x="$l" -v y="$a" -v z="$l0" 'BEGIN { print x - y - z }') ms)" "stand-in alone $a + bare launcher $l0 ms" "$(ratio "$l" "$(awk -v y="$a" -v z="$l0" 'BEGIN { print y + z }')")" "<= 1.3"
 }
 
 # A real agent CLI, when the pinned one is installed (WFB_CLAUDE_BIN, as
@@ -149,13 +194,40 @@ bench_session() {
 # first of each sandbox (a warm-up, not counted) asks the binary its
 # version, the rest find it in the file (agent_binaries). Target: <= 1.1x,
 # under a sandbox against the CLI alone plus that sandbox's bare start.
-write_hello_script() {
-	cat >"$work/hello.yaml" <<EOF
+have_claude() {
+	[[ -n ${WFB_CLAUDE_BIN:-} && -x ${WFB_CLAUDE_BIN:-} ]] && return
+	echo "bench-speed: $1: skipped, WFB_CLAUDE_BIN is not set (eval \"\$(bash .ci/install-agents.sh)\")" >&2
+	return 1
+}
+
+# start_hello starts (once) the mock both claude sections talk to: one
+# reply, "hello", to every request; hello_url is its address.
+hello_url=""
+start_hello() {
+	[[ -n $hello_url ]] && return
+	cat >"$work/hello.yaml" <<EOF2
 default:
   text: "hello"
   usage: {input_tokens: 120, output_tokens: 5, cache_read_input_tokens: 0, cache_creation_input_tokens: 0}
-EOF
+EOF2
+	"$wfb" mock serve --script "$work/hello.yaml" >"$work/hello.url" 2>"$work/hello.log" &
+	hellopid=$!
+	for _ in $(seq 100); do
+		hello_url=$(head -n1 "$work/hello.url" 2>/dev/null || true)
+		[[ -n $hello_url ]] && return
+		sleep 0.05
+	done
+	echo "bench-speed: the hello mock did not start" >&2
+	exit 1
 }
+stop_hello() {
+	[[ -z $hellopid ]] || kill "$hellopid" 2>/dev/null || true
+	hellopid=""
+}
+
+# claude_alone DIR: `claude -p` alone against the hello mock, in the
+# environment wfb gives an agent (runner.AgentEnv) and a fresh private
+# HOME, TMPDIR and empty workspace under DIR.
 claude_alone() {
 	local dir=$1
 	rm -rf "$dir" && mkdir -p "$dir/home" "$dir/tmp" "$dir/ws"
@@ -169,20 +241,8 @@ claude_session() {
 		--workspace "$work/cws" --prompt hi --sandbox "$1" --db "$work/agents.db" --format tsv
 }
 bench_agents() {
-	if [[ -z ${WFB_CLAUDE_BIN:-} || ! -x ${WFB_CLAUDE_BIN:-} ]]; then
-		echo "bench-speed: agents: skipped, WFB_CLAUDE_BIN is not set (eval \"\$(bash .ci/install-agents.sh)\")" >&2
-		return
-	fi
-	write_hello_script
-	"$wfb" mock serve --script "$work/hello.yaml" >"$work/hello.url" 2>"$work/hello.log" &
-	hellopid=$!
-	hello_url=""
-	for _ in $(seq 100); do
-		hello_url=$(head -n1 "$work/hello.url" 2>/dev/null || true)
-		[[ -n $hello_url ]] && break
-		sleep 0.05
-	done
-	[[ -n $hello_url ]] || { echo "bench-speed: the hello mock did not start" >&2; exit 1; }
+	have_claude agents || return 0
+	start_hello
 	mkdir -p "$work/cws"
 	local sb
 	for sb in host-unsafe bwrap landlock; do
@@ -198,7 +258,6 @@ bench_agents() {
 		timed ll claude_session landlock
 		timed ll0 "$wfb" sandbox-exec --ro / --rw "$work" -- /bin/true
 	done
-	kill "$hellopid" 2>/dev/null || true
 	local a h b b0 l l0
 	a=$(median "${alone[@]}") h=$(median "${hu[@]}") b=$(median "${bw[@]}") b0=$(median "${bw0[@]}")
 	l=$(median "${ll[@]}") l0=$(median "${ll0[@]}")
@@ -207,13 +266,74 @@ bench_agents() {
 	row "wfb session --agent claude, landlock" "$l ms" "claude -p alone $a + bare launcher $l0 ms" "$(ratio "$l" "$(awk -v y="$a" -v z="$l0" 'BEGIN { print y + z }')")" "<= 1.1"
 }
 
-# The sweep: one review task, CELLS repetitions, one stand-in arm.
-write_sweep_bench() {
+# sweep_run BENCH DB RUN N SANDBOX: `wfb run` of BENCH as run RUN, N
+# workers, under SANDBOX, into the results file DB; then every one of its
+# CELLS cells must have ended ok.
+sweep_run() {
+	local bench=$1 db=$2 run=$3 n=$4 sb=$5
+	ANTHROPIC_API_KEY=offline "$wfb" run "$bench" --run-id "$run" --workers "$n" --sandbox "$sb" --db "$db" --format tsv
+	local ok
+	ok=$(sqlite3 "$db" "SELECT count(*) FROM results WHERE run_id = '$run' AND ok = 1")
+	if [[ $ok != "$cells" ]]; then
+		echo "bench-speed: run $run under $sb: $ok of $cells cells ok" >&2
+		sqlite3 "$db" "SELECT rep, error_kind, substr(error_detail, 1, 200) FROM results WHERE run_id = '$run' AND ok = 0" >&2
+		return 1
+	fi
+}
+
+# par_alone FUNC N: FUNC (agent_alone or claude_alone) run CELLS times, N
+# at a time, each in a directory of its own.
+par_alone() {
+	local fn=$1 n=$2
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	seq "$cells" | xargs -P "$n" -I{} bash -c '"$0" "$1/par-$2"' "$fn" "$work" {}
+}
+
+# sweep_rows LABEL BENCH FUNC REFLABEL: for N = 1 and 2 workers, REPS
+# times in alternation: FUNC run CELLS times N-way (the reference), then
+# the sweep of BENCH under host-unsafe, bwrap and landlock, each backend
+# into its own results file (created by an uncounted warm-up run). One row
+# per N and backend: cells/s, the reference's cells/s, their ratio; the
+# reference has no sandbox start added (a sweep's per-cell sandbox start is
+# part of what it must keep within the target).
+sweep_rows() {
+	local label=$1 bench=$2 fn=$3 reflabel=$4
+	local sb
+	# shellcheck disable=SC2034 # filled by timed: the warm-ups' times, not counted
+	local -a warm=()
+	for sb in host-unsafe bwrap landlock; do
+		timed warm sweep_run "$bench" "$work/$label-$sb.db" "warm-$sb" 1 "$sb"
+	done
+	local n
+	for n in 1 2; do
+		local -a par=() hu=() bw=() ll=()
+		local i
+		for ((i = 0; i < reps; i++)); do
+			timed par par_alone "$fn" "$n"
+			timed hu sweep_run "$bench" "$work/$label-host-unsafe.db" "n$n-$i" "$n" host-unsafe
+			timed bw sweep_run "$bench" "$work/$label-bwrap.db" "n$n-$i" "$n" bwrap
+			timed ll sweep_run "$bench" "$work/$label-landlock.db" "n$n-$i" "$n" landlock
+		done
+		local p
+		p=$(median "${par[@]}")
+		local -A med=([host-unsafe]=$(median "${hu[@]}") [bwrap]=$(median "${bw[@]}") [landlock]=$(median "${ll[@]}"))
+		for sb in host-unsafe bwrap landlock; do
+			row "sweep, $cells $label cells, $n worker(s), $sb" \
+				"$(awk -v c="$cells" -v t="${med[$sb]}" 'BEGIN { printf "%.2f cells/s (%d ms)", c * 1000 / t, t }')" \
+				"$reflabel $n-way $(awk -v c="$cells" -v t="$p" 'BEGIN { printf "%.2f cells/s (%d ms)", c * 1000 / t, t }')" \
+				"$(ratio "$p" "${med[$sb]}")" ">= 0.95"
+		done
+	done
+}
+
+# The stand-in sweep: one review task, CELLS repetitions, one stand-in arm,
+# each cell with its own scripted provider (review.yaml, as the running
+# mock the stand-in alone talks to).
+bench_sweep() {
 	mkdir -p "$work/sweep"
-	cat >"$work/sweep/bench.yaml" <<EOF
+	cat >"$work/sweep/bench.yaml" <<EOF2
 runs: $cells
 timeout: 2m
-sandbox: host-unsafe
 provider: {mock: $repo/examples/replies/review.yaml}
 tasks:
   - id: review-auth
@@ -223,35 +343,31 @@ tasks:
     review: true
 arms:
   - {id: a, agent: stand-in}
-EOF
-}
-
-# alone_parallel N: CELLS stand-in agents, N at a time.
-alone_parallel() {
-	local n=$1
-	seq "$cells" | xargs -P "$n" -I{} bash -c 'agent_alone "$0/par-$1"' "$work" {}
-}
-
-bench_sweep() {
-	write_sweep_bench
+EOF2
 	export -f agent_alone review_prompt
 	export url wfb repo
-	local n
-	for n in 1 2; do
-		local -a sw=() par=()
-		local i
-		for ((i = 0; i < reps; i++)); do
-			timed par alone_parallel "$n"
-			rm -f "$work/sweep.db"*
-			timed sw "$wfb" run "$work/sweep/bench.yaml" --workers "$n" --db "$work/sweep.db" --format tsv
-		done
-		local s p
-		s=$(median "${sw[@]}") p=$(median "${par[@]}")
-		row "sweep, $cells review cells, $n worker(s), host-unsafe" \
-			"$(awk -v c="$cells" -v t="$s" 'BEGIN { printf "%.1f cells/s", c * 1000 / t }')" \
-			"stand-in alone $n-way $(awk -v c="$cells" -v t="$p" 'BEGIN { printf "%.1f cells/s", c * 1000 / t }')" \
-			"$(ratio "$p" "$s")" ">= 0.7"
-	done
+	sweep_rows review "$work/sweep/bench.yaml" agent_alone "stand-in alone"
+}
+
+# The claude sweep: one task (the prompt "hi" in an empty workspace),
+# CELLS repetitions, one claude arm (the pinned CLI) whose provider is the
+# running hello mock, the one claude_alone talks to.
+bench_agentsweep() {
+	have_claude agentsweep || return 0
+	start_hello
+	mkdir -p "$work/csweep/ws"
+	cat >"$work/csweep/bench.yaml" <<EOF2
+runs: $cells
+timeout: 2m
+provider: {base_url: "$hello_url", api_key_env: ANTHROPIC_API_KEY}
+tasks:
+  - {id: hi, workspace: $work/csweep/ws, prompt: hi}
+arms:
+  - {id: claude, agent: claude, agent_bin: "$WFB_CLAUDE_BIN"}
+EOF2
+	export -f claude_alone
+	export hello_url WFB_CLAUDE_BIN
+	sweep_rows claude "$work/csweep/bench.yaml" claude_alone "claude -p alone"
 }
 
 # The store's inserts vs raw prepared inserts: Go benchmarks, alternated.
@@ -427,13 +543,15 @@ bench_view() {
 	done
 }
 
-if [[ $only == *session* || $only == *sweep* ]]; then start_mock; fi
-[[ $only == *session* ]] && bench_session
-[[ $only == *agents* ]] && bench_agents
-[[ $only == *sweep* ]] && bench_sweep
-[[ $only == *store* ]] && bench_store
-[[ $only == *rss* ]] && bench_rss
-[[ $only == *view* ]] && bench_view
+if want session || want sweep; then start_mock; fi
+if want session; then bench_session; fi
+if want agents; then bench_agents; fi
+if want sweep; then bench_sweep; fi
+if want agentsweep; then bench_agentsweep; fi
+stop_hello
+if want store; then bench_store; fi
+if want rss; then bench_rss; fi
+if want view; then bench_view; fi
 
 echo
 echo "| what | wfb | reference | ratio | target | |"
