@@ -505,8 +505,12 @@ bench_view() {
 		local p50 p95
 		# shellcheck disable=SC2086
 		p50=$(percentile 50 ${times[$n]}) p95=$(percentile 95 ${times[$n]})
+		local first=${times[$n]%% *}
 		row "wfb view, $rows rows: $n page p50" "$p50 ms" "goal 300 ms" "$(ratio "$p50" 300)" "<= 1"
 		row "wfb view, $rows rows: $n page p95" "$p95 ms" "goal 1000 ms" "$(ratio "$p95" 1000)" "<= 1"
+		# The first request computes what the later ones find kept (the
+		# viewer keeps a page's result for the file's state): its own row.
+		row "wfb view, $rows rows: $n page, first request" "$first ms" "goal 1000 ms" "$(ratio "$first" 1000)" "<= 1"
 	done
 	row "wfb view, $rows rows: peak RSS" "$(awk -v k="$hwm" 'BEGIN { printf "%.0f MiB", k / 1024 }')" "goal 200 MiB" \
 		"$(awk -v k="$hwm" 'BEGIN { printf "%.2f", k / 1024 / 200 }')" "<= 1"
