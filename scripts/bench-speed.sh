@@ -228,13 +228,18 @@ stop_hello() {
 # claude_alone DIR: `claude -p` alone against the hello mock, in the
 # environment wfb gives an agent (runner.AgentEnv) and a fresh private
 # HOME, TMPDIR and empty workspace under DIR.
+# The CLI alone does the work wfb asks of it: the flags its session passes
+# (agent/claude.go), no session persistence among them (which costs the CLI
+# ~0.4 s writing its session store: a reference without the flag flattered
+# wfb).
 claude_alone() {
 	local dir=$1
 	rm -rf "$dir" && mkdir -p "$dir/home" "$dir/tmp" "$dir/ws"
 	(cd "$dir/ws" && env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$dir/home" TMPDIR="$dir/tmp" LANG=C.UTF-8 \
 		ANTHROPIC_BASE_URL="$hello_url" ANTHROPIC_API_KEY=offline CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
 		CLAUDE_CODE_MAX_RETRIES=2 API_TIMEOUT_MS=120000 \
-		"$WFB_CLAUDE_BIN" -p --output-format stream-json --verbose hi </dev/null)
+		"$WFB_CLAUDE_BIN" -p --output-format stream-json --verbose --permission-mode acceptEdits \
+		--no-session-persistence hi </dev/null)
 }
 claude_session() {
 	ANTHROPIC_API_KEY=offline "$wfb" session --agent claude --agent-bin "$WFB_CLAUDE_BIN" --base-url "$hello_url" \
