@@ -19,6 +19,50 @@ const CodecZstd = "zstd"
 // runner's transcripts, 64 MiB each).
 const MaxDecodedBytes = 256 << 20
 
+// SmallBodyBytes is the size up to which EncodeBody compresses a body at
+// zstd's fastest level; a larger one is compressed at the default level.
+// What costs a small body is the encoder's match tables, not the matching:
+// the default level's are 1.25 MiB, written at random by even a 2 KiB
+// body, so a process pays ~320 page faults to compress its first one (and
+// again for each of the encoder's concurrent encodes it alternates
+// between); the fastest level's are 256 KiB, and keep such a body within a
+// few percent of the default's size (2 KiB: 3%, 64 KiB: 6%), where a
+// large body loses 10%.
+const SmallBodyBytes = 128 << 10
+
+// smallBodies compresses bodies of up to SmallBodyBytes, one at a time:
+// each takes well under a millisecond, and a second encoder would be a
+// second set of tables to fault in. largeBodies compresses the rest, two
+// at a time, their tables allocated as needed.
+var (
+	smallBodies = sync.OnceValue(func() *zstd.Encoder {
+		return newBodyEncoder(zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	})
+	largeBodies = sync.OnceValue(func() *zstd.Encoder {
+		return newBodyEncoder(zstd.WithEncoderConcurrency(2), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	})
+)
+
+func newBodyEncoder(opts ...zstd.EOption) *zstd.Encoder {
+	enc, err := zstd.NewWriter(nil, append(opts, zstd.WithLowerEncoderMem(true))...)
+	if err != nil {
+		panic(fmt.Sprintf("wfb: zstd encoder: %v", err)) // only bad options fail
+	}
+	return enc
+}
+
+// EncodeBody compresses a body wfb keeps (an exchange's body, a short
+// transcript) into one zstd frame, the form DecodeBody reads: the one
+// encoder of kept bodies, safe for concurrent use, each encoder built on
+// first use. Its level depends on the size (see SmallBodyBytes).
+func EncodeBody(src []byte) []byte {
+	enc := smallBodies
+	if len(src) > SmallBodyBytes {
+		enc = largeBodies
+	}
+	return enc().EncodeAll(src, make([]byte, 0, len(src)/4+64))
+}
+
 // zstdDecoders are stream decoders (concurrency 1: no goroutines of their
 // own), one per DecodeBody in flight, made as DecodeBody needs them.
 var zstdDecoders sync.Pool

@@ -55,3 +55,24 @@ func TestDecodeBodyDecodesOnlyToTheRecordedSize(t *testing.T) {
 		})
 	}
 }
+
+// TestEncodeBodyRoundTripsOnEitherSideOfTheSmallBound stops the two
+// encoders of EncodeBody (the fastest level up to SmallBodyBytes, the
+// default past it) from writing anything DecodeBody does not read back
+// byte for byte, empty bodies included, or from storing a body that does
+// not compress.
+func TestEncodeBodyRoundTripsOnEitherSideOfTheSmallBound(t *testing.T) {
+	line := `{"type":"assistant","message":{"content":[{"type":"text","text":"reviewing auth.go"}]}}` + "\n"
+	long := strings.Repeat(line, 3*SmallBodyBytes/len(line))
+	for _, size := range []int{0, 1, 2 << 10, SmallBodyBytes, SmallBodyBytes + 1, len(long)} {
+		body := []byte(long[:size])
+		data := EncodeBody(body)
+		got, err := DecodeBody(CodecZstd, data, int64(size))
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("%d bytes: DecodeBody(EncodeBody) = %d bytes, %v; want the body back", size, len(got), err)
+		}
+		if size >= 2<<10 && len(data) > size/4 {
+			t.Errorf("%d bytes: compressed to %d bytes, want a quarter or less of a repetitive body", size, len(data))
+		}
+	}
+}

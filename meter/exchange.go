@@ -5,10 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"sync"
 	"sync/atomic"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/wfbench/wfb"
 )
 
@@ -60,29 +58,13 @@ func (b Body) Decode() ([]byte, error) {
 	return out, nil
 }
 
-// zstdEncoder is the one zstd encoder, built on first use (a session only
-// ever compresses; wfb.DecodeBody decodes), and safe for concurrent
-// EncodeAll calls. The default level compresses JSON transcripts about 10x
-// at a few hundred MB/s; higher levels cost CPU the proxy shares with the
-// agents it meters. Two concurrent encodes, their tables allocated as
-// needed: the default (one encoder per core, each allocated at the first
-// EncodeAll) cost a session ~5 ms of page faults on a 2-core machine, and
-// more the more cores.
-var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(2), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		panic(fmt.Sprintf("meter: zstd encoder: %v", err))
-	}
-	return enc
-})
-
 // keep scrubs raw, digests and compresses it.
 func keep(raw []byte, truncated bool, s *scrubber) Body {
 	clean := s.bytes(raw)
 	sum := sha256.Sum256(clean)
 	return Body{
 		Codec:     wfb.CodecZstd,
-		Data:      zstdEncoder().EncodeAll(clean, make([]byte, 0, len(clean)/4+64)),
+		Data:      wfb.EncodeBody(clean),
 		Size:      int64(len(clean)),
 		SHA256:    hex.EncodeToString(sum[:]),
 		Truncated: truncated,

@@ -24,13 +24,18 @@ const transcriptCut = 1 << 20
 
 // transcriptCapture keeps an agent's whole stdout for the transcripts
 // table as it is read: each line is redacted (store.Redact, then the
-// session's secret values) and streamed into a zstd encoder, so memory
-// holds the compressed stream and one line, and at most max bytes are kept.
+// session's secret values) and kept, at most max bytes. Up to
+// wfb.SmallBodyBytes are held as they are and compressed at the end by
+// wfb.EncodeBody, as the meter compresses its bodies (one set of encoder
+// tables for both, in the size most sessions print); past that they are
+// streamed into a zstd encoder of their own, so memory holds the
+// compressed stream and one line.
 type transcriptCapture struct {
 	mu        sync.Mutex
 	max       int64
 	secrets   *store.Scrubber // every encoding of the session's secret values
-	enc       *zstd.Encoder
+	head      bytes.Buffer    // the kept bytes, while they are few
+	enc       *zstd.Encoder   // past wfb.SmallBodyBytes: the kept bytes' stream, into out
 	out       bytes.Buffer
 	sum       hash.Hash
 	line      []byte // the line being read, not yet kept
@@ -44,15 +49,7 @@ func newTranscriptCapture(max int64, secrets []string) *transcriptCapture {
 	if max <= 0 {
 		max = DefaultMaxTranscriptBytes
 	}
-	c := &transcriptCapture{max: max, sum: sha256.New(), secrets: store.NewScrubber(secrets...)}
-	// One goroutine and a small window: many sessions run at once, each
-	// with its own encoder, and a transcript compresses well regardless.
-	enc, err := zstd.NewWriter(&c.out, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
-	if err != nil {
-		panic("runner: zstd encoder: " + err.Error()) // only bad options fail
-	}
-	c.enc = enc
-	return c
+	return &transcriptCapture{max: max, sum: sha256.New(), secrets: store.NewScrubber(secrets...)}
 }
 
 // Write takes stdout as it is read. It never fails: what is over the bound
@@ -105,9 +102,24 @@ func (c *transcriptCapture) keep(b []byte) {
 		s = s[:room]
 		c.truncated = true
 	}
-	c.enc.Write([]byte(s))
 	c.sum.Write([]byte(s))
 	c.kept += int64(len(s))
+	if c.enc == nil && c.head.Len()+len(s) <= wfb.SmallBodyBytes {
+		c.head.WriteString(s)
+		return
+	}
+	if c.enc == nil {
+		// One goroutine and a small window: many sessions run at once,
+		// each with its own stream, and a transcript compresses well
+		// regardless.
+		enc, err := zstd.NewWriter(&c.out, zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic("runner: zstd encoder: " + err.Error()) // only bad options fail
+		}
+		enc.Write(c.head.Bytes())
+		c.enc, c.head = enc, bytes.Buffer{}
+	}
+	c.enc.Write([]byte(s))
 }
 
 // finish keeps the last unterminated line and returns the transcript,
@@ -117,12 +129,18 @@ func (c *transcriptCapture) finish(prompt string) *store.Transcript {
 	defer c.mu.Unlock()
 	c.keep(c.line)
 	c.line = nil
-	c.enc.Close()
+	var data []byte
+	if c.enc == nil {
+		data = wfb.EncodeBody(c.head.Bytes())
+	} else {
+		c.enc.Close()
+		data = bytes.Clone(c.out.Bytes())
+	}
 	prompt = c.secrets.Text(prompt)
 	return &store.Transcript{
 		Prompt:    prompt, // the store redacts it as it writes it (store.DB.clean)
 		Codec:     wfb.CodecZstd,
-		Data:      bytes.Clone(c.out.Bytes()),
+		Data:      data,
 		RawSize:   c.raw,
 		KeptSize:  c.kept,
 		Truncated: c.truncated,

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,6 +92,26 @@ func TestAnOverlongTranscriptIsCutAtTheBoundAndSaysSo(t *testing.T) {
 	}
 	if got := decodeTranscript(t, tr); got != strings.Repeat(line, 10) {
 		t.Errorf("kept bytes are not the first 1000 printed")
+	}
+}
+
+// A transcript that outgrows what is held before it is compressed
+// (wfb.SmallBodyBytes) is the same bytes whichever way it was compressed:
+// the held head goes into the stream first, nothing lost or doubled at
+// the switch, and its digest still matches.
+func TestATranscriptPastTheSmallBoundKeepsEveryByteInOrder(t *testing.T) {
+	for _, lines := range []int{10, wfb.SmallBodyBytes/100 - 1, wfb.SmallBodyBytes/100 + 1, 3 * wfb.SmallBodyBytes / 100} {
+		c := newTranscriptCapture(0, nil)
+		var want strings.Builder
+		for i := range lines {
+			line := fmt.Sprintf("%07d %s\n", i, strings.Repeat("y", 91))
+			c.Write([]byte(line))
+			want.WriteString(line)
+		}
+		tr := c.finish("")
+		if got := decodeTranscript(t, tr); got != want.String() {
+			t.Errorf("%d lines: the transcript decodes to %d bytes, not the %d printed", lines, len(got), want.Len())
+		}
 	}
 }
 
