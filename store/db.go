@@ -142,11 +142,13 @@ func fileURI(path string, params []string) (string, error) {
 }
 
 // writerParams are applied by the driver to every new connection, in the
-// order given: busy_timeout first, so that the journal-mode switch below can
-// wait for a lock instead of failing.
+// order given: busy_timeout first. None of them writes to the file: the
+// writer's open reads the file's schema version on its connection before
+// anything is written (see openAndMigrate), and only then switches the
+// journal to WAL, which is a write (a file's header records it, so every
+// later connection to the file is in WAL mode too).
 var writerParams = []string{
 	"_pragma=busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")",
-	"_pragma=journal_mode(WAL)",
 	"_pragma=foreign_keys(1)",
 	"_pragma=synchronous(NORMAL)",
 	// BEGIN IMMEDIATE takes the write lock up front; a deferred transaction
@@ -261,18 +263,21 @@ func openWriter(ctx context.Context, path string, params []string) (*DB, error) 
 }
 
 // openHeld opens the existing file at path for writing, its hold taken.
+// The writer's own connection reads the file's schema version before it
+// writes anything (see openAndMigrate), unless opening the file for writing
+// would itself change it (see changedByOpening): then a read-only handle
+// inspects it first, since a refused file must never see a write.
 func openHeld(ctx context.Context, path string, params []string) (*DB, error) {
-	// Inspect the file through a read-only handle first: the writer's DSN
-	// switches the journal mode, which is itself a write that a refused
-	// file must never see.
-	v, err := probeVersion(ctx, path)
-	if err != nil {
-		return nil, err
+	if changedByOpening(path) {
+		v, err := probeVersion(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		if known := SchemaVersion(); v > known {
+			return nil, tooNew(path, v, known)
+		}
 	}
-	if known := SchemaVersion(); v > known {
-		return nil, tooNew(path, v, known)
-	}
-	d, err := openAndMigrate(ctx, path, path, params)
+	d, err := openAndMigrate(ctx, path, path, params, true)
 	if err != nil {
 		return nil, err
 	}
@@ -283,9 +288,26 @@ func openHeld(ctx context.Context, path string, params []string) (*DB, error) {
 	return d, nil
 }
 
-// openAndMigrate opens file as the writer with the DSN params given and
-// migrates it; errors name the results file as the user gave it, name.
-func openAndMigrate(ctx context.Context, name, file string, params []string) (*DB, error) {
+// changedByOpening says whether SQLite would write to the file at path
+// merely by opening it for writing and reading it: a -wal beside it holding
+// changes not yet in the file (the checkpoint when the last connection
+// closes moves them in), or a rollback journal beside it (a hot one is
+// rolled back into the file at the first read). Files wfb closed have
+// neither; one a writer left when it was killed may.
+func changedByOpening(path string) bool {
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return true
+	}
+	_, err := os.Lstat(path + "-journal")
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// openAndMigrate opens file as the writer with the DSN params given, reads
+// its schema version, refusing a file that is not a wfb results file or
+// that a newer wfb wrote before anything is written to it, switches it to
+// WAL (when wal is set) and migrates it; errors name the results file as
+// the user gave it, name.
+func openAndMigrate(ctx context.Context, name, file string, params []string, wal bool) (*DB, error) {
 	dsn, err := fileURI(file, params)
 	if err != nil {
 		return nil, fmt.Errorf("open results %s: %w", name, err)
@@ -300,7 +322,26 @@ func openAndMigrate(ctx context.Context, name, file string, params []string) (*D
 	d := &DB{db: sdb, path: name}
 	if err := sdb.PingContext(ctx); err != nil {
 		sdb.Close()
+		if ferr := fileError(name, err); ferr != nil {
+			return nil, ferr
+		}
 		return nil, fmt.Errorf("open results %s: %w", name, d.classify(err))
+	}
+	v, err := schemaVersion(ctx, sdb, name)
+	if err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	if known := SchemaVersion(); v > known {
+		sdb.Close()
+		return nil, tooNew(name, v, known)
+	}
+	if wal {
+		// busy_timeout is set: the switch waits for another writer's lock.
+		if _, err := sdb.ExecContext(ctx, `PRAGMA journal_mode=WAL`); err != nil {
+			sdb.Close()
+			return nil, fmt.Errorf("open results %s: switch to WAL: %w", name, d.classify(err))
+		}
 	}
 	if err := d.migrate(ctx); err != nil {
 		sdb.Close()
@@ -469,11 +510,8 @@ func schemaVersion(ctx context.Context, sdb *sql.DB, path string) (int, error) {
 		`SELECT count(*), count(*) FILTER (WHERE type = 'table' AND name = 'schema_migrations') FROM sqlite_schema`).
 		Scan(&objects, &hasTable)
 	if err != nil {
-		switch sqliteCode(err) {
-		case sqlite3.SQLITE_NOTADB:
-			return 0, fmt.Errorf("open results %s: the file is not a SQLite database: %w", path, ErrNotResultsFile)
-		case sqlite3.SQLITE_CORRUPT:
-			return 0, fmt.Errorf("open results %s: %w (SQLite: %v)", path, ErrCorrupt, err)
+		if ferr := fileError(path, err); ferr != nil {
+			return 0, ferr
 		}
 		return 0, fmt.Errorf("open results %s: %w", path, err)
 	}
@@ -491,6 +529,18 @@ func schemaVersion(ctx context.Context, sdb *sql.DB, path string) (int, error) {
 		return 0, fmt.Errorf("open results %s: read schema version: %w", path, err)
 	}
 	return int(v.Int64), nil
+}
+
+// fileError names a file SQLite found is not a database at all
+// (ErrNotResultsFile) or a damaged one (ErrCorrupt); nil for other errors.
+func fileError(path string, err error) error {
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("open results %s: the file is not a SQLite database: %w", path, ErrNotResultsFile)
+	case sqlite3.SQLITE_CORRUPT:
+		return fmt.Errorf("open results %s: %w (SQLite: %v)", path, ErrCorrupt, err)
+	}
+	return nil
 }
 
 // migrate applies every missing migration, each recorded in

@@ -7,9 +7,11 @@
 // evidence). Secrets never reach the file: free text is passed through
 // Redact, and evidence is bounded, before it is written.
 //
-// Open is the one writer: pragmas (busy_timeout first, WAL, foreign keys,
+// Open is the one writer: pragmas (busy_timeout first, foreign keys,
 // synchronous=NORMAL) are in the DSN so every pooled connection has them,
-// the pool holds one connection, and embedded migrations (migrations/*.sql)
+// the pool holds one connection, which reads the file's schema version
+// before it switches the file to WAL (recorded in the file, so every later
+// connection has it too), and embedded migrations (migrations/*.sql)
 // are each recorded in schema_migrations, all pending ones applied in one
 // transaction, so a reader sees a schema whole or not at all. A file
 // written by a newer schema is refused with ErrSchemaTooNew and not touched.

@@ -49,7 +49,7 @@ var linkFile = os.Link
 func create(ctx context.Context, path string) (inPlace bool, err error) {
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+NewID("creating"))
 	defer removeWithSidecars(tmp)
-	d, err := openAndMigrate(ctx, path, tmp, createParams)
+	d, err := openAndMigrate(ctx, path, tmp, createParams, false)
 	if err != nil {
 		return false, err
 	}

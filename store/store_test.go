@@ -208,6 +208,71 @@ func TestANewerFileIsRefusedAndLeftByteIdentical(t *testing.T) {
 	}
 }
 
+// TestANewerFileWithChangesInItsWALIsRefusedAndLeftByteIdentical stops
+// the writer's open, which reads the version on its own connection, from
+// changing a newer wfb's file whose writer was killed with changes still
+// in its -wal: the last connection to close checkpoints them into the
+// file and removes the -wal, so such a file is inspected read-only first.
+func TestANewerFileWithChangesInItsWALIsRefusedAndLeftByteIdentical(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	live := filepath.Join(dir, "live.db")
+	d, err := Open(ctx, live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	// The newer wfb, still running: its commit stays in the -wal.
+	raw, err := sql.Open("sqlite", live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		`PRAGMA wal_autocheckpoint=0`,
+		`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future', '2030-01-01T00:00:00.000Z')`,
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What it leaves when it is killed: the file and its -wal, copied.
+	path := filepath.Join(dir, "killed.db")
+	before := map[string][]byte{}
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(live + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if suffix == "-wal" && len(b) == 0 {
+			t.Fatal("the newer wfb's change is not in its -wal")
+		}
+		if err := os.WriteFile(path+suffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		before[suffix] = b
+	}
+	for name, open := range map[string]func(context.Context, string) (*DB, error){"Open": Open, "OpenExisting": OpenExisting} {
+		t.Run(name, func(t *testing.T) {
+			d, err := open(ctx, path)
+			if err == nil {
+				d.Close()
+				t.Fatal("opened a file with schema version 999")
+			}
+			if !errors.Is(err, ErrSchemaTooNew) {
+				t.Errorf("error %v is not ErrSchemaTooNew", err)
+			}
+			for suffix, b := range before {
+				after, err := os.ReadFile(path + suffix)
+				if err != nil || !bytes.Equal(b, after) {
+					t.Errorf("the refused file's %q was changed (%v)", "killed.db"+suffix, err)
+				}
+			}
+		})
+	}
+}
+
 // TestAFileWfbDidNotWriteIsRefused stops wfb from adding its tables to some
 // other application's database, or failing with a cryptic driver error on a
 // text file.
