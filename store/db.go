@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -87,9 +88,14 @@ type migration struct {
 	sql     string
 }
 
-// migrations returns the embedded migrations in version order. File names
-// are NNNN_name.sql; the number is the version.
-func migrations() ([]migration, error) {
+// migrations returns the embedded migrations in version order, read and
+// checked once per process (each open asks for them, SchemaVersion too).
+// Callers must not change the slice.
+var migrations = sync.OnceValues(readMigrations)
+
+// readMigrations reads the embedded migrations. File names are
+// NNNN_name.sql; the number is the version.
+func readMigrations() ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFS, "migrations")
 	if err != nil {
 		return nil, err
