@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb/store"
 )
@@ -176,8 +177,8 @@ var VersionProbe = Probe{Args: []string{"--version"}, Env: map[string]string{"GE
 
 // versionPattern finds a version number in a CLI's --version line, e.g.
 // "2.1.332 (Claude Code)" or "codex-cli 0.171.0".
-var versionPattern = regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`)
+var versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z.+-]+)?\b`) })
 
 // Parse finds the version in what the probe printed; "" when there is
 // none.
-func (Probe) Parse(out []byte) string { return versionPattern.FindString(string(out)) }
+func (Probe) Parse(out []byte) string { return versionPattern().FindString(string(out)) }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
@@ -408,11 +409,13 @@ func parseCostField(field string, raw json.RawMessage) (cost float64, ok bool, w
 // apiErrorText recognises the result text of a failure the provider caused:
 // an error status ("API Error: 529 ..."), or no answer at all within
 // API_TIMEOUT_MS ("Request timed out ...", which carries no status).
-var apiErrorText = regexp.MustCompile(`(?i)^\s*(API Error|Request timed out)`)
+var apiErrorText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*(API Error|Request timed out)`) })
 
 // providerErrorText recognises a provider's failure named in a result's
 // error field: overloaded, rate-limited, a 429 or 5xx status.
-var providerErrorText = regexp.MustCompile(`(?i)overloaded|rate.?limit|\b(429|5[0-9]{2})\b|API Error`)
+var providerErrorText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)overloaded|rate.?limit|\b(429|5[0-9]{2})\b|API Error`)
+})
 
 // providerFailure says whether a failed result came from the model provider
 // (an upstream 4xx/5xx the agent surfaced) rather than the agent itself.
@@ -420,10 +423,10 @@ func (r *claudeResult) providerFailure() bool {
 	if s := strings.TrimSpace(string(r.APIErrorState)); s != "" && s != "null" {
 		return true
 	}
-	if e := r.errorField(); e != "" && providerErrorText.MatchString(e) {
+	if e := r.errorField(); e != "" && providerErrorText().MatchString(e) {
 		return true
 	}
-	return r.Result != nil && apiErrorText.MatchString(*r.Result)
+	return r.Result != nil && apiErrorText().MatchString(*r.Result)
 }
 
 // errorField is the result's error value as text: a string as it is, any

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
@@ -236,7 +237,7 @@ func (o *codexOutput) Tools() *Tools { return &o.tools }
 
 // codexRetry matches the error event Codex prints before it retries a
 // request or reconnects a stream.
-var codexRetry = regexp.MustCompile(`^Reconnecting\.\.\.`)
+var codexRetry = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Reconnecting\.\.\.`) })
 
 func (o *codexOutput) Line(l []byte, truncated bool) {
 	var ev struct {
@@ -264,7 +265,7 @@ func (o *codexOutput) Line(l []byte, truncated bool) {
 	case "turn.completed", "turn.failed":
 		o.terminals.add(l)
 	case "error":
-		if codexRetry.MatchString(ev.Message) {
+		if codexRetry().MatchString(ev.Message) {
 			o.retries++
 		} else {
 			o.errorEvents.add(wfb.Clip(ev.Message, 300))
@@ -324,7 +325,9 @@ var CodexUsageFields = []string{"input_tokens", "cached_input_tokens", "output_t
 // codexProviderText recognises a turn failure that came from the provider:
 // an HTTP status Codex gave up on, an error body it passed through, or a
 // stream the provider dropped.
-var codexProviderText = regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\{\s*"error"|stream disconnected|exceeded retry limit`)
+var codexProviderText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)unexpected status [0-9]{3}|^\s*\{\s*"error"|stream disconnected|exceeded retry limit`)
+})
 
 func (o *codexOutput) Interpret(row *store.Result, p Process) {
 	exit := p.Exit
@@ -360,7 +363,7 @@ func (o *codexOutput) Interpret(row *store.Result, p Process) {
 			msg = wfb.Clip(term.Error.Message, 500)
 		}
 		kind := wfb.KindSessionError
-		if codexProviderText.MatchString(msg) {
+		if codexProviderText().MatchString(msg) {
 			kind = wfb.KindProviderError
 		}
 		row.AddFailure(kind, "the agent reported a failed turn: "+msg)
@@ -467,7 +470,7 @@ func codexKitArgs(k Kit) ([]string, error) {
 func codexSettings(prefix string, m map[string]any) ([]string, error) {
 	var out []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		if !tomlBareKey.MatchString(k) {
+		if !tomlBareKey().MatchString(k) {
 			return nil, fmt.Errorf("settings key %q: codex's -c overrides take letters, digits, '_' and '-' only", prefix+k)
 		}
 		if sub, ok := m[k].(map[string]any); ok {
@@ -487,7 +490,7 @@ func codexSettings(prefix string, m map[string]any) ([]string, error) {
 	return out, nil
 }
 
-var tomlBareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var tomlBareKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // tomlValue writes a plain value (as strictyaml.Value makes them) as TOML.
 func tomlValue(v any) (string, error) {

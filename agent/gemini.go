@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/wfbench/wfb"
@@ -356,7 +357,7 @@ var GeminiUsageFields = []string{"input_tokens", "cached", "input", "output_toke
 
 // geminiProviderText recognises a failure the provider caused: an API error
 // Gemini CLI passed on, or a stream that ended without a finish reason.
-var geminiProviderText = regexp.MustCompile(`(?i)\[API Error|finish reason|INVALID_STREAM`)
+var geminiProviderText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\[API Error|finish reason|INVALID_STREAM`) })
 
 func (o *geminiOutput) Interpret(row *store.Result, p Process) {
 	exit := p.Exit
@@ -416,7 +417,7 @@ func (o *geminiOutput) failed(row *store.Result, res *geminiResult, exit string)
 	}
 	msg := strings.Join(parts, " | ")
 	kind := wfb.KindSessionError
-	if geminiProviderText.MatchString(msg) {
+	if geminiProviderText().MatchString(msg) {
 		kind = wfb.KindProviderError
 	}
 	row.AddFailure(kind, fmt.Sprintf("the agent reported an error (%s): %s", exit, msg))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/internal/owned"
@@ -311,14 +312,16 @@ func opencodeToolName(name string, input json.RawMessage, servers []string) stri
 	return name
 }
 
-var opencodeNotIdent = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var opencodeNotIdent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // opencodeIdent is a name as opencode writes it into a tool's name.
-func opencodeIdent(s string) string { return opencodeNotIdent.ReplaceAllString(s, "_") }
+func opencodeIdent(s string) string { return opencodeNotIdent().ReplaceAllString(s, "_") }
 
 // opencodeProviderText recognises an error opencode names no status for
 // that came from the provider or the way to it.
-var opencodeProviderText = regexp.MustCompile(`(?i)ECONNREFUSED|ECONNRESET|Unable to connect|fetch failed|socket|terminated|timed? ?out|overloaded|rate.?limit`)
+var opencodeProviderText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)ECONNREFUSED|ECONNRESET|Unable to connect|fetch failed|socket|terminated|timed? ?out|overloaded|rate.?limit`)
+})
 
 // opencodeError is an error event's error as text, and whether the
 // provider caused it: an APIError (the provider answered with an error
@@ -339,7 +342,7 @@ func opencodeError(raw json.RawMessage) (string, bool) {
 	if status != "" && status != "null" {
 		text += " (status " + wfb.Clip(status, 10) + ")"
 	}
-	return text, e.Name == "APIError" || (status != "" && status != "null") || opencodeProviderText.MatchString(e.Data.Message)
+	return text, e.Name == "APIError" || (status != "" && status != "null") || opencodeProviderText().MatchString(e.Data.Message)
 }
 
 // opencodeUsage is the steps' tokens, summed in wfb's terms: input the

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/store"
@@ -214,7 +215,7 @@ var QwenUsageFields = []string{"input_tokens", "output_tokens", "cache_read_inpu
 // qwenProviderText recognises a failure the provider caused: an API error
 // Qwen Code passed on ("[API Error: 529 ...]"), a stream that ended
 // without a finish reason.
-var qwenProviderText = regexp.MustCompile(`(?i)\[API Error|finish reason|quota`)
+var qwenProviderText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\[API Error|finish reason|quota`) })
 
 func (o *qwenOutput) Interpret(row *store.Result, p Process) {
 	row.SessionID = o.sessionID
@@ -290,7 +291,7 @@ func (o *qwenOutput) failed(row *store.Result, res *qwenResult, exit string) {
 		msg = wfb.Clip(*res.Result, 500)
 	}
 	kind := wfb.KindSessionError
-	if qwenProviderText.MatchString(msg) {
+	if qwenProviderText().MatchString(msg) {
 		kind = wfb.KindProviderError
 	}
 	row.AddFailure(kind, fmt.Sprintf("the agent reported an error (%s, %s): %s", wfb.Clip(res.Subtype, 40), exit, msg))

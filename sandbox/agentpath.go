@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // maxSymlinkHops is how many symlinks resolving the agent may follow, as
@@ -158,7 +159,7 @@ func npmDependencyNames(dir string) []string {
 	var names []string
 	for _, m := range []map[string]json.RawMessage{meta.Dependencies, meta.OptionalDependencies, meta.PeerDependencies} {
 		for name := range m {
-			if npmName.MatchString(name) && !slices.Contains(names, name) {
+			if npmName().MatchString(name) && !slices.Contains(names, name) {
 				names = append(names, name)
 			}
 		}
@@ -169,7 +170,9 @@ func npmDependencyNames(dir string) []string {
 
 // npmName matches a package name, scoped (@scope/name) or not; never a
 // path that leaves node_modules.
-var npmName = regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
+var npmName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*$`)
+})
 
 // findNpmPackage is the directory of package name as Node resolves it from
 // the package directory from: from/node_modules/name, then

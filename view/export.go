@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wfbench/wfb/report"
@@ -318,12 +319,12 @@ func copyStatic(root *os.Root) error {
 	})
 }
 
-var plainName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`)
+var plainName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]*$`) })
 
 // fileName is an id as a file name: itself when it is plain, else a digest
 // of it (an id from a merged or hand-written file may hold anything).
 func fileName(id string) string {
-	if plainName.MatchString(id) && len(id) <= 200 {
+	if plainName().MatchString(id) && len(id) <= 200 {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))

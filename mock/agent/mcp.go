@@ -134,13 +134,13 @@ func clip(s string, n int) string {
 
 // envRef is ${VAR} or ${VAR:-default}, as Claude Code expands them in an
 // MCP config.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+var envRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // expandEnv replaces each ${VAR} in s by VAR's value, else its default,
 // and names the variables that had neither.
 func expandEnv(s string, getenv func(string) string, missing *[]string) string {
-	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
-		m := envRef.FindStringSubmatch(ref)
+	return envRef().ReplaceAllStringFunc(s, func(ref string) string {
+		m := envRef().FindStringSubmatch(ref)
 		if v := getenv(m[1]); v != "" {
 			return v
 		}
@@ -181,9 +181,9 @@ func mcpToolName(server, tool string) string {
 	return "mcp__" + normalizeMCPName(server) + "__" + normalizeMCPName(tool)
 }
 
-var notInToolName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var notInToolName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
-func normalizeMCPName(s string) string { return notInToolName.ReplaceAllString(s, "_") }
+func normalizeMCPName(s string) string { return notInToolName().ReplaceAllString(s, "_") }
 
 // connectMCP connects to every server at once, each within the connect
 // timeout. A server that cannot be started, initialized or listed is

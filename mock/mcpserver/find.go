@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Bounds on find_symbol's walk: a workspace is small, and a tool answer is
@@ -24,7 +25,7 @@ const (
 // skipDirs are directories find_symbol never enters.
 var skipDirs = map[string]bool{".git": true, "node_modules": true, ".hg": true, ".svn": true}
 
-var identifier = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`) })
 
 // definitionPattern matches a line that defines name in one of the
 // languages a code-fixing task meets: JavaScript/TypeScript function, class
@@ -47,7 +48,7 @@ func definitionPattern(name string) *regexp.Regexp {
 // name in the text files under dir, in walk order, or a sentence saying
 // there is none.
 func findSymbol(ctx context.Context, dir, name string) (string, error) {
-	if !identifier.MatchString(name) {
+	if !identifier().MatchString(name) {
 		return "", fmt.Errorf("name %q is not an identifier", name)
 	}
 	pattern := definitionPattern(name)

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ReviewOutputPlaceholder, written in a tool's input in a script, is
@@ -16,9 +17,11 @@ const ReviewOutputPlaceholder = "{{review_output}}"
 // in the request's text, replaces it.
 var templates = []struct {
 	placeholder string
-	pattern     *regexp.Regexp
+	pattern     func() *regexp.Regexp // compiled at first use, not at every wfb start
 }{
-	{ReviewOutputPlaceholder, regexp.MustCompile(`Write your review as JSON to (\S+?)(?: \(|\s|$)`)},
+	{ReviewOutputPlaceholder, sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`Write your review as JSON to (\S+?)(?: \(|\s|$)`)
+	})},
 }
 
 // expandTemplates returns reply with the placeholders in its tools'
@@ -81,7 +84,7 @@ func templateValues(body map[string]any) map[string]string {
 	values := map[string]string{}
 	for _, tpl := range templates {
 		for _, s := range texts {
-			if m := tpl.pattern.FindStringSubmatch(s); m != nil {
+			if m := tpl.pattern().FindStringSubmatch(s); m != nil {
 				values[tpl.placeholder] = m[1]
 				break
 			}

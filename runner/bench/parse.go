@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml/ast"
 
@@ -87,14 +88,14 @@ type benchParser struct {
 }
 
 var (
-	idPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	idPattern  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	envPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // ValidID says whether s has the shape of a task, arm or label id (letters,
 // digits, '.', '_' and '-', starting with a letter or digit); a run id
 // given on the command line must have it too.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
+func ValidID(s string) bool { return idPattern().MatchString(s) }
 
 // reservedEnv are set by wfb for every session; an arm cannot override them.
 var reservedEnv = []string{"HOME", "TMPDIR", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", review.OutputEnv}
@@ -350,7 +351,7 @@ func (p *benchParser) provider(n node, field string) (Provider, bool) {
 		case "api_key_env":
 			keyAt = kv.Value
 			if s, ok := p.NonEmpty(kv.Value, f); ok {
-				if !envPattern.MatchString(s) {
+				if !envPattern().MatchString(s) {
 					// Not echoed: what is there instead of a name is likely the key.
 					p.Addf(kv.Value, f, "must be an environment variable NAME such as ANTHROPIC_API_KEY (the key itself never goes in the file)")
 				}
@@ -511,7 +512,7 @@ func (p *benchParser) id(n node, field string, seen map[string]bool, what string
 		return ""
 	}
 	switch {
-	case !idPattern.MatchString(s):
+	case !idPattern().MatchString(s):
 		p.Addf(n, field, "%s id %q: use letters, digits, '.', '_' and '-', starting with a letter or digit", what, s)
 	case seen[s]:
 		p.Addf(n, field, "duplicate %s id %q", what, s)
@@ -727,7 +728,7 @@ func (p *benchParser) env(n node, field string) []EnvVar {
 	seen := map[string]bool{}
 	name := func(at node, f, s string) bool {
 		switch {
-		case !envPattern.MatchString(s):
+		case !envPattern().MatchString(s):
 			p.Addf(at, f, "%q is not an environment variable name", s)
 		case slices.Contains(reservedEnv, s):
 			p.Addf(at, f, "%s is set by wfb for every session and cannot be overridden", s)
@@ -771,7 +772,7 @@ func (p *benchParser) env(n node, field string) []EnvVar {
 			switch x.Key {
 			case "from_env":
 				if s, ok := p.NonEmpty(x.Value, xf); ok {
-					if !envPattern.MatchString(s) {
+					if !envPattern().MatchString(s) {
 						p.Addf(x.Value, xf, "%q is not an environment variable name", s)
 					}
 					v.FromEnv = s

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wfbench/wfb/internal/strictyaml"
 )
@@ -26,7 +27,7 @@ const (
 // serverName is an MCP server's name: it becomes part of tool names
 // (mcp__NAME__TOOL), which providers bound to 64 characters of
 // [A-Za-z0-9_-], and "__" inside it would make those names ambiguous.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`)
+var serverName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$`) })
 
 const mcpServerFields = "command, args, env, url"
 
@@ -44,7 +45,7 @@ func (p *benchParser) mcpServers(n node, field string) []MCPServer {
 	secrets := map[string]string{} // variable → the wfb variable it comes from
 	for _, kv := range pairs {
 		f := strictyaml.Join(field, kv.Key)
-		if !serverName.MatchString(kv.Key) || strings.Contains(kv.Key, "__") {
+		if !serverName().MatchString(kv.Key) || strings.Contains(kv.Key, "__") {
 			p.Addf(kv.KeyAt, f, "server name %q: want letters, digits, '_' and '-' (no \"__\"), at most 32, starting with a letter or digit: it becomes part of tool names mcp__NAME__TOOL", kv.Key)
 			continue
 		}
@@ -60,7 +61,9 @@ func (p *benchParser) mcpServers(n node, field string) []MCPServer {
 // agentOwnEnv are variables the agent's environment holds for wfb or the
 // agent itself: a server's secret, which reaches the server through the
 // agent's environment under its own name, must not replace one.
-var agentOwnEnv = regexp.MustCompile(`^(PATH|LANG|LC_[A-Z]+|HOME|TMPDIR|USER|SHELL|API_TIMEOUT_MS|(ANTHROPIC|CLAUDE|OPENAI|CODEX|GEMINI|GOOGLE|WFB)_[A-Z0-9_]*)$`)
+var agentOwnEnv = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(PATH|LANG|LC_[A-Z]+|HOME|TMPDIR|USER|SHELL|API_TIMEOUT_MS|(ANTHROPIC|CLAUDE|OPENAI|CODEX|GEMINI|GOOGLE|WFB)_[A-Z0-9_]*)$`)
+})
 
 // serverSecrets refuses a secret variable that would replace one of the
 // agent's own, or that two servers of the arm take from different places.
@@ -70,7 +73,7 @@ func (p *benchParser) serverSecrets(at node, field string, s MCPServer, seen map
 			continue
 		}
 		switch {
-		case agentOwnEnv.MatchString(v.Name):
+		case agentOwnEnv().MatchString(v.Name):
 			p.Addf(at, field+".env."+v.Name, "a secret reaches its server through the agent's environment under its own name, and %s is the agent's own; name it otherwise", v.Name)
 		case seen[v.Name] != "" && seen[v.Name] != v.FromEnv:
 			p.Addf(at, field+".env."+v.Name, "another server of this arm takes %s from $%s; one name, one value", v.Name, seen[v.Name])
@@ -177,7 +180,7 @@ func (p *benchParser) skills(n node, field string) []string {
 			p.Addf(item, f, "skill %s has no SKILL.md file", s)
 			continue
 		}
-		if !idPattern.MatchString(name) {
+		if !idPattern().MatchString(name) {
 			p.Addf(item, f, "skill %s: its directory name %q must be letters, digits, '.', '_' and '-' (it is the skill's name)", s, name)
 			continue
 		}
