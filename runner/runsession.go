@@ -93,7 +93,11 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 		defer stop()
 		cell.BaseURL = url
 	}
-	row, err := RunCell(ctx, o.DB, cell)
+	last := &lastRecorder{DB: o.DB, ctx: ctx}
+	row, err := RunCell(ctx, last, cell)
+	if last.status != "" {
+		return row, last.status, nil
+	}
 	status := wfb.RunComplete
 	switch {
 	case err != nil:
@@ -102,6 +106,35 @@ func RunSession(ctx context.Context, o SessionOptions) (store.Result, string, er
 		status = wfb.RunInterrupted
 	}
 	return row, status, finishRun(ctx, o.DB, run.ID, status, err)
+}
+
+// lastRecorder records a session's row and its run's end in one
+// transaction (store.DB.InsertLastResult): the run's end is interrupted
+// when the session's ctx was cancelled by then, else complete. When the
+// end could not be recorded with the row, the row is recorded alone and
+// status stays empty: the run's end is then RunSession's to record.
+type lastRecorder struct {
+	*store.DB
+	ctx    context.Context
+	status string
+}
+
+// RunCell finds what else the recorder is through it.
+var (
+	_ VersionBook    = (*lastRecorder)(nil)
+	_ secretScrubber = (*lastRecorder)(nil)
+)
+
+func (r *lastRecorder) InsertResult(ctx context.Context, row *store.Result) error {
+	status := wfb.RunComplete
+	if r.ctx.Err() != nil {
+		status = wfb.RunInterrupted
+	}
+	finished, err := r.DB.InsertLastResult(ctx, row, status, time.Now().UTC())
+	if finished {
+		r.status = status
+	}
+	return err
 }
 
 // startMeter starts the session's metering proxy.

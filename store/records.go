@@ -94,35 +94,70 @@ func (d *DB) CreateRun(ctx context.Context, r Run) error {
 
 // FinishRun sets a run's final status and finish time. A run finishes once.
 func (d *DB) FinishRun(ctx context.Context, id, status string, at time.Time) error {
-	switch status {
-	case wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted:
-	default:
-		return fmt.Errorf("finish run %s: status %q is not one of %s, %s, %s", id, status, wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted)
-	}
-	var n int64
-	err := d.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
-			status, formatTime(at), id)
-		if err != nil {
-			return d.classify(err)
-		}
-		if n, err = res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		// The run's figures are counted now, once, with its end.
-		return countRunTx(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("finish run %s: %w", id, err)
-	}
-	if n == 0 {
+	err := d.Tx(ctx, func(tx *sql.Tx) error { return d.finishRunTx(ctx, tx, id, status, at) })
+	switch {
+	case errors.Is(err, errNotFinished):
 		if _, err := d.Run(ctx, id); err != nil {
 			return fmt.Errorf("finish run %s: %w", id, err)
 		}
 		return fmt.Errorf("finish run %s: already finished", id)
+	case err != nil:
+		return fmt.Errorf("finish run %s: %w", id, err)
 	}
 	return nil
+}
+
+// errNotFinished says finishRunTx found no unfinished run of its id.
+var errNotFinished = errors.New("no unfinished run of that id")
+
+// finishRunTx ends run id in tx, counting its figures (see FinishRun);
+// errNotFinished when no unfinished run has the id.
+func (d *DB) finishRunTx(ctx context.Context, tx *sql.Tx, id, status string, at time.Time) error {
+	switch status {
+	case wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted:
+	default:
+		return fmt.Errorf("status %q is not one of %s, %s, %s", status, wfb.RunComplete, wfb.RunAborted, wfb.RunInterrupted)
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ? AND finished_at IS NULL`,
+		status, formatTime(at), id)
+	if err != nil {
+		return d.classify(err)
+	}
+	switch n, err := res.RowsAffected(); {
+	case err != nil:
+		return err
+	case n == 0:
+		return errNotFinished
+	}
+	// The run's figures are counted now, once, with its end.
+	return countRunTx(ctx, tx, id)
+}
+
+// InsertLastResult records r, the last attempt of its run, and finishes
+// the run with status at the time given, in one transaction (see
+// InsertResult and FinishRun): a session run on its own writes its row
+// and its run's end at once. Should the run's end fail to be recorded, r
+// is recorded alone, as InsertResult records it — a row is never lost to
+// its run's end — and finished says the run was not finished; err is r's
+// own failure, if any.
+func (d *DB) InsertLastResult(ctx context.Context, r *Result, status string, at time.Time) (finished bool, err error) {
+	var endErr error
+	err = d.Tx(ctx, func(tx *sql.Tx) error {
+		if err := d.InsertResultTx(ctx, tx, r); err != nil {
+			return err
+		}
+		endErr = d.finishRunTx(ctx, tx, r.RunID, status, at)
+		return endErr
+	})
+	switch {
+	case err == nil:
+		return true, nil
+	case endErr != nil:
+		// Rolled back whole: the row goes in on its own.
+		return false, d.InsertResult(ctx, r)
+	}
+	return false, err
 }
 
 // ReopenRun marks a run running again: status running, finished_at NULL.

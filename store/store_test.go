@@ -979,6 +979,44 @@ func TestArmSummaryIsHonestAboutUnmeasured(t *testing.T) {
 	}
 }
 
+// TestInsertLastResultRecordsTheRowAndTheRunsEndOrTheRowAlone stops a
+// session's last write from losing its row to its run's end: in one
+// transaction both are there (the run complete, its figures counted with
+// the row among them); when the run cannot be finished (here: it already
+// was), the row is still recorded, and the run's end is left as it was.
+func TestInsertLastResultRecordsTheRowAndTheRunsEndOrTheRowAlone(t *testing.T) {
+	ctx := context.Background()
+	d, _ := newDB(t)
+	end := t0.Add(time.Hour)
+	finished, err := d.InsertLastResult(ctx, okResult("att-last"), wfb.RunComplete, end)
+	if !finished || err != nil {
+		t.Fatalf("InsertLastResult = %v, %v; want the run finished", finished, err)
+	}
+	got := queryOne(t, d, `SELECT r.status, r.finished_at, s.attempts,
+		(SELECT count(*) FROM results WHERE attempt_id = 'att-last')
+		FROM runs r JOIN run_stats s USING (run_id) WHERE r.run_id = 'run-1'`)
+	if diff := cmp.Diff([]any{wfb.RunComplete, formatTime(end), int64(1), int64(1)}, got); diff != "" {
+		t.Errorf("run and row after InsertLastResult (-want +got):\n%s", diff)
+	}
+
+	r := okResult("att-late")
+	finished, err = d.InsertLastResult(ctx, r, wfb.RunAborted, end.Add(time.Hour))
+	if finished || err != nil {
+		t.Errorf("InsertLastResult on a finished run = %v, %v; want the row recorded alone", finished, err)
+	}
+	got = queryOne(t, d, `SELECT (SELECT status FROM runs WHERE run_id = 'run-1'),
+		(SELECT count(*) FROM results WHERE attempt_id = 'att-late')`)
+	if diff := cmp.Diff([]any{wfb.RunComplete, int64(1)}, got); diff != "" {
+		t.Errorf("run status and the late row (-want +got):\n%s", diff)
+	}
+
+	r = okResult("att-nowhere")
+	r.RunID = "run-x"
+	if finished, err = d.InsertLastResult(ctx, r, wfb.RunComplete, end); finished || err == nil {
+		t.Errorf("InsertLastResult of a row of no recorded run = %v, %v; want its error", finished, err)
+	}
+}
+
 // TestRunsLifecycle stops a run from finishing twice or losing its times.
 func TestRunsLifecycle(t *testing.T) {
 	ctx := context.Background()
