@@ -81,11 +81,17 @@ type DB struct {
 	migratedFrom int
 }
 
-// migration is one embedded schema step.
+// migration is one embedded schema step. Its SQL is read when it is
+// applied: a file already at the newest version needs only the names.
 type migration struct {
 	version int
 	name    string
-	sql     string
+}
+
+// sql is the migration's SQL.
+func (m migration) sql() (string, error) {
+	b, err := migrationFS.ReadFile("migrations/" + m.name + ".sql")
+	return string(b), err
 }
 
 // migrations returns the embedded migrations in version order, read and
@@ -110,11 +116,7 @@ func readMigrations() ([]migration, error) {
 		if err != nil || v <= 0 {
 			return nil, fmt.Errorf("migration %s: bad version %q", e.Name(), num)
 		}
-		b, err := migrationFS.ReadFile("migrations/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: strings.TrimSuffix(e.Name(), ".sql"), sql: string(b)})
+		ms = append(ms, migration{version: v, name: strings.TrimSuffix(e.Name(), ".sql")})
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
 	for i, m := range ms {
@@ -596,14 +598,18 @@ func (d *DB) migrate(ctx context.Context) error {
 }
 
 func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	text, err := m.sql()
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if _, err := tx.ExecContext(ctx, text); err != nil {
 		if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
 			return fmt.Errorf("migration %s: the file holds rows its rules refuse (%v); the file was not migrated: %w",
 				m.name, err, ErrMigrationRefused)
 		}
 		return fmt.Errorf("migration %s: %w", m.name, err)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+	_, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 		m.version, m.name, formatTime(time.Now()))
 	return err
 }

@@ -121,7 +121,11 @@ func fileAtVersion(t *testing.T, version int) (string, *sql.DB) {
 		t.Fatal(err)
 	}
 	for _, m := range ms[:version] {
-		if _, err := raw.Exec(m.sql); err != nil {
+		text, err := m.sql()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := raw.Exec(text); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := raw.Exec(`INSERT INTO schema_migrations VALUES (?, ?, '2026-01-01T00:00:00.000Z')`, m.version, m.name); err != nil {

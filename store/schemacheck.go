@@ -68,7 +68,11 @@ func migratedSchema(ctx context.Context) (map[string]schemaObject, error) {
 		return nil, err
 	}
 	for _, m := range ms {
-		if _, err := sdb.ExecContext(ctx, m.sql); err != nil {
+		text, err := m.sql()
+		if err != nil {
+			return nil, fmt.Errorf("migration %s: %w", m.name, err)
+		}
+		if _, err := sdb.ExecContext(ctx, text); err != nil {
 			return nil, fmt.Errorf("migration %s: %w", m.name, err)
 		}
 	}
