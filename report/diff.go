@@ -519,19 +519,22 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, pf.strict, pf.strictSens)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, pf.clean, pf.cleanSens)
 	for _, m := range metrics {
-		va, vb := a.values(SideA, m), a.values(SideB, m)
 		if m.Kind() == Proportion {
+			va, vb := a.values(SideA, m), a.values(SideB, m)
 			pa := countOnes(va)
 			line(m.Column(), humanName(m), m, false, stats.CompareRates(pa, len(va), countOnes(vb), len(vb), alpha),
 				stats.RateSensitivity(pa, len(va), len(vb), alpha, stats.Power, rateTarget(d.opts.Detect)))
 			continue
 		}
-		c := stats.CompareContinuous(va, vb, alpha)
+		// Each side's values are sorted once, for the comparison and the
+		// power model alike.
+		sa, sb := a.strata(m)
+		A, B := stats.NewSample(sa...), stats.NewSample(sb...)
+		c := stats.CompareSamples(A, B, alpha)
 		if m.Bounded() {
 			c = clipToRange(c)
 		}
-		sa, sb := a.strata(m)
-		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(sa, sb, c.A.Center, alpha, d.opts.Detect))
+		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(A, B, c.A.Center, alpha, d.opts.Detect))
 	}
 	if why := d.labelsDiffer(a); why != "" {
 		for i := range lines {

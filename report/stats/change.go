@@ -24,11 +24,11 @@ import (
 // Rate differences stay inside [−1, 1].
 
 // shiftInterval returns the Hodges–Lehmann estimate of the shift b − a and
-// its interval at level 1 − alpha; a and b are sorted and non-empty.
-func shiftInterval(a, b []float64, alpha float64) (est, lo, hi float64) {
-	n1, n2 := float64(len(a)), float64(len(b))
-	total := len(a) * len(b)
-	ta, tb := tally(a), tally(b)
+// its interval at level 1 − alpha; ta and tb are the two samples tallied,
+// neither empty.
+func shiftInterval(ta, tb tallied, alpha float64) (est, lo, hi float64) {
+	n1, n2 := float64(ta.n()), float64(tb.n())
+	total := ta.n() * tb.n()
 	est = (ta.kthDifference(tb, (total+1)/2) + ta.kthDifference(tb, total/2+1)) / 2
 	if !validAlpha(alpha) {
 		return est, math.NaN(), math.NaN()
@@ -53,7 +53,13 @@ type tallied struct {
 
 // tally returns sorted xs as a tallied sample.
 func tally(xs []float64) tallied {
-	var t tallied
+	d := 0
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			d++
+		}
+	}
+	t := tallied{v: make([]float64, 0, d), atLeast: make([]int, 0, d)}
 	for i, x := range xs {
 		if i == 0 || x != xs[i-1] {
 			t.v = append(t.v, x)
@@ -61,6 +67,14 @@ func tally(xs []float64) tallied {
 		}
 	}
 	return t
+}
+
+// n is how many values t stands for.
+func (t tallied) n() int {
+	if len(t.atLeast) == 0 {
+		return 0
+	}
+	return t.atLeast[0]
 }
 
 // count is how many values the i-th distinct value stands for.

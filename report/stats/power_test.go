@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -327,9 +328,10 @@ func TestSensitivityEdges(t *testing.T) {
 }
 
 // TestShiftModelIsTheStableSortOfTheResiduals holds newShiftModel, which
-// picks the thinned ranks by a merge and one pass, to the model's
-// definition: every residual with its stratum, stably sorted by value,
-// thinned to maxModelValues evenly spaced ranks. Ties across strata and
+// picks the thinned ranks by walking a merge of the sorted sides and one
+// pass over the input, to the model's definition: every residual with its
+// stratum, stably sorted by value, thinned to maxModelValues evenly spaced
+// ranks. Ties across strata and
 // sides are the case a shortcut would get wrong.
 func TestShiftModelIsTheStableSortOfTheResiduals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 7))
@@ -349,7 +351,7 @@ func TestShiftModelIsTheStableSortOfTheResiduals(t *testing.T) {
 			}
 		}
 		want := stableShiftModel(sides[0], sides[1])
-		got := newShiftModel(sides[0], sides[1])
+		got := newShiftModel(NewSample(sides[0]...), NewSample(sides[1]...))
 		if !slices.Equal(want.e, got.e) || !slices.Equal(want.strata, got.strata) {
 			t.Fatalf("trial %d: the model differs from the stable sort's:\n got %v %v\nwant %v %v", trial, got.e, got.strata, want.e, want.strata)
 		}
@@ -370,7 +372,7 @@ func stableShiftModel(a, b [][]float64) shiftModel {
 			all = append(all, xs...)
 		}
 		slices.Sort(all)
-		med := median(all)
+		med := benchmath.AssumeNothing.Summary(benchmath.NewSample(all, &benchmath.DefaultThresholds), 0.5).Center
 		for st, xs := range side {
 			for _, x := range xs {
 				rs = append(rs, residual{x - med, st})
