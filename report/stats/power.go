@@ -167,22 +167,14 @@ func newShiftModel(a, b *Sample) shiftModel {
 	first = append(first, len(picks))
 	seen := make([]int, len(values))         // residuals of each value met so far, in input order
 	due := slices.Clone(first[:len(values)]) // each value's next pick to hand out
+	find := newValueIndex(values)
 	m := shiftModel{e: make([]float64, slots), strata: make([]int, slots)}
 	for side, s := range [2]*Sample{a, b} {
 		for st, xs := range s.strata {
 			for _, x := range xs {
 				v := x - meds[side]
-				// The wanted value v is, if any: a binary search.
-				lo, hi := 0, len(values)
-				for lo < hi {
-					mid := int(uint(lo+hi) >> 1)
-					if values[mid] < v {
-						lo = mid + 1
-					} else {
-						hi = mid
-					}
-				}
-				if lo == len(values) || values[lo] != v {
+				lo := find.index(v)
+				if lo < 0 {
 					continue
 				}
 				// Hand out the picks at this place in the tie group.
@@ -197,6 +189,55 @@ func newShiftModel(a, b *Sample) shiftModel {
 	}
 	spreadTies(m.e)
 	return m
+}
+
+// valueIndex finds a value among a few thousand distinct ones: an
+// open-addressing hash table on the value's bits, which the model's pass
+// asks once for every residual (a binary search there cost most of the
+// model's time).
+type valueIndex struct {
+	values []float64
+	slots  []int32 // index into values + 1; 0 is an empty slot
+	shift  uint
+}
+
+// newValueIndex indexes distinct values, none NaN.
+func newValueIndex(values []float64) valueIndex {
+	bits := uint(1)
+	for 1<<bits < 2*len(values) {
+		bits++
+	}
+	x := valueIndex{values: values, slots: make([]int32, 1<<bits), shift: 64 - bits}
+	for i, v := range values {
+		h := x.hash(v)
+		for x.slots[h] != 0 {
+			h = (h + 1) & (len(x.slots) - 1)
+		}
+		x.slots[h] = int32(i + 1)
+	}
+	return x
+}
+
+// hash is the slot v's probe starts at. Both zeros hash alike, since they
+// are equal.
+func (x valueIndex) hash(v float64) int {
+	if v == 0 {
+		v = 0
+	}
+	return int(math.Float64bits(v) * 0x9E3779B97F4A7C15 >> x.shift)
+}
+
+// index returns the index of v among the values, or −1.
+func (x valueIndex) index(v float64) int {
+	for h := x.hash(v); ; h = (h + 1) & (len(x.slots) - 1) {
+		i := x.slots[h]
+		if i == 0 {
+			return -1
+		}
+		if x.values[i-1] == v {
+			return int(i - 1)
+		}
+	}
 }
 
 // spreadTies spreads each group of tied values in sorted e evenly over the
