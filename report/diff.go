@@ -422,7 +422,8 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 // strata returns each side's measured values of m in the group, task by
 // task in the order of their names (the same index on both sides for the
 // same task, whatever order the group's members came in): a bench runs
-// every task the same number of times, so their shares are fixed.
+// every task the same number of times, so their shares are fixed. Each
+// side's values share one buffer of exactly their size.
 func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 	index := map[string]int{}
 	var out [2][][]float64
@@ -434,19 +435,39 @@ func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 		slices.SortFunc(fines, func(x, y fineOf) int {
 			return cmp.Or(strings.Compare(x.acc.task, y.acc.task), strings.Compare(x.acc.arm, y.acc.arm))
 		})
-		for _, fo := range fines {
+		stratum := make([]int, len(fines))
+		var sizes []int
+		for f, fo := range fines {
 			i, ok := index[fo.acc.task]
 			if !ok {
 				i = len(index)
 				index[fo.acc.task] = i
 			}
-			for len(out[side]) <= i {
-				out[side] = append(out[side], nil)
+			for len(sizes) <= i {
+				sizes = append(sizes, 0)
 			}
-			out[side][i] = fo.acc.values[m].appendMeasured(out[side][i])
+			stratum[f] = i
+			sizes[i] += fo.acc.values[m].measured()
+		}
+		buf := make([]float64, 0, sumInts(sizes))
+		out[side] = make([][]float64, len(sizes))
+		for i, n := range sizes {
+			out[side][i] = buf[len(buf) : len(buf) : len(buf)+n]
+			buf = buf[:len(buf)+n]
+		}
+		for f, fo := range fines {
+			out[side][stratum[f]] = fo.acc.values[m].appendMeasured(out[side][stratum[f]])
 		}
 	}
 	return out[SideA], out[SideB]
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // units counts side A's tasks and arms in the group that measured m (every
