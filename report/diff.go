@@ -360,36 +360,65 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 		a.n[i] = n
 		cells := make([]pairSlot, 0, n)
 		a.kinds[i] = map[int32]int{}
-		for _, fo := range fines {
-			cells = sh.addCells(cells, a.kinds[i], fo)
+		for _, src := range sh.cellSources(fines) {
+			cells = sh.addCells(cells, a.kinds[i], src)
 		}
 		a.cells[i] = mergeSlots(cells)
 	}
 	return a
 }
 
-// addCells appends a slot for each of fo's cells, and counts their kinds.
-func (sh *diffShape) addCells(cells []pairSlot, kinds map[int32]int, fo fineOf) []pairSlot {
-	d := sh.d
-	for rt, x := range fo.acc.index {
-		run := d.id(fo.tab.names[rt.run])
-		x.each(func(rep int, i int32) {
-			c := fo.acc.cells.at(int(i))
-			if !c.out.ok {
-				kinds[d.id(fo.tab.kindName(c.kind))]++
-			}
-			slot := pairSlot{key: sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)}), first: c.out}
-			slot.add(c.out)
-			cells = append(cells, slot)
-		})
+// cellSource is the cells of one run in one fine: reps in ascending order
+// (the dense ones; repIndex.each).
+type cellSource struct {
+	fo  fineOf
+	run int32
+	x   *repIndex
+}
+
+// cellSources lists the fines' runs in the order of their pair keys, so
+// that their slots usually come out already sorted (one run a side, or runs
+// not part of the key) and mergeSlots need not sort them.
+func (sh *diffShape) cellSources(fines []fineOf) []cellSource {
+	var srcs []cellSource
+	for _, fo := range fines {
+		for rt, x := range fo.acc.index {
+			srcs = append(srcs, cellSource{fo, sh.d.id(fo.tab.names[rt.run]), x})
+		}
 	}
+	slices.SortFunc(srcs, func(a, b cellSource) int { return sh.sourceKey(a).compare(sh.sourceKey(b)) })
+	return srcs
+}
+
+// sourceKey is the pair key of a source's first possible rep.
+func (sh *diffShape) sourceKey(s cellSource) pairKey {
+	return sh.pairKey(cellKey{run: s.run, task: s.fo.ta.task, arm: s.fo.ta.arm, rep: math.MinInt32})
+}
+
+// addCells appends a slot for each of a source's cells, and counts their
+// kinds.
+func (sh *diffShape) addCells(cells []pairSlot, kinds map[int32]int, src cellSource) []pairSlot {
+	d, fo := sh.d, src.fo
+	src.x.each(func(rep int, i int32) {
+		c := fo.acc.cells.at(int(i))
+		if !c.out.ok {
+			kinds[d.id(fo.tab.kindName(c.kind))]++
+		}
+		slot := pairSlot{key: sh.pairKey(cellKey{run: src.run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)}), first: c.out}
+		slot.add(c.out)
+		cells = append(cells, slot)
+	})
 	return cells
 }
 
-// mergeSlots sorts one side's slots by key and merges those of one key
-// into the first, which then counts all their cells.
+// mergeSlots sorts one side's slots by key, unless they already are (see
+// cellSources), and merges those of one key into the first, which then
+// counts all their cells.
 func mergeSlots(cells []pairSlot) []pairSlot {
-	slices.SortFunc(cells, func(a, b pairSlot) int { return a.key.compare(b.key) })
+	byKey := func(a, b pairSlot) int { return a.key.compare(b.key) }
+	if !slices.IsSortedFunc(cells, byKey) {
+		slices.SortFunc(cells, byKey)
+	}
 	out := cells[:0]
 	for _, c := range cells {
 		if n := len(out); n > 0 && out[n-1].key == c.key {
