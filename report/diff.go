@@ -360,36 +360,65 @@ func (sh *diffShape) group(members *[2][]fineOf) *groupAcc {
 		a.n[i] = n
 		cells := make([]pairSlot, 0, n)
 		a.kinds[i] = map[int32]int{}
-		for _, fo := range fines {
-			cells = sh.addCells(cells, a.kinds[i], fo)
+		for _, src := range sh.cellSources(fines) {
+			cells = sh.addCells(cells, a.kinds[i], src)
 		}
 		a.cells[i] = mergeSlots(cells)
 	}
 	return a
 }
 
-// addCells appends a slot for each of fo's cells, and counts their kinds.
-func (sh *diffShape) addCells(cells []pairSlot, kinds map[int32]int, fo fineOf) []pairSlot {
-	d := sh.d
-	for rt, x := range fo.acc.index {
-		run := d.id(fo.tab.names[rt.run])
-		x.each(func(rep int, i int32) {
-			c := fo.acc.cells.at(int(i))
-			if !c.out.ok {
-				kinds[d.id(fo.tab.kindName(c.kind))]++
-			}
-			slot := pairSlot{key: sh.pairKey(cellKey{run: run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)}), first: c.out}
-			slot.add(c.out)
-			cells = append(cells, slot)
-		})
+// cellSource is the cells of one run in one fine: reps in ascending order
+// (the dense ones; repIndex.each).
+type cellSource struct {
+	fo  fineOf
+	run int32
+	x   *repIndex
+}
+
+// cellSources lists the fines' runs in the order of their pair keys, so
+// that their slots usually come out already sorted (one run a side, or runs
+// not part of the key) and mergeSlots need not sort them.
+func (sh *diffShape) cellSources(fines []fineOf) []cellSource {
+	var srcs []cellSource
+	for _, fo := range fines {
+		for rt, x := range fo.acc.index {
+			srcs = append(srcs, cellSource{fo, sh.d.id(fo.tab.names[rt.run]), x})
+		}
 	}
+	slices.SortFunc(srcs, func(a, b cellSource) int { return sh.sourceKey(a).compare(sh.sourceKey(b)) })
+	return srcs
+}
+
+// sourceKey is the pair key of a source's first possible rep.
+func (sh *diffShape) sourceKey(s cellSource) pairKey {
+	return sh.pairKey(cellKey{run: s.run, task: s.fo.ta.task, arm: s.fo.ta.arm, rep: math.MinInt32})
+}
+
+// addCells appends a slot for each of a source's cells, and counts their
+// kinds.
+func (sh *diffShape) addCells(cells []pairSlot, kinds map[int32]int, src cellSource) []pairSlot {
+	d, fo := sh.d, src.fo
+	src.x.each(func(rep int, i int32) {
+		c := fo.acc.cells.at(int(i))
+		if !c.out.ok {
+			kinds[d.id(fo.tab.kindName(c.kind))]++
+		}
+		slot := pairSlot{key: sh.pairKey(cellKey{run: src.run, task: fo.ta.task, arm: fo.ta.arm, rep: int32(rep)}), first: c.out}
+		slot.add(c.out)
+		cells = append(cells, slot)
+	})
 	return cells
 }
 
-// mergeSlots sorts one side's slots by key and merges those of one key
-// into the first, which then counts all their cells.
+// mergeSlots sorts one side's slots by key, unless they already are (see
+// cellSources), and merges those of one key into the first, which then
+// counts all their cells.
 func mergeSlots(cells []pairSlot) []pairSlot {
-	slices.SortFunc(cells, func(a, b pairSlot) int { return a.key.compare(b.key) })
+	byKey := func(a, b pairSlot) int { return a.key.compare(b.key) }
+	if !slices.IsSortedFunc(cells, byKey) {
+		slices.SortFunc(cells, byKey)
+	}
 	out := cells[:0]
 	for _, c := range cells {
 		if n := len(out); n > 0 && out[n-1].key == c.key {
@@ -422,7 +451,8 @@ func (a *groupAcc) values(side int, m Metric) []float64 {
 // strata returns each side's measured values of m in the group, task by
 // task in the order of their names (the same index on both sides for the
 // same task, whatever order the group's members came in): a bench runs
-// every task the same number of times, so their shares are fixed.
+// every task the same number of times, so their shares are fixed. Each
+// side's values share one buffer of exactly their size.
 func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 	index := map[string]int{}
 	var out [2][][]float64
@@ -434,19 +464,39 @@ func (a *groupAcc) strata(m Metric) (sa, sb [][]float64) {
 		slices.SortFunc(fines, func(x, y fineOf) int {
 			return cmp.Or(strings.Compare(x.acc.task, y.acc.task), strings.Compare(x.acc.arm, y.acc.arm))
 		})
-		for _, fo := range fines {
+		stratum := make([]int, len(fines))
+		var sizes []int
+		for f, fo := range fines {
 			i, ok := index[fo.acc.task]
 			if !ok {
 				i = len(index)
 				index[fo.acc.task] = i
 			}
-			for len(out[side]) <= i {
-				out[side] = append(out[side], nil)
+			for len(sizes) <= i {
+				sizes = append(sizes, 0)
 			}
-			out[side][i] = fo.acc.values[m].appendMeasured(out[side][i])
+			stratum[f] = i
+			sizes[i] += fo.acc.values[m].measured()
+		}
+		buf := make([]float64, 0, sumInts(sizes))
+		out[side] = make([][]float64, len(sizes))
+		for i, n := range sizes {
+			out[side][i] = buf[len(buf) : len(buf) : len(buf)+n]
+			buf = buf[:len(buf)+n]
+		}
+		for f, fo := range fines {
+			out[side][stratum[f]] = fo.acc.values[m].appendMeasured(out[side][stratum[f]])
 		}
 	}
 	return out[SideA], out[SideB]
+}
+
+func sumInts(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // units counts side A's tasks and arms in the group that measured m (every
@@ -519,19 +569,22 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, pf.strict, pf.strictSens)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, pf.clean, pf.cleanSens)
 	for _, m := range metrics {
-		va, vb := a.values(SideA, m), a.values(SideB, m)
 		if m.Kind() == Proportion {
+			va, vb := a.values(SideA, m), a.values(SideB, m)
 			pa := countOnes(va)
 			line(m.Column(), humanName(m), m, false, stats.CompareRates(pa, len(va), countOnes(vb), len(vb), alpha),
 				stats.RateSensitivity(pa, len(va), len(vb), alpha, stats.Power, rateTarget(d.opts.Detect)))
 			continue
 		}
-		c := stats.CompareContinuous(va, vb, alpha)
+		// Each side's values are sorted once, for the comparison and the
+		// power model alike.
+		sa, sb := a.strata(m)
+		A, B := stats.NewSample(sa...), stats.NewSample(sb...)
+		c := stats.CompareSamples(A, B, alpha)
 		if m.Bounded() {
 			c = clipToRange(c)
 		}
-		sa, sb := a.strata(m)
-		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(sa, sb, c.A.Center, alpha, d.opts.Detect))
+		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(A, B, c.A.Center, alpha, d.opts.Detect))
 	}
 	if why := d.labelsDiffer(a); why != "" {
 		for i := range lines {

@@ -146,20 +146,42 @@ func (c *numCol) each(f func(i int, v float64)) {
 // measured counts the cells with a value.
 func (c *numCol) measured() int {
 	n := 0
-	c.each(func(_ int, v float64) {
-		if !math.IsNaN(v) {
-			n++
+	for bi := range c.blocks {
+		b := &c.blocks[bi]
+		if b.float {
+			for _, v := range b.floats {
+				if !math.IsNaN(v) {
+					n++
+				}
+			}
+			continue
 		}
-	})
+		for _, x := range b.ints {
+			if x != noValue {
+				n++
+			}
+		}
+	}
 	return n
 }
 
 // appendMeasured appends the measured values, in cell order, to dst.
 func (c *numCol) appendMeasured(dst []float64) []float64 {
-	c.each(func(_ int, v float64) {
-		if !math.IsNaN(v) {
-			dst = append(dst, v)
+	for bi := range c.blocks {
+		b := &c.blocks[bi]
+		if b.float {
+			for _, v := range b.floats {
+				if !math.IsNaN(v) {
+					dst = append(dst, v)
+				}
+			}
+			continue
 		}
-	})
+		for _, x := range b.ints {
+			if x != noValue {
+				dst = append(dst, float64(x))
+			}
+		}
+	}
 	return dst
 }

@@ -69,16 +69,16 @@ func ParseDetect(s string) (Detect, error) {
 	return d, nil
 }
 
-// shiftSensitivity is a metric line's Sensitivity from each side's values
-// by task: the asked relative change becomes a shift of that share of A's
-// median (none when A's median is 0 or unknown: a relative change from
-// nothing has no size).
-func shiftSensitivity(va, vb [][]float64, center, alpha float64, det Detect) stats.Sensitivity {
+// shiftSensitivity is a metric line's Sensitivity from each side's sample,
+// its values by task: the asked relative change becomes a shift of that
+// share of A's median (none when A's median is 0 or unknown: a relative
+// change from nothing has no size).
+func shiftSensitivity(a, b *stats.Sample, center, alpha float64, det Detect) stats.Sensitivity {
 	target := math.NaN()
 	if det.Rel != 0 && center != 0 && !math.IsNaN(center) {
 		target = det.Rel * math.Abs(center)
 	}
-	return stats.ShiftSensitivityStrata(va, vb, alpha, stats.Power, target)
+	return stats.ShiftSensitivitySamples(a, b, alpha, stats.Power, target)
 }
 
 // rateTarget is the asked change of a rate, as a difference in [0, 1], or

@@ -39,6 +39,61 @@ func TestKthDifferenceIsTheSortedDifference(t *testing.T) {
 	}
 }
 
+// TestKthDifferenceAtScaleIsTheSortedDifference stops the paths a
+// comparison of thousands of values takes from reading a wrong order
+// statistic: the bisection down to maxList differences and the list, the
+// step past a pile of equal differences (identical sides, few levels) and
+// the median's upper middle taken as the next difference. Each is held to
+// a sort of every difference, exactly.
+func TestKthDifferenceAtScaleIsTheSortedDifference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	draw := func(n int, f func() float64) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = f()
+		}
+		slices.Sort(xs)
+		return xs
+	}
+	distinct := draw(400, r.NormFloat64)
+	cases := []struct {
+		name string
+		a, b []float64
+	}{
+		{"distinct, even count", draw(300, r.NormFloat64), draw(300, func() float64 { return 0.3 + r.NormFloat64() })},
+		{"distinct, odd count", draw(301, r.NormFloat64), draw(301, r.NormFloat64)},
+		{"three levels", draw(600, func() float64 { return float64(r.IntN(3)) }), draw(600, func() float64 { return float64(r.IntN(3)) })},
+		{"identical sides", distinct, distinct},
+		{"wide magnitudes", draw(350, func() float64 { return math.Exp(40 * r.NormFloat64()) }), draw(350, func() float64 { return -math.Exp(40 * r.NormFloat64()) })},
+	}
+	for _, c := range cases {
+		all := make([]float64, 0, len(c.a)*len(c.b))
+		for _, x := range c.a {
+			for _, y := range c.b {
+				all = append(all, y-x)
+			}
+		}
+		if len(all) <= maxList {
+			t.Fatalf("%s: %d differences never reach the bisection", c.name, len(all))
+		}
+		slices.Sort(all)
+		ta, tb := tally(c.a), tally(c.b)
+		ks := []int{1, 2, len(all) / 3, len(all) - 1, len(all)}
+		for range 30 {
+			ks = append(ks, 1+r.IntN(len(all)))
+		}
+		for _, k := range ks {
+			if got := ta.kthDifference(tb, k); got != all[k-1] {
+				t.Errorf("%s: k=%d of %d: got %v, want %v", c.name, k, len(all), got, all[k-1])
+			}
+		}
+		want := (all[(len(all)+1)/2-1] + all[len(all)/2]) / 2
+		if est, _, _ := shiftInterval(ta, tb, 0.05); est != want {
+			t.Errorf("%s: the median difference is %v, want %v", c.name, est, want)
+		}
+	}
+}
+
 // TestTheShiftIntervalCoversTheShift stops an interval narrower than its
 // level claims: over 400 fixed-seed draws of 10 vs 10 values with a true
 // shift of 3, the 95% interval holds 3 at least 93% of the time, and a

@@ -3,7 +3,6 @@ package stats
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Names of the tests a Comparison can come from, as they appear in
@@ -56,16 +55,16 @@ type Comparison struct {
 // needed per side. alpha must be in (0, 1); otherwise nothing is called
 // significant and a warning says why.
 func CompareContinuous(a, b []float64, alpha float64) Comparison {
-	// One sorted copy of each side's finite values serves the summary and
-	// the test alike: the summary's median sorts them anyway, and the test
-	// ranks them by a merge of the two sorted sides instead of pooling.
-	af, wa := finiteValues(a)
-	bf, wb := finiteValues(b)
-	slices.Sort(af)
-	slices.Sort(bf)
+	return CompareSamples(NewSample(a), NewSample(b), alpha)
+}
+
+// CompareSamples is CompareContinuous over two Samples, whose sorted values
+// serve the summaries, the U test and the shift interval alike; a Sample
+// can go on to ShiftSensitivitySamples without being sorted again.
+func CompareSamples(a, b *Sample, alpha float64) Comparison {
 	c := Comparison{
-		A:     summarizeFinite(af, wa, confidenceFor(alpha)),
-		B:     summarizeFinite(bf, wb, confidenceFor(alpha)),
+		A:     a.summary(confidenceFor(alpha)),
+		B:     b.summary(confidenceFor(alpha)),
 		Alpha: alpha,
 		Test:  TestMannWhitneyU,
 		P:     math.NaN(),
@@ -76,11 +75,14 @@ func CompareContinuous(a, b []float64, alpha float64) Comparison {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("nothing to compare: A has %d values, B has %d", c.A.N, c.B.N))
 		return c.judge()
 	}
-	c.Shift, c.ShiftLo, c.ShiftHi = shiftInterval(af, bf, alpha)
-	c.P, c.Warnings = uTestSorted(af, bf)
+	// The test ranks the sides and the interval counts differences over
+	// their distinct values: one tally of each side serves both.
+	ta, tb := tally(a.sorted), tally(b.sorted)
+	c.Shift, c.ShiftLo, c.ShiftHi = shiftInterval(ta, tb, alpha)
+	c.P, c.Warnings = uTestSorted(a.sorted, b.sorted, ta, tb)
 	if c.P > alpha && validAlpha(alpha) {
-		if minP := uTestMinP(len(af), len(bf)); minP > alpha {
-			c.Warnings = append(c.Warnings, tooFew(len(af), len(bf), minP, alpha, uTestNeedPerSide(alpha), "values"))
+		if minP := uTestMinP(a.N(), b.N()); minP > alpha {
+			c.Warnings = append(c.Warnings, tooFew(a.N(), b.N(), minP, alpha, uTestNeedPerSide(alpha), "values"))
 		}
 	}
 	return c.judge()

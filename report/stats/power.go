@@ -3,7 +3,6 @@ package stats
 import (
 	"math"
 	"slices"
-	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -76,20 +75,18 @@ func ShiftSensitivity(a, b []float64, alpha, power, target float64) Sensitivity 
 // varies less than one drawn from their mixture: the variance of U under
 // the shift counts only the spread within each stratum.
 func ShiftSensitivityStrata(a, b [][]float64, alpha, power, target float64) Sensitivity {
-	af, bf := make([][]float64, len(a)), make([][]float64, len(b))
-	n1, n2 := 0, 0
-	for i := range a {
-		af[i], _ = finiteValues(a[i])
-		n1 += len(af[i])
-	}
-	for i := range b {
-		bf[i], _ = finiteValues(b[i])
-		n2 += len(bf[i])
-	}
+	return ShiftSensitivitySamples(NewSample(a...), NewSample(b...), alpha, power, target)
+}
+
+// ShiftSensitivitySamples is ShiftSensitivityStrata over two Samples, each
+// made of its strata: the model reads the sorted values the comparison
+// (CompareSamples) ranked, and sorts nothing.
+func ShiftSensitivitySamples(a, b *Sample, alpha, power, target float64) Sensitivity {
+	n1, n2 := a.N(), b.N()
 	if n1 == 0 || n2 == 0 || !validAlpha(alpha) {
 		return Sensitivity{Detectable: math.NaN()}
 	}
-	m := newShiftModel(af, bf)
+	m := newShiftModel(a, b)
 	s := Sensitivity{Detectable: math.Inf(1)}
 	if uTestMinP(n1, n2) <= alpha {
 		s.Detectable = smallestChange(func(d float64) float64 { return m.shiftPower(d, n1, n2, alpha) }, m.span(), power)
@@ -113,85 +110,80 @@ type shiftModel struct {
 	strata []int
 }
 
-// newShiftModel builds the model from each side's values by stratum.
+// newShiftModel builds the model from each side's Sample.
 //
 // The residuals are ordered by value, ties in their input order (side A's
 // strata in order, then B's), and thinned to maxModelValues evenly spaced
 // ranks. Each side's residuals come sorted from its sorted values (x − med
-// keeps the order), so the pooled order is one merge; the residual at a
-// rank is then the one of its value whose place among the residuals of that
-// value (in input order) is the rank's place in its tie group — found in
-// one pass over the input, with no sort of the residuals and their strata.
-func newShiftModel(a, b [][]float64) shiftModel {
-	var sorted [2][]float64
-	meds := [2]float64{}
-	n := 0
-	for i, side := range [][][]float64{a, b} {
-		var all []float64
-		for _, xs := range side {
-			all = append(all, xs...)
+// keeps the order), so the pooled order is a merge, walked without being
+// stored; the residual at a rank is then the one of its value whose place
+// among the residuals of that value (in input order) is the rank's place in
+// its tie group — found in one pass over the input, with no sort of the
+// residuals and their strata.
+func newShiftModel(a, b *Sample) shiftModel {
+	meds := [2]float64{a.median(), b.median()}
+	n := a.N() + b.N()
+	slots := min(n, maxModelValues)
+	rankOf := func(slot int) int {
+		if n > maxModelValues {
+			return int((float64(slot) + 0.5) * float64(n) / maxModelValues)
 		}
-		slices.Sort(all)
-		meds[i] = median(all)
-		for j := range all {
-			all[j] -= meds[i]
-		}
-		sorted[i] = all
-		n += len(all)
+		return slot
 	}
-	pooled := mergeSorted(sorted[0], sorted[1])
-	ranks := make([]int, 0, min(n, maxModelValues))
-	if n > maxModelValues {
-		for i := range maxModelValues {
-			ranks = append(ranks, int((float64(i)+0.5)*float64(n)/maxModelValues))
-		}
-	} else {
-		for i := range n {
-			ranks = append(ranks, i)
-		}
-	}
-	// want lists the values some rank falls on, ascending, each with the
-	// places within its tie group that are wanted, ascending, and the
-	// model slot of each.
+	// values lists the residuals some rank falls on, ascending; the k-th
+	// has the picks picks[first[k]:first[k+1]]: the places within its tie
+	// group that are wanted, ascending, and the model slot of each.
 	type pick struct{ offset, slot int }
-	type wanted struct {
-		v     float64
-		picks []pick
-		seen  int // residuals of this value met so far, in input order
-	}
-	var want []wanted
-	for slot, r := range ranks {
-		v := pooled[r]
-		if n := len(want); n == 0 || want[n-1].v != v {
-			want = append(want, wanted{v: v})
+	var values []float64
+	picks := make([]pick, 0, slots)
+	first := make([]int, 0, slots+1)
+	// Walk the merge of the two sides' residuals up to the last rank wanted.
+	as, bs := a.sorted, b.sorted
+	i, j, start, slot, next := 0, 0, 0, 0, rankOf(0)
+	prev := 0.0
+	for p := 0; slot < slots; p++ {
+		var v float64
+		if j < len(bs) && (i == len(as) || bs[j]-meds[1] < as[i]-meds[0]) {
+			v = bs[j] - meds[1]
+			j++
+		} else {
+			v = as[i] - meds[0]
+			i++
 		}
-		w := &want[len(want)-1]
-		w.picks = append(w.picks, pick{r - sort.SearchFloat64s(pooled, v), slot})
+		if p == 0 || v != prev {
+			start, prev = p, v
+		}
+		for ; slot < slots && next == p; slot++ {
+			if k := len(values); k == 0 || values[k-1] != v {
+				values = append(values, v)
+				first = append(first, len(picks))
+			}
+			picks = append(picks, pick{p - start, slot})
+			if slot+1 < slots {
+				next = rankOf(slot + 1)
+			}
+		}
 	}
-	m := shiftModel{e: make([]float64, len(ranks)), strata: make([]int, len(ranks))}
-	for i, side := range [][][]float64{a, b} {
-		for st, xs := range side {
+	first = append(first, len(picks))
+	seen := make([]int, len(values))         // residuals of each value met so far, in input order
+	due := slices.Clone(first[:len(values)]) // each value's next pick to hand out
+	find := newValueIndex(values)
+	m := shiftModel{e: make([]float64, slots), strata: make([]int, slots)}
+	for side, s := range [2]*Sample{a, b} {
+		for st, xs := range s.strata {
 			for _, x := range xs {
-				v := x - meds[i]
-				// The wanted value v is, if any: a binary search.
-				lo, hi := 0, len(want)
-				for lo < hi {
-					mid := int(uint(lo+hi) >> 1)
-					if want[mid].v < v {
-						lo = mid + 1
-					} else {
-						hi = mid
-					}
-				}
-				if lo == len(want) || want[lo].v != v {
+				v := x - meds[side]
+				lo := find.index(v)
+				if lo < 0 {
 					continue
 				}
-				w := &want[lo]
-				for len(w.picks) > 0 && w.picks[0].offset == w.seen {
-					m.e[w.picks[0].slot], m.strata[w.picks[0].slot] = v, st
-					w.picks = w.picks[1:]
+				// Hand out the picks at this place in the tie group.
+				for due[lo] < first[lo+1] && picks[due[lo]].offset == seen[lo] {
+					k := picks[due[lo]].slot
+					m.e[k], m.strata[k] = v, st
+					due[lo]++
 				}
-				w.seen++
+				seen[lo]++
 			}
 		}
 	}
@@ -199,20 +191,53 @@ func newShiftModel(a, b [][]float64) shiftModel {
 	return m
 }
 
-// mergeSorted returns the ascending merge of two ascending slices.
-func mergeSorted(a, b []float64) []float64 {
-	out := make([]float64, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) && j < len(b) {
-		if b[j] < a[i] {
-			out = append(out, b[j])
-			j++
-		} else {
-			out = append(out, a[i])
-			i++
+// valueIndex finds a value among a few thousand distinct ones: an
+// open-addressing hash table on the value's bits, which the model's pass
+// asks once for every residual (a binary search there cost most of the
+// model's time).
+type valueIndex struct {
+	values []float64
+	slots  []int32 // index into values + 1; 0 is an empty slot
+	shift  uint
+}
+
+// newValueIndex indexes distinct values, none NaN.
+func newValueIndex(values []float64) valueIndex {
+	bits := uint(1)
+	for 1<<bits < 2*len(values) {
+		bits++
+	}
+	x := valueIndex{values: values, slots: make([]int32, 1<<bits), shift: 64 - bits}
+	for i, v := range values {
+		h := x.hash(v)
+		for x.slots[h] != 0 {
+			h = (h + 1) & (len(x.slots) - 1)
+		}
+		x.slots[h] = int32(i + 1)
+	}
+	return x
+}
+
+// hash is the slot v's probe starts at. Both zeros hash alike, since they
+// are equal.
+func (x valueIndex) hash(v float64) int {
+	if v == 0 {
+		v = 0
+	}
+	return int(math.Float64bits(v) * 0x9E3779B97F4A7C15 >> x.shift)
+}
+
+// index returns the index of v among the values, or −1.
+func (x valueIndex) index(v float64) int {
+	for h := x.hash(v); ; h = (h + 1) & (len(x.slots) - 1) {
+		i := x.slots[h]
+		if i == 0 {
+			return -1
+		}
+		if x.values[i-1] == v {
+			return int(i - 1)
 		}
 	}
-	return append(append(out, a[i:]...), b[j:]...)
 }
 
 // spreadTies spreads each group of tied values in sorted e evenly over the

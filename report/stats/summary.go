@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -34,27 +35,27 @@ type Summary struct {
 // benchstat computes them. NaN and ±Inf values are not measurements that can be
 // ranked: they are skipped and a warning says how many. xs is not modified.
 func Summarize(xs []float64, confidence float64) Summary {
-	finite, warnings := finiteValues(xs)
-	return summarizeFinite(finite, warnings, confidence)
+	return NewSample(xs).summary(confidence)
 }
 
-// summarizeFinite is Summarize over finite, a copy of the values without NaN
-// and ±Inf that it may sort in place, with warnings about what was skipped.
-func summarizeFinite(finite []float64, warnings []string, confidence float64) Summary {
+// summary is Summarize over the sample's sorted finite values, with its
+// warnings about what was skipped.
+func (s *Sample) summary(confidence float64) Summary {
+	warnings := slices.Clone(s.warnings) // each Summary owns its warnings
+	finite := s.sorted
 	if !(confidence >= 0 && confidence <= 1) {
-		return Summary{N: len(finite), Center: median(finite), Lo: math.NaN(), Hi: math.NaN(), Confidence: confidence,
+		return Summary{N: len(finite), Center: s.median(), Lo: math.NaN(), Hi: math.NaN(), Confidence: confidence,
 			Warnings: append(warnings, fmt.Sprintf("confidence %v is outside [0, 1]; no interval computed", confidence))}
 	}
 	if len(finite) == 0 {
 		return Summary{N: 0, Center: math.NaN(), Lo: math.NaN(), Hi: math.NaN(), Confidence: confidence,
 			Warnings: append(warnings, "no values")}
 	}
-	// NewSample sorts in place; finite is already our own copy.
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(finite, &benchmath.DefaultThresholds), confidence)
-	for _, w := range s.Warnings {
+	r := benchmath.AssumeNothing.Summary(sortedSample(finite), confidence)
+	for _, w := range r.Warnings {
 		warnings = append(warnings, w.Error())
 	}
-	return Summary{N: len(finite), Center: s.Center, Lo: s.Lo, Hi: s.Hi, Confidence: s.Confidence, Warnings: warnings}
+	return Summary{N: len(finite), Center: r.Center, Lo: r.Lo, Hi: r.Hi, Confidence: r.Confidence, Warnings: warnings}
 }
 
 // SummarizeRate returns the pass rate pass/n and its Wilson score interval at
@@ -96,29 +97,4 @@ func wilson(pass, n int, confidence float64) (lo, hi float64) {
 		hi = 1
 	}
 	return lo, hi
-}
-
-// finiteValues returns a copy of xs without NaN and ±Inf, and a warning when
-// any were dropped.
-func finiteValues(xs []float64) ([]float64, []string) {
-	out := make([]float64, 0, len(xs))
-	for _, x := range xs {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			out = append(out, x)
-		}
-	}
-	if skipped := len(xs) - len(out); skipped > 0 {
-		return out, []string{fmt.Sprintf("skipped %d of %d values that are NaN or infinite", skipped, len(xs))}
-	}
-	return out, nil
-}
-
-// median returns the median exactly as Summarize reports it, for the case
-// where no interval can be asked for; it does not modify xs.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds), 0.5)
-	return s.Center
 }

@@ -39,30 +39,51 @@ func uTest(a, b []float64) (float64, []string) {
 	as, bs := slices.Clone(a), slices.Clone(b)
 	slices.Sort(as)
 	slices.Sort(bs)
-	return uTestSorted(as, bs)
+	return uTestSorted(as, bs, tally(as), tally(bs))
 }
 
-// uTestSorted is uTest on a and b sorted ascending. It ranks them by merging
-// the two sides, never pooling them, and holds the tie groups in memory only
-// for the exact tied path, whose samples are small.
-func uTestSorted(a, b []float64) (float64, []string) {
-	distinct, ties := 0, false
-	eachTieGroup(a, b, func(g tieGroup) {
-		distinct++
-		ties = ties || g.size > 1
-	})
-	if distinct == 1 {
+// uTestSorted is uTest on a and b sorted ascending, with ta and tb their
+// tallies. It ranks them by merging the two sides' distinct values, never
+// pooling them, in one pass that finds the ties and the rank sum together,
+// and holds the tie groups in memory only for the exact tied path, whose
+// samples are small.
+func uTestSorted(a, b []float64, ta, tb tallied) (float64, []string) {
+	r := rankSums(ta, tb)
+	if r.groups == 1 {
 		return 1, []string{errSamplesEqual}
 	}
 	n1, n2 := len(a), len(b)
 	switch {
-	case !ties && n1 <= exactLimit && n2 <= exactLimit:
+	case !r.ties && n1 <= exactLimit && n2 <= exactLimit:
 		return benchmathUTest(a, b)
-	case ties && n1 <= exactTiesLimit && n2 <= exactTiesLimit:
-		return exactTiedP(tieGroups(a, b), n1, n2), nil
+	case r.ties && n1 <= exactTiesLimit && n2 <= exactTiesLimit:
+		return exactTiedP(tieGroups(ta, tb), n1, n2), nil
 	default:
-		return normalP(a, b), nil
+		return normalTail(r.twoW, r.tieSum, n1, n2), nil
 	}
+}
+
+// ranked is what the U test needs of the pooled ranks: how many tie
+// groups, whether any holds more than one value, twice A's rank sum and the
+// tie term Σ(t³−t).
+type ranked struct {
+	groups int
+	ties   bool
+	twoW   int
+	tieSum float64
+}
+
+// rankSums ranks a and b pooled, in one merge of their tie groups.
+func rankSums(a, b tallied) ranked {
+	var r ranked
+	eachTieGroup(a, b, func(g tieGroup) {
+		r.groups++
+		r.ties = r.ties || g.size > 1
+		r.twoW += g.fromA * g.twoRank
+		t := float64(g.size)
+		r.tieSum += t*t*t - t
+	})
+	return r
 }
 
 // benchmathUTest is the exact U test for samples without ties, through
@@ -92,25 +113,24 @@ type tieGroup struct {
 	twoRank int // twice their mid-rank, an integer even for an even run
 }
 
-// eachTieGroup calls f with each run of equal values of a and b (both sorted
-// ascending) pooled, in order: a merge of the two sides.
-func eachTieGroup(a, b []float64, f func(tieGroup)) {
+// eachTieGroup calls f with each run of equal values of a and b pooled, in
+// order: a merge of the two sides' distinct values.
+func eachTieGroup(a, b tallied, f func(tieGroup)) {
 	i, j, start := 0, 0, 0
-	for i < len(a) || j < len(b) {
-		v := 0.0
-		if i < len(a) && (j == len(b) || a[i] <= b[j]) {
-			v = a[i]
-		} else {
-			v = b[j]
-		}
+	for i < len(a.v) || j < len(b.v) {
 		g := tieGroup{}
-		for ; i < len(a) && a[i] == v; i++ {
-			g.fromA++
+		switch {
+		case j == len(b.v) || i < len(a.v) && a.v[i] < b.v[j]:
+			g.fromA, g.size = a.count(i), a.count(i)
+			i++
+		case i == len(a.v) || b.v[j] < a.v[i]:
+			g.size = b.count(j)
+			j++
+		default: // equal
+			g.fromA = a.count(i)
+			g.size = g.fromA + b.count(j)
+			i, j = i+1, j+1
 		}
-		for ; j < len(b) && b[j] == v; j++ {
-			g.size++
-		}
-		g.size += g.fromA
 		// Ranks start+1 … start+size have mean (2·start+size+1)/2.
 		g.twoRank = 2*start + g.size + 1
 		f(g)
@@ -118,9 +138,8 @@ func eachTieGroup(a, b []float64, f func(tieGroup)) {
 	}
 }
 
-// tieGroups returns the runs of equal values of a and b (both sorted
-// ascending) pooled, in order.
-func tieGroups(a, b []float64) []tieGroup {
+// tieGroups returns the runs of equal values of a and b pooled, in order.
+func tieGroups(a, b tallied) []tieGroup {
 	var groups []tieGroup
 	eachTieGroup(a, b, func(g tieGroup) { groups = append(groups, g) })
 	return groups
@@ -218,24 +237,14 @@ func absInt(x int) int {
 	return x
 }
 
-// normalP returns the two-sided p-value of the U test from the normal
+// normalTail returns the two-sided p-value of the U test from the normal
 // approximation with tie and continuity correction, as R's
-// wilcox.test(exact = FALSE, correct = TRUE) and go-moremath compute it.
-// Unlike go-moremath it takes the tail as erfc rather than 1 − Φ(z), which
-// rounds to 0 once z passes about 8.3; when even erfc underflows (z above
-// about 38) it returns the smallest positive float64, because a p-value of
-// 0 is impossible for finite samples.
-func normalP(a, b []float64) float64 {
-	twoW, tieSum := 0, 0.0
-	eachTieGroup(a, b, func(g tieGroup) {
-		twoW += g.fromA * g.twoRank
-		t := float64(g.size)
-		tieSum += t*t*t - t
-	})
-	return normalTail(twoW, tieSum, len(a), len(b))
-}
-
-// normalTail is normalP given twice A's rank sum and the tie term Σ(t³−t).
+// wilcox.test(exact = FALSE, correct = TRUE) and go-moremath compute it,
+// given twice A's rank sum and the tie term Σ(t³−t) (rankSums). Unlike
+// go-moremath it takes the tail as erfc rather than 1 − Φ(z), which rounds
+// to 0 once z passes about 8.3; when even erfc underflows (z above about
+// 38) it returns the smallest positive float64, because a p-value of 0 is
+// impossible for finite samples.
 func normalTail(twoW int, tieSum float64, n1, n2 int) float64 {
 	nf1, nf2, n := float64(n1), float64(n2), float64(n1+n2)
 	u := float64(twoW)/2 - nf1*(nf1+1)/2

@@ -381,7 +381,7 @@ func TestMergedTieGroupsMatchThePooledDefinition(t *testing.T) {
 	}
 	for _, c := range cases {
 		a, b := slices.Sorted(slices.Values(c[0])), slices.Sorted(slices.Values(c[1]))
-		if got, want := tieGroups(a, b), pooledTieGroups(c[0], c[1]); !slices.Equal(got, want) {
+		if got, want := tieGroups(tally(a), tally(b)), pooledTieGroups(c[0], c[1]); !slices.Equal(got, want) {
 			t.Fatalf("%v vs %v: merged groups %v, pooled %v", c[0], c[1], got, want)
 		}
 	}
