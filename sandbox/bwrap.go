@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -51,13 +52,9 @@ func newBwrap() (backend, string) {
 	if abs, err := filepath.Abs(p); err == nil {
 		p = abs
 	}
-	out, err := exec.Command(p, "--version").Output()
-	if err != nil {
-		return nil, fmt.Sprintf("%s --version failed: %v", p, err)
-	}
-	version, ok := parseBwrapVersion(string(out))
-	if !ok {
-		return nil, fmt.Sprintf("cannot tell the version of %s from %q; want bubblewrap %s or newer", p, strings.TrimSpace(string(out)), versionString(MinBwrapVersion))
+	version, reason := bwrapVersions.of(p)
+	if reason != "" {
+		return nil, reason
 	}
 	if less(version, MinBwrapVersion) {
 		return nil, fmt.Sprintf("%s is bubblewrap %s, older than %s, the first with --disable-userns (which stops the session from creating user namespaces of its own to remount the workspace); upgrade bubblewrap", p, versionString(version), versionString(MinBwrapVersion))
@@ -96,6 +93,64 @@ func less(a, b [3]int) bool {
 		}
 	}
 	return false
+}
+
+// bwrapVersions is the version of each bubblewrap this process asked, kept
+// by the binary's identity: a sweep prepares a sandbox per cell, and
+// `bwrap --version` was a process start (~2 ms) for every one. A binary
+// replaced or changed in place (another device, inode, size or mtime) is
+// asked again; only an answer that parsed is kept.
+var bwrapVersions = versionCache{m: map[binaryIdentity][3]int{}}
+
+// binaryIdentity is a file as the cache knows it.
+type binaryIdentity struct {
+	path      string
+	dev, ino  uint64
+	size      int64
+	mtimeNano int64
+}
+
+type versionCache struct {
+	mu sync.Mutex
+	m  map[binaryIdentity][3]int
+}
+
+// of runs `p --version` unless p's identity answered before; a non-empty
+// reason refuses the backend.
+func (c *versionCache) of(p string) ([3]int, string) {
+	id, known := identify(p)
+	if known {
+		c.mu.Lock()
+		v, ok := c.m[id]
+		c.mu.Unlock()
+		if ok {
+			return v, ""
+		}
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil {
+		return [3]int{}, fmt.Sprintf("%s --version failed: %v", p, err)
+	}
+	version, ok := parseBwrapVersion(string(out))
+	if !ok {
+		return [3]int{}, fmt.Sprintf("cannot tell the version of %s from %q; want bubblewrap %s or newer", p, strings.TrimSpace(string(out)), versionString(MinBwrapVersion))
+	}
+	// Kept only when the binary asked is the one stat saw before.
+	if after, ok := identify(p); known && ok && after == id {
+		c.mu.Lock()
+		c.m[id] = version
+		c.mu.Unlock()
+	}
+	return version, ""
+}
+
+// identify is p's identity, if stat can tell it.
+func identify(p string) (binaryIdentity, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		return binaryIdentity{}, false
+	}
+	return binaryIdentity{path: p, dev: uint64(st.Dev), ino: st.Ino, size: st.Size, mtimeNano: st.Mtim.Nano()}, true
 }
 
 func versionString(v [3]int) string { return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) }

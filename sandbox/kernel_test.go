@@ -365,3 +365,40 @@ func openFDs(t *testing.T) int {
 	}
 	return len(des)
 }
+
+// TestBwrapIsAskedItsVersionOncePerBinary stops a sweep from starting
+// `bwrap --version` for every cell, and a cache from answering for a
+// binary it never asked: the same file is asked once; the file rewritten
+// (another size and mtime) is asked again, and so is another path.
+func TestBwrapIsAskedItsVersionOncePerBinary(t *testing.T) {
+	dir := traversableDir(t)
+	log := filepath.Join(dir, "asked")
+	fake := filepath.Join(fakeTool(t, "bwrap", "#!/bin/sh\necho x >> "+log+"\necho bubblewrap 0.9.0\n"), "bwrap")
+	asked := func() int {
+		b, err := os.ReadFile(log)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "x\n")
+	}
+	c := versionCache{m: map[binaryIdentity][3]int{}}
+	for range 3 {
+		if v, reason := c.of(fake); reason != "" || v != [3]int{0, 9, 0} {
+			t.Fatalf("of(%s) = %v, %q; want 0.9.0", fake, v, reason)
+		}
+	}
+	if n := asked(); n != 1 {
+		t.Errorf("bwrap asked %d times for three sandboxes; want once", n)
+	}
+	writeFile(t, fake, "#!/bin/sh\necho x >> "+log+"\n# rewritten\necho bubblewrap 0.6.1\n", 0o755)
+	if v, _ := c.of(fake); v != [3]int{0, 6, 1} {
+		t.Errorf("after the binary changed: %v; want its own answer, 0.6.1", v)
+	}
+	other := filepath.Join(fakeTool(t, "bwrap", "#!/bin/sh\necho x >> "+log+"\necho bubblewrap 0.10.0\n"), "bwrap")
+	if v, _ := c.of(other); v != [3]int{0, 10, 0} {
+		t.Errorf("another binary: %v; want 0.10.0", v)
+	}
+	if n := asked(); n != 3 {
+		t.Errorf("bwrap asked %d times; want 3 (once per binary)", n)
+	}
+}
