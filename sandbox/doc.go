@@ -160,8 +160,9 @@
 // session uid can reach are asked of the kernel from an OS thread of wfb's
 // that takes on the session's identity and dies with the probe, not from a
 // child process. With Options.ProbeAtLaunch (the runner's sessions, on a
-// named bwrap), the live probe runs at each Launch instead, in a sandbox of
-// its own beside the agent's, and the agent, held at bubblewrap's barrier,
+// named kernel backend), the live probe runs at each Launch instead, in a
+// sandbox of its own beside the agent's, and the agent, held at the
+// backend's barrier (bubblewrap's --block-fd, or the landlock launcher's),
 // is released only once the probe passed: the same proof, without a sandbox
 // start's wait before the agent's own.
 package sandbox

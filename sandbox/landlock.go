@@ -123,21 +123,60 @@ func (l *landlock) prefix(s *Sandbox) []string {
 	return append(argv, "--")
 }
 
-func (l *landlock) launch(_ context.Context, s *Sandbox) (*Launch, error) {
-	return &Launch{
+func (l *landlock) launch(ctx context.Context, s *Sandbox) (*Launch, error) {
+	launch := &Launch{
 		Prefix: l.prefix(s),
 		// The launcher starts as wfb and drops to the session uid itself,
 		// after Landlock binds it.
 		Credential: nil,
-		started: func(_ context.Context, pid int) error {
-			if !s.requirePID {
-				return nil
-			}
-			// Unreachable through Prepare, which refuses the combination.
-			return provePIDNamespace(Landlock, pid)
-		},
 		execFailed: launcherExecFailed,
-	}, nil
+	}
+	proveAndRelease := func(context.Context) error { return nil }
+	if s.probeAtLaunch && !isProbeLaunch(ctx) {
+		// Held at the launcher's --block-fd (fd 3 in the launcher) until
+		// the gate — the live probe beside it — passed.
+		blockR, blockW, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("landlock block pipe: %w", err)
+		}
+		n := len(launch.Prefix)
+		launch.Prefix = append(launch.Prefix[:n-1:n-1], "--block-fd", "3", "--")
+		launch.ExtraFiles = []*os.File{blockR}
+		launch.closers = []func() error{func() error {
+			return errors.Join(closeOnce(blockR), closeOnce(blockW))
+		}}
+		proveAndRelease = func(ctx context.Context) error {
+			blockR.Close()
+			if launch.gate != nil {
+				if err := launch.gate(ctx); err != nil {
+					blockW.Close() // EOF: the launcher stops, executing nothing
+					return err
+				}
+			}
+			if _, err := blockW.Write([]byte{'1'}); err != nil {
+				return &RefusedError{Backend: Landlock, Reason: fmt.Sprintf("release the launcher: %v", err)}
+			}
+			return blockW.Close()
+		}
+	}
+	launch.started = func(ctx context.Context, pid int) error {
+		if s.requirePID {
+			// Unreachable through Prepare, which refuses the combination.
+			if err := provePIDNamespace(Landlock, pid); err != nil {
+				return err
+			}
+		}
+		return proveAndRelease(ctx)
+	}
+	return launch, nil
+}
+
+// closeOnce closes f, taking an f already closed as done.
+func closeOnce(f *os.File) error {
+	if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // launcherExecFailed recognises the launcher's report that it could not

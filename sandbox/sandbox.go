@@ -94,14 +94,15 @@ type Options struct {
 	// reach them, such as wfb itself under `go run`, whose build directory
 	// is private to root.
 	StageAgent bool
-	// ProbeAtLaunch moves bubblewrap's live probe from Prepare to each
-	// Launch: the probe's own sandbox starts while the agent's does, and
-	// the agent, held at bubblewrap's barrier, is released only once the
-	// probe passed — a refusal then comes from Launch's Started (the agent
+	// ProbeAtLaunch moves a kernel backend's live probe from Prepare to
+	// each Launch: the probe's own sandbox starts while the agent's does,
+	// and the agent, held at the backend's barrier (bubblewrap's, or wfb's
+	// landlock launcher's --block-fd), is released only once the probe
+	// passed — a refusal then comes from Launch's Started (the agent
 	// stopped before it ran) instead of from Prepare. It saves a sandbox
 	// start's wall time per session. Auto ignores it: choosing a backend
-	// needs every backend's probe up front. Other backends probe in
-	// Prepare whatever it says.
+	// needs every backend's probe up front. Host-unsafe probes in Prepare
+	// whatever it says.
 	ProbeAtLaunch bool
 	// ShmMax caps the session's shared memory where the backend gives it a
 	// /dev/shm of its own (bwrap: a tmpfs of this many bytes, whose pages
@@ -418,7 +419,7 @@ func (s *Sandbox) preflight(ctx context.Context, opts Options, l layout) (string
 			return r.reason, err
 		}
 	}
-	if opts.ProbeAtLaunch && l.be.name() == Bwrap {
+	if opts.ProbeAtLaunch && (l.be.name() == Bwrap || l.be.name() == Landlock) {
 		s.probeAtLaunch = true
 		return "", nil
 	}

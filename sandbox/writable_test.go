@@ -372,54 +372,81 @@ func TestSessionCredentialIsTheIdentityPrepareUses(t *testing.T) {
 }
 
 // TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed: with the
-// live probe moved to the launch (Options.ProbeAtLaunch), a bwrap that
-// breaks a review's read-only promise is still caught — by the probe that
-// runs beside the agent's start — and the agent, held at bubblewrap's
-// barrier, never runs; the launch's Close leaves the workspace as it was.
-// With the same bwrap, Prepare without the option refuses at once (the
-// control: the fake does break the promise).
+// live probe moved to the launch (Options.ProbeAtLaunch), a backend that
+// breaks a review's read-only promise (a bwrap binding the workspace
+// writable, a landlock launcher granting it writes) is still caught — by
+// the probe that runs beside the agent's start — and the agent, held at
+// the backend's barrier, never runs; the launch's Close leaves the
+// workspace as it was. With the same backend, Prepare without the option
+// refuses at once (the control: the fake does break the promise).
 func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
-	requireBackend(t, Bwrap)
-	privateTmp(t)
-	ws := newWorkspace(t, traversableDir(t))
-	shareWorkspace(t, ws)
-	t.Setenv("PATH", rewritingBwrap(t, `if [ "$a" = --ro-bind ] && [ "$1" = "`+ws+`" ]; then a=--bind; fi`)+":"+os.Getenv("PATH"))
-	before, err := Digest(ws)
+	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh"}); err == nil {
-		sb.Close()
-		t.Fatal("control: Prepare accepted a bwrap that binds a review's workspace writable, so the test proves nothing")
+	tests := []struct {
+		backend string
+		// fake returns Options.Launcher, or "" after putting a fake bwrap
+		// first on PATH.
+		fake func(t *testing.T, ws string) string
+	}{
+		{Bwrap, func(t *testing.T, ws string) string {
+			t.Setenv("PATH", rewritingBwrap(t, `if [ "$a" = --ro-bind ] && [ "$1" = "`+ws+`" ]; then a=--bind; fi`)+":"+os.Getenv("PATH"))
+			return ""
+		}},
+		{Landlock, func(t *testing.T, ws string) string {
+			return filepath.Join(fakeTool(t, "wfb", "#!/bin/sh\nn=$#; i=0\nwhile [ $i -lt $n ]; do\n\ta=$1; shift; i=$((i+1))\n\t"+
+				`if [ "$a" = --ro ] && [ "$1" = "`+ws+`" ]; then a=--rw; fi`+
+				"\n\tset -- \"$@\" \"$a\"\ndone\nexec "+self+" \"$@\"\n"), "wfb")
+		}},
 	}
-	sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh", ProbeAtLaunch: true})
-	if err != nil {
-		t.Fatalf("Prepare with the probe moved to the launch: %v", err)
-	}
-	defer sb.Close()
-	marker := filepath.Join(sb.ArtifactDir(), "agent-ran")
-	l, err := sb.Launch(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := runLaunched(t, l, ws, "echo ran > "+marker+"; echo ran > "+filepath.Join(ws, "agent-ran"))
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var refused *RefusedError
-	if !errors.As(started, &refused) || !strings.Contains(refused.Reason, "could create a file in the workspace") {
-		t.Fatalf("Started = %v; want the live probe's refusal of a writable workspace", started)
-	}
-	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the agent ran although the probe refused the sandbox (marker: %v)", err)
-	}
-	after, err := Digest(ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if before != after {
-		t.Error("the gated probe or the agent left the workspace changed")
+	for _, tc := range tests {
+		t.Run(tc.backend, func(t *testing.T) {
+			requireBackend(t, tc.backend)
+			privateTmp(t)
+			ws := newWorkspace(t, traversableDir(t))
+			shareWorkspace(t, ws)
+			launcher := tc.fake(t, ws)
+			before, err := Digest(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			opts := Options{Workspace: ws, Backend: tc.backend, AgentBin: "/bin/sh", Launcher: launcher}
+			if sb, err := Prepare(ctx, opts); err == nil {
+				sb.Close()
+				t.Fatal("control: Prepare accepted a backend that lets a review write its workspace, so the test proves nothing")
+			}
+			opts.ProbeAtLaunch = true
+			sb, err := Prepare(ctx, opts)
+			if err != nil {
+				t.Fatalf("Prepare with the probe moved to the launch: %v", err)
+			}
+			defer sb.Close()
+			marker := filepath.Join(sb.ArtifactDir(), "agent-ran")
+			l, err := sb.Launch(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := runLaunched(t, l, ws, "echo ran > "+marker+"; echo ran > "+filepath.Join(ws, "agent-ran"))
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var refused *RefusedError
+			if !errors.As(started, &refused) || !strings.Contains(refused.Reason, "could create a file in the workspace") {
+				t.Fatalf("Started = %v; want the live probe's refusal of a writable workspace", started)
+			}
+			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the agent ran although the probe refused the sandbox (marker: %v)", err)
+			}
+			after, err := Digest(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if before != after {
+				t.Error("the gated probe or the agent left the workspace changed")
+			}
+		})
 	}
 }
 
@@ -464,54 +491,70 @@ func TestTheLiveProbeScriptReadsItsCapabilities(t *testing.T) {
 // TestAGatedSandboxProbesOnceForAllItsLaunches: a session launches twice
 // in its sandbox (the agent's --version, then the agent); the live probe
 // runs once, started by the first launch, and both launches run once it
-// passed. Two probes at once shared file names (their $$ is the same in
-// every PID namespace) and failed each other's renames.
+// passed — under bwrap and under the landlock launcher. Two probes at once
+// shared file names (their $$ is the same in every PID namespace) and
+// failed each other's renames.
 func TestAGatedSandboxProbesOnceForAllItsLaunches(t *testing.T) {
-	requireBackend(t, Bwrap)
-	privateTmp(t)
-	ws := newWorkspace(t, traversableDir(t))
-	log := filepath.Join(traversableDir(t), "bwrap.log")
-	// bwrap runs as the session uid: the log must take its lines.
-	writeFile(t, log, "", 0o666)
-	if err := os.Chmod(log, 0o666); err != nil {
-		t.Fatal(err)
-	}
-	real, err := exec.LookPath("bwrap")
+	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", fakeTool(t, "bwrap", "#!/bin/sh\necho \"$*\" >> "+log+"\nexec "+real+" \"$@\"\n")+":"+os.Getenv("PATH"))
-	ctx := context.Background()
-	sb, err := Prepare(ctx, Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh", ProbeAtLaunch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	launch := func() *Launch {
-		l, err := sb.Launch(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	first, second := launch(), launch()
-	for i, l := range []*Launch{first, second} {
-		marker := filepath.Join(sb.ArtifactDir(), fmt.Sprintf("ran-%d", i))
-		if err := runLaunched(t, l, ws, "echo ran > "+marker); err != nil {
-			t.Fatalf("launch %d: %v", i, err)
-		}
-		if _, err := os.Stat(marker); err != nil {
-			t.Errorf("launch %d did not run: %v", i, err)
-		}
-		l.Close()
-	}
-	if err := sb.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// One sandbox per launch and one for the probe; each bwrap argv (the
-	// probe's script spans lines) starts with the same flag.
-	logged := readFile(t, log)
-	if starts := strings.Count(logged, "\n--unshare-user "); starts != 3 {
-		t.Errorf("%d sandboxes for two launches of one sandbox; want 3 (one probe); bwrap ran:\n%s", starts, logged)
+	for _, backend := range []string{Bwrap, Landlock} {
+		t.Run(backend, func(t *testing.T) {
+			requireBackend(t, backend)
+			privateTmp(t)
+			ws := newWorkspace(t, traversableDir(t))
+			log := filepath.Join(traversableDir(t), "launches.log")
+			// bwrap runs as the session uid: the log must take its lines.
+			writeFile(t, log, "", 0o666)
+			if err := os.Chmod(log, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{Workspace: ws, Backend: backend, AgentBin: "/bin/sh", ProbeAtLaunch: true}
+			if backend == Bwrap {
+				real, err := exec.LookPath("bwrap")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("PATH", fakeTool(t, "bwrap", "#!/bin/sh\necho \"START $*\" >> "+log+"\nexec "+real+" \"$@\"\n")+":"+os.Getenv("PATH"))
+			} else {
+				opts.Launcher = filepath.Join(fakeTool(t, "wfb", "#!/bin/sh\necho \"START $*\" >> "+log+"\nexec "+self+" \"$@\"\n"), "wfb")
+			}
+			ctx := context.Background()
+			sb, err := Prepare(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			launch := func() *Launch {
+				l, err := sb.Launch(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			first, second := launch(), launch()
+			for i, l := range []*Launch{first, second} {
+				marker := filepath.Join(sb.ArtifactDir(), fmt.Sprintf("ran-%d", i))
+				if err := runLaunched(t, l, ws, "echo ran > "+marker); err != nil {
+					t.Fatalf("launch %d: %v", i, err)
+				}
+				if _, err := os.Stat(marker); err != nil {
+					t.Errorf("launch %d did not run: %v", i, err)
+				}
+				l.Close()
+			}
+			if err := sb.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// One sandbox per launch and one for the probe (whose script
+			// spans lines; each start's line begins with START and the
+			// backend's first flag; bwrap's --version is not a sandbox).
+			flag := map[string]string{Bwrap: "--unshare-user ", Landlock: LauncherCommand + " "}[backend]
+			logged := readFile(t, log)
+			if starts := strings.Count("\n"+logged, "\nSTART "+flag); starts != 3 {
+				t.Errorf("%d sandboxes for two launches of one sandbox; want 3 (one probe); the backend ran:\n%s", starts, logged)
+			}
+		})
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 
 // Command is the first argument with which the landlock backend re-executes
 // wfb as: `wfb sandbox-exec [--ro DIR]... [--rofile FILE]... [--rw DIR]... [--rwfile FILE]...
-// [--uid N --gid N] -- AGENT ARGS...`.
+// [--uid N --gid N] [--block-fd N] -- AGENT ARGS...`.
 const Command = "sandbox-exec"
 
 // Launcher exit codes. Refused means the boundary could not be put
@@ -52,7 +52,12 @@ type launcherArgs struct {
 	// executable without its directory's other files).
 	roFiles  []string
 	uid, gid *int
-	argv     []string
+	// blockFD, when set, is a pipe the launcher reads one byte from
+	// before it does anything else: wfb's go-ahead, given once the
+	// sandbox's live probe passed (the landlock twin of bubblewrap's
+	// --block-fd).
+	blockFD *int
+	argv    []string
 }
 
 func parseLauncherArgs(args []string) (launcherArgs, error) {
@@ -77,6 +82,12 @@ func parseLauncherArgs(args []string) (launcherArgs, error) {
 			a.rwFiles = append(a.rwFiles, val)
 		case "--rofile":
 			a.roFiles = append(a.roFiles, val)
+		case "--block-fd":
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 3 {
+				return a, fmt.Errorf("--block-fd %q: want a descriptor number of 3 or more", val)
+			}
+			a.blockFD = &n
 		case "--uid", "--gid":
 			n, err := strconv.Atoi(val)
 			if err != nil || n <= 0 {
@@ -102,6 +113,23 @@ func parseLauncherArgs(args []string) (launcherArgs, error) {
 	return a, nil
 }
 
+// awaitGoAhead reads wfb's go-ahead, the byte '1', from fd and closes it
+// (the agent never inherits it). Anything else — the pipe closed without
+// it, because the live probe refused the sandbox or wfb is gone — stops
+// the launch before the command could run.
+func awaitGoAhead(fd int) error {
+	var b [1]byte
+	n, err := unix.Read(fd, b[:])
+	unix.Close(fd)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read the go-ahead on --block-fd %d: %v", fd, err)
+	case n != 1 || b[0] != '1':
+		return fmt.Errorf("no go-ahead on --block-fd %d: the sandbox was not released (its live probe refused it, or wfb is gone); nothing was executed", fd)
+	}
+	return nil
+}
+
 // Main is the landlock launcher. It restricts its own thread with a
 // strict Landlock ruleset (ABI v3: read and execute under --ro, everything
 // under --rw, read and write of the --rwfile files; nothing else), sets
@@ -118,6 +146,11 @@ func Main(args []string, stderr io.Writer) int {
 	a, err := parseLauncherArgs(args)
 	if err != nil {
 		return fail(Refused, "%v", err)
+	}
+	if a.blockFD != nil {
+		if err := awaitGoAhead(*a.blockFD); err != nil {
+			return fail(Refused, "%v", err)
+		}
 	}
 	// Resolved before the ruleset binds, with the PATH the runner gave.
 	bin, err := execpath.LookPath(a.argv[0])
