@@ -446,7 +446,13 @@ func (b *bwrap) launch(ctx context.Context, s *Sandbox) (*Launch, error) {
 		return nil, fmt.Errorf("bwrap block pipe: %w", err)
 	}
 	// ExtraFiles become fds 3 and 4 in bwrap.
-	argv := append(b.prefixWith(s, !isProbeLaunch(ctx)), "--info-fd", "3", "--block-fd", "4", "--")
+	argv := append(b.prefixWith(s, !isProbeLaunch(ctx)), "--info-fd", "3", "--block-fd", "4")
+	if isLiveProbe(ctx) {
+		// Its shell is the namespace's init, reaped by bwrap itself: no
+		// orphan left to the machine's init (see liveProbeKey).
+		argv = append(argv, "--as-pid-1")
+	}
+	argv = append(argv, "--")
 	closeAll := func() error {
 		for _, f := range []*os.File{infoR, infoW, blockR, blockW} {
 			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {

@@ -69,7 +69,7 @@ func liveProbe(ctx context.Context, s *Sandbox, checkCaps bool) (string, error) 
 		caps = "caps"
 	}
 	token := probeToken()
-	out, errOut, started, err := s.runInside(ctx, "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps, token)
+	out, errOut, started, err := s.runInside(withLiveProbe(ctx), "/bin/sh", "-c", liveProbeScript, "wfb-preflight", s.workspace, s.artifactDir, mode, caps, token)
 	name := s.Backend()
 	// Whatever happened, the probe must leave the workspace and the
 	// artifact dir as it found them: its own files go (another probe's,
@@ -156,6 +156,24 @@ func (s *Sandbox) runInside(ctx context.Context, argv ...string) (stdout, stderr
 	err = cmd.Wait()
 	return out.String(), errb.String(), started, err
 }
+
+// liveProbeKey marks the context of a live probe's own launch: bubblewrap
+// runs its shell as the PID namespace's init (--as-pid-1) instead of
+// behind a reaper of its own. bwrap exits as soon as that reaper reports
+// the command's status, before the reaper itself is gone, so the reaper
+// was orphaned to the machine's init — a zombie, running as the session
+// uid, until init reaped it: about a second under this machine's init,
+// never under a container's that reaps nothing. Meanwhile the uid pool
+// counts the uid in use (see uidInUse), and a sweep ran out of its 16
+// uids and waited. The agent's launch keeps the reaper: it runs under
+// agent-exec, the subreaper that reaps it.
+type liveProbeKey struct{}
+
+func withLiveProbe(ctx context.Context) context.Context {
+	return context.WithValue(ctx, liveProbeKey{}, true)
+}
+
+func isLiveProbe(ctx context.Context) bool { return ctx.Value(liveProbeKey{}) != nil }
 
 // probeToken names one live probe's files.
 func probeToken() string {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,5 +222,32 @@ func TestRootPreflightRefusesAPrivateRootTheSessionCannotReach(t *testing.T) {
 	}
 	if left := entries(t, locked); len(left) != 0 {
 		t.Errorf("refusal left %v behind", left)
+	}
+}
+
+// TestTheLiveProbeLeavesNoProcessAsTheSessionUID: once Prepare's live
+// probe has answered, nothing runs — not even a zombie — as the session
+// uid. bubblewrap's own reaper inside the probe's PID namespace outlived
+// bwrap and was orphaned to the machine's init, which reaps when it likes
+// (never, in a container whose init reaps nothing); the uid pool counts
+// such a uid in use, and a sweep of quick cells ran out of uids and waited
+// about a second a cell.
+func TestTheLiveProbeLeavesNoProcessAsTheSessionUID(t *testing.T) {
+	requireRoot(t)
+	requireBackend(t, Bwrap)
+	privateTmp(t)
+	ws := newWorkspace(t, traversableDir(t))
+	for i := range 5 {
+		sb, err := Prepare(context.Background(), Options{Workspace: ws, Backend: Bwrap, AgentBin: "/bin/sh"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid := sb.Credential().Uid
+		pid := uidInUse(uid)
+		sb.Close()
+		if pid != 0 {
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			t.Fatalf("probe %d: process %d still runs as the session uid %d after the probe answered:\n%s", i, pid, uid, status)
+		}
 	}
 }
