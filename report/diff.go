@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/wfbench/wfb"
 	"github.com/wfbench/wfb/report/stats"
@@ -86,6 +89,23 @@ type sideAcc struct {
 	// labels holds, per task and arm, the label sets its attempts' latest
 	// scores were taken against.
 	labels map[taskArm]map[int32]bool
+	// The ids above are the side's own while its rows are added, so that
+	// the sides can load at once; Result turns them into the Differ's
+	// (settle), side A's names first, each side's in the order they came,
+	// the ids one loop adding both sides in turn would have given them.
+	ids   map[string]int32
+	names []string
+}
+
+// id is s's id among the side's own names.
+func (s *sideAcc) id(str string) int32 {
+	if i, ok := s.ids[str]; ok {
+		return i
+	}
+	i := int32(len(s.names))
+	s.names = append(s.names, str)
+	s.ids[str] = i
+	return i
 }
 
 // NewDiffer returns an empty Differ.
@@ -94,7 +114,8 @@ func NewDiffer(opts DiffOptions) *Differ {
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
 		d.sides[i] = &sideAcc{tab: NewTabulator(TabulateOptions{ByTask: true, Metrics: opts.Metrics}),
-			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}, labels: map[taskArm]map[int32]bool{}}
+			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}, labels: map[taskArm]map[int32]bool{},
+			ids: map[string]int32{}}
 	}
 	return d
 }
@@ -110,29 +131,61 @@ func (d *Differ) id(s string) int32 {
 }
 
 // Add counts one attempt on side (SideA or SideB). r is not retained.
+// Adds to different sides may run at once; adds to one side may not.
 func (d *Differ) Add(side int, r *Row) {
 	if d.spent {
 		panic("report: Differ.Add after Result")
 	}
 	s := d.sides[side]
 	s.tab.Add(r)
-	s.runs[d.id(r.RunID)] = true
+	s.runs[s.id(r.RunID)] = true
 	if r.AgentVersion != "" {
-		s.versions[d.id(r.AgentVersion)] = true
+		s.versions[s.id(r.AgentVersion)] = true
 	}
 	if r.Attempt > 1 {
 		s.retries++
 	}
 	if r.UsageDisagrees {
-		s.disagree[d.id(r.Arm)]++
+		s.disagree[s.id(r.Arm)]++
 	}
 	if r.LabelsDigest != "" {
-		ta := taskArm{d.id(r.Task), d.id(r.Arm)}
+		ta := taskArm{s.id(r.Task), s.id(r.Arm)}
 		if s.labels[ta] == nil {
 			s.labels[ta] = map[int32]bool{}
 		}
-		s.labels[ta][d.id(r.LabelsDigest)] = true
+		s.labels[ta][s.id(r.LabelsDigest)] = true
 	}
+}
+
+// settle gives the sides' own ids the Differ's (see sideAcc.ids).
+func (d *Differ) settle() {
+	for _, s := range d.sides {
+		global := make([]int32, len(s.names))
+		for i, name := range s.names {
+			global[i] = d.id(name)
+		}
+		s.versions = remapSet(s.versions, global)
+		s.runs = remapSet(s.runs, global)
+		disagree := make(map[int32]int, len(s.disagree))
+		for k, n := range s.disagree {
+			disagree[global[k]] = n
+		}
+		s.disagree = disagree
+		labels := make(map[taskArm]map[int32]bool, len(s.labels))
+		for ta, set := range s.labels {
+			labels[taskArm{global[ta.task], global[ta.arm]}] = remapSet(set, global)
+		}
+		s.labels = labels
+		s.ids, s.names = nil, nil
+	}
+}
+
+func remapSet(set map[int32]bool, global []int32) map[int32]bool {
+	out := make(map[int32]bool, len(set))
+	for k, v := range set {
+		out[global[k]] = v
+	}
+	return out
 }
 
 // DiffLine is one compared metric of one group.
@@ -183,6 +236,7 @@ type pairKey struct{ run, task, arm, rep int32 }
 // Result after it panics.
 func (d *Differ) Result(runs []RunInfo) *Diff {
 	d.spend()
+	d.settle()
 	out := &Diff{Options: d.opts}
 	out.Options.Metrics = scoredOnly(d.opts.Metrics, d.measured)
 	sh, notes := d.shape()
@@ -568,13 +622,22 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 	}
 	line("strict_pass_rate", "strict pass rate (%)", 0, true, pf.strict, pf.strictSens)
 	line("clean_pass_rate", "clean pass rate (%)", 0, true, pf.clean, pf.cleanSens)
-	for _, m := range metrics {
+	// The metrics are compared side by side, one per CPU (each sorts its
+	// sides' values: most of a large diff's statistics), and listed in
+	// their order.
+	type compared struct {
+		c stats.Comparison
+		s stats.Sensitivity
+	}
+	results := make([]compared, len(metrics))
+	eachInParallel(len(metrics), func(i int) {
+		m := metrics[i]
 		if m.Kind() == Proportion {
 			va, vb := a.values(SideA, m), a.values(SideB, m)
 			pa := countOnes(va)
-			line(m.Column(), humanName(m), m, false, stats.CompareRates(pa, len(va), countOnes(vb), len(vb), alpha),
-				stats.RateSensitivity(pa, len(va), len(vb), alpha, stats.Power, rateTarget(d.opts.Detect)))
-			continue
+			results[i] = compared{stats.CompareRates(pa, len(va), countOnes(vb), len(vb), alpha),
+				stats.RateSensitivity(pa, len(va), len(vb), alpha, stats.Power, rateTarget(d.opts.Detect))}
+			return
 		}
 		// Each side's values are sorted once, for the comparison and the
 		// power model alike.
@@ -584,7 +647,10 @@ func (d *Differ) compareGroup(gk groupKey, a *groupAcc, sh *diffShape, metrics [
 		if m.Bounded() {
 			c = clipToRange(c)
 		}
-		line(m.Column(), humanName(m), m, false, c, shiftSensitivity(A, B, c.A.Center, alpha, d.opts.Detect))
+		results[i] = compared{c, shiftSensitivity(A, B, c.A.Center, alpha, d.opts.Detect)}
+	})
+	for i, m := range metrics {
+		line(m.Column(), humanName(m), m, false, results[i].c, results[i].s)
 	}
 	if why := d.labelsDiffer(a); why != "" {
 		for i := range lines {
@@ -968,4 +1034,26 @@ func (d *Differ) joinNames(set map[int32]bool) string {
 func diffNote(alpha float64) string {
 	return fmt.Sprintf("Δ = (B − A) / A, and for pass rates B − A in percentage points (pp); ~ = not significant at alpha %v; n/c = not comparable (one side has no values). Pass rates count each cell's last attempt (clean leaves out errored cells: %s); paired cells use the exact McNemar test, unpaired Fisher's exact test; continuous metrics compare medians per cell (retries summed, as wfb report) over measured values with the Mann–Whitney U test.",
 		alpha, strings.Join(wfb.ErroredKinds(), ", "))
+}
+
+// eachInParallel calls f(0) ... f(n-1), as many at a time as Go may run
+// threads (GOMAXPROCS), and returns once every call has.
+func eachInParallel(n int, f func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }

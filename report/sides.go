@@ -32,10 +32,15 @@ func DiffSides(ctx context.Context, src Source, cols Columns, runs []RunInfo, a,
 	}
 	d := NewDiffer(opts)
 	var tools [2]*ToolUse
-	for side, spec := range [2]string{a, b} {
+	// The sides load at once (each its own rows, on its own connection)
+	// and fail as one loop over them would: A's error before B's.
+	var errs [2]error
+	eachInParallel(2, func(side int) {
+		spec := [2]string{a, b}[side]
 		sel, err := ResolveSelection(ctx, src, cols, runs, spec)
 		if err != nil {
-			return nil, err
+			errs[side] = err
+			return
 		}
 		n := 0
 		err = LoadRows(ctx, src, cols, sel, func(row *Row) {
@@ -43,12 +48,17 @@ func DiffSides(ctx context.Context, src Source, cols Columns, runs []RunInfo, a,
 			d.Add(side, row)
 		})
 		if err != nil {
-			return nil, err
+			errs[side] = err
+			return
 		}
 		if n == 0 {
-			return nil, &EmptySideError{Side: [2]string{"A", "B"}[side], Spec: spec}
+			errs[side] = &EmptySideError{Side: [2]string{"A", "B"}[side], Spec: spec}
+			return
 		}
-		if tools[side], err = LoadToolUse(ctx, src, cols, sel, false); err != nil {
+		tools[side], errs[side] = LoadToolUse(ctx, src, cols, sel, false)
+	})
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
 	}

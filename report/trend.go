@@ -137,8 +137,18 @@ func (t *Trender) Result(runs []RunInfo) *Trend {
 		ps[i].Summary = s
 		return &ps[i]
 	}
-	for i, d := range t.steps {
-		df := d.Result(runs)
+	// Every step's and baseline's comparison at once, one per CPU; they
+	// are read below in order.
+	all := append(append([]*Differ{}, t.steps...), t.base...)
+	results := make([]*Diff, len(all))
+	eachInParallel(len(all), func(i int) {
+		if all[i] != nil {
+			results[i] = all[i].Result(runs)
+		}
+	})
+	stepResults, baseResults := results[:len(t.steps)], results[len(t.steps):]
+	for i := range t.steps {
+		df := stepResults[i]
 		for j := range df.Lines {
 			l := df.Lines[j]
 			point(i, &l, l.Cmp.A)
@@ -157,7 +167,7 @@ func (t *Trender) Result(runs []RunInfo) *Trend {
 		if d == nil {
 			continue
 		}
-		df := d.Result(runs)
+		df := baseResults[i]
 		for j := range df.Lines {
 			l := df.Lines[j]
 			point(i, &l, l.Cmp.B).Base = &l
