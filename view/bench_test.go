@@ -94,3 +94,9 @@ func cpuSeconds() float64 {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
+
+// BenchmarkViewComparePage1M: the comparison of the two generated runs,
+// 500,000 attempts a side, every metric's statistics.
+func BenchmarkViewComparePage1M(b *testing.B) {
+	benchPage(b, "/compare?a="+resultsgen.RunA+"&b="+resultsgen.RunB)
+}
