@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -210,4 +211,72 @@ func sameRow(a, b Row) bool {
 		}
 	}
 	return true
+}
+
+// TestRowsComeInTheirOrderWhileTheReaderRunsAhead: with more than one CPU,
+// LoadRows reads on a goroutine of its own, batches ahead of fn; fn still
+// gets every row in the file's order, the rows the one-goroutine loader
+// gives. And when fn panics, LoadRows stops the reader before the panic
+// leaves it: nothing is left reading the file (a viewer recovers from a
+// handler's panic and goes on serving).
+func TestRowsComeInTheirOrderWhileTheReaderRunsAhead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "results.db")
+	const rows = 8200 // eight batches and a part
+	if err := resultsgen.Generate(ctx, path, rows); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cols, err := LoadColumns(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []Source{db, rowsOnly{db}} {
+		for _, sel := range []Selection{{}, {RunIDs: []string{resultsgen.RunB}}} {
+			var want, got []Row
+			if err := loadRows(ctx, src, cols, sel, func(r *Row) { want = append(want, *r) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := LoadRows(ctx, src, cols, sel, func(r *Row) { got = append(got, *r) }); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) || len(want) < rows/2 {
+				t.Fatalf("%T %v: %d rows read ahead, %d on one goroutine", src, sel.RunIDs, len(got), len(want))
+			}
+			for i := range want {
+				if !sameRow(want[i], got[i]) {
+					t.Fatalf("%T %v: row %d differs (-one goroutine +read ahead):\n%s", src, sel.RunIDs, i, cmp.Diff(want[i], got[i], cmpopts.EquateNaNs()))
+				}
+			}
+		}
+	}
+
+	before := runtime.NumGoroutine()
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("fn's panic did not reach LoadRows' caller")
+			}
+		}()
+		n := 0
+		_ = LoadRows(ctx, db, cols, Selection{}, func(*Row) {
+			if n++; n == 1500 {
+				panic("fn gives up")
+			}
+		})
+	}()
+	// The reader closed its channel as it ended; it may take a moment to
+	// be gone from the count.
+	after := runtime.NumGoroutine()
+	for deadline := time.Now().Add(2 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+		time.Sleep(time.Millisecond)
+	}
+	if after > before {
+		t.Errorf("%d goroutines after fn's panic, %d before: the reader was left behind", after, before)
+	}
 }
