@@ -394,8 +394,8 @@ bench_store() {
 	done
 }
 
-# prepare_dbs builds wfb from the git revision BASE (default cf05ecf, main
-# before issue 13's memory work) and makes the two files the rss and view
+# prepare_dbs builds wfb from the git revision BASE (default 56c9862, main
+# before the last round of issue 26) and makes the two files the rss and view
 # rows read: $base_db, ROWS generated attempts written by BASE's generator
 # (or the file DB names), and $new_db, a copy upgraded to this tree's
 # schema. The copies hold the same rows, so outputs compare byte for byte.
@@ -403,7 +403,7 @@ prepared=""
 prepare_dbs() {
 	[[ -n $prepared ]] && return
 	prepared=1
-	base=${BASE:-cf05ecf}
+	base=${BASE:-56c9862}
 	mkdir "$work/base"
 	git archive "$base" | tar -x -C "$work/base"
 	(cd "$work/base" && go build -o "$work/wfb-base" ./cmd/wfb)
