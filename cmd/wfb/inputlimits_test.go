@@ -255,11 +255,13 @@ echo '{"type":"result","subtype":"success","is_error":false,"num_turns":1,"resul
 			if code == exitBadInput {
 				t.Fatalf("exit 2: %s", stderr)
 			}
-			// Kept, the bodies took 384 MiB or more; passed on, the meter's
-			// copies of one 8 MiB request and the garbage the collector has
-			// yet to take come to ~200 (~70 without the meter).
-			if rss > 300 {
-				t.Errorf("wfb peaked at %d MiB RSS, want at most 300: it kept the request bodies", rss)
+			// Kept, the bodies took 384 MiB or more, on top of wfb's own
+			// ~50; passed on, the meter's copies of one 8 MiB request and
+			// the garbage the collector has yet to take come to 230-260
+			// (~55 without the meter), and past 300 on a loaded machine,
+			// where the collector runs late.
+			if rss > 360 {
+				t.Errorf("wfb peaked at %d MiB RSS, want at most 360: it kept the request bodies", rss)
 			}
 		})
 	}
