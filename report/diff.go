@@ -59,9 +59,8 @@ const (
 //     each side accumulates its cells in a Tabulator grouped by task and
 //     arm, so report and diff share one definition (see the package doc).
 type Differ struct {
-	opts  DiffOptions
-	names []string
-	ids   map[string]int32
+	opts DiffOptions
+	interner
 	sides [2]*sideAcc
 	spent bool // Result has run: the samples are gone
 }
@@ -93,41 +92,36 @@ type sideAcc struct {
 	// the sides can load at once; Result turns them into the Differ's
 	// (settle), side A's names first, each side's in the order they came,
 	// the ids one loop adding both sides in turn would have given them.
-	ids   map[string]int32
-	names []string
+	interner
 }
 
-// id is s's id among the side's own names.
-func (s *sideAcc) id(str string) int32 {
-	if i, ok := s.ids[str]; ok {
+// interner numbers strings in the order they come: id(s) is s's number,
+// names[id] the string.
+type interner struct {
+	names []string
+	ids   map[string]int32
+}
+
+func (n *interner) id(s string) int32 {
+	if i, ok := n.ids[s]; ok {
 		return i
 	}
-	i := int32(len(s.names))
-	s.names = append(s.names, str)
-	s.ids[str] = i
+	i := int32(len(n.names))
+	n.names = append(n.names, s)
+	n.ids[s] = i
 	return i
 }
 
 // NewDiffer returns an empty Differ.
 func NewDiffer(opts DiffOptions) *Differ {
-	d := &Differ{opts: opts, ids: map[string]int32{}}
+	d := &Differ{opts: opts, interner: interner{ids: map[string]int32{}}}
 	d.id("") // id 0 is the empty string
 	for i := range d.sides {
 		d.sides[i] = &sideAcc{tab: NewTabulator(TabulateOptions{ByTask: true, Metrics: opts.Metrics}),
 			versions: map[int32]bool{}, runs: map[int32]bool{}, disagree: map[int32]int{}, labels: map[taskArm]map[int32]bool{},
-			ids: map[string]int32{}}
+			interner: interner{ids: map[string]int32{}}}
 	}
 	return d
-}
-
-func (d *Differ) id(s string) int32 {
-	if i, ok := d.ids[s]; ok {
-		return i
-	}
-	i := int32(len(d.names))
-	d.names = append(d.names, s)
-	d.ids[s] = i
-	return i
 }
 
 // Add counts one attempt on side (SideA or SideB). r is not retained.
@@ -176,7 +170,7 @@ func (d *Differ) settle() {
 			labels[taskArm{global[ta.task], global[ta.arm]}] = remapSet(set, global)
 		}
 		s.labels = labels
-		s.ids, s.names = nil, nil
+		s.interner = interner{}
 	}
 }
 

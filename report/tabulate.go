@@ -159,9 +159,8 @@ type Tabulator struct {
 	last   *tabAcc // the group of the previous row: rows come in runs
 	// lastRun and lastTask are the previous row's, interned.
 	lastRun, lastTask lastID
-	// names interns run ids, tasks and error kinds; id 0 is "" (ok).
-	names []string
-	ids   map[string]int32
+	// interner numbers run ids, tasks and error kinds; id 0 is "" (ok).
+	interner
 }
 
 // runTask names the cells of one run and task within a group (the group
@@ -286,17 +285,7 @@ func (c *chunked[T]) each(f func(i int, v *T)) {
 
 // NewTabulator returns an empty Tabulator.
 func NewTabulator(opts TabulateOptions) *Tabulator {
-	return &Tabulator{opts: opts, groups: map[[2]string]*tabAcc{}, names: []string{""}, ids: map[string]int32{"": 0}}
-}
-
-func (t *Tabulator) id(s string) int32 {
-	if i, ok := t.ids[s]; ok {
-		return i
-	}
-	i := int32(len(t.names))
-	t.names = append(t.names, s)
-	t.ids[s] = i
-	return i
+	return &Tabulator{opts: opts, groups: map[[2]string]*tabAcc{}, interner: interner{names: []string{""}, ids: map[string]int32{"": 0}}}
 }
 
 // kindName names a kind id for people and columns.
