@@ -52,16 +52,7 @@ func TestRowsReadFromACopyAreTheRowsAfterEveryWriter(t *testing.T) {
 			if rows > 10000 && testing.Short() {
 				t.Skip("-short: the larger file")
 			}
-			dir := t.TempDir()
-			path := filepath.Join(dir, "results.db")
-			if err := resultsgen.Generate(ctx, path, rows); err != nil {
-				t.Fatal(err)
-			}
-			db, err := store.Open(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db, dir := generatedFile(t, rows)
 			a, b := resultsgen.RunA, resultsgen.RunB
 			check := func(step string, copied ...string) {
 				t.Helper()
@@ -82,7 +73,7 @@ func TestRowsReadFromACopyAreTheRowsAfterEveryWriter(t *testing.T) {
 			check("scored without a new copy", b)
 			// A rescore makes the copy anew in the scores' transaction.
 			f1 = 0.75
-			err = db.Tx(ctx, func(tx *sql.Tx) error {
+			err := db.Tx(ctx, func(tx *sql.Tx) error {
 				s := &store.Score{AttemptID: a + "-0", ScoredAt: time.Now().Add(time.Second), LabelsDigest: "d2", TP: 2, WeightedF1: &f1}
 				if err := db.InsertScoreTx(ctx, tx, s); err != nil {
 					return err
@@ -222,16 +213,8 @@ func sameRow(a, b Row) bool {
 func TestRowsComeInTheirOrderWhileTheReaderRunsAhead(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "results.db")
 	const rows = 8200 // eight batches and a part
-	if err := resultsgen.Generate(ctx, path, rows); err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := generatedFile(t, rows)
 	cols, err := LoadColumns(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -279,4 +262,22 @@ func TestRowsComeInTheirOrderWhileTheReaderRunsAhead(t *testing.T) {
 	if after > before {
 		t.Errorf("%d goroutines after fn's panic, %d before: the reader was left behind", after, before)
 	}
+}
+
+// generatedFile is a results file of rows generated attempts (resultsgen's
+// two runs), open for writing until the test ends, and its directory.
+func generatedFile(t *testing.T, rows int) (*store.DB, string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "results.db")
+	if err := resultsgen.Generate(ctx, path, rows); err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, dir
 }

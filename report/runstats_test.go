@@ -29,16 +29,7 @@ func TestKeptRunFiguresAreTheViewsAfterEveryWriter(t *testing.T) {
 	ctx := context.Background()
 	for _, rows := range []int{2, 9, 1000, 4003} {
 		t.Run(fmt.Sprint(rows), func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "results.db")
-			if err := resultsgen.Generate(ctx, path, rows); err != nil {
-				t.Fatal(err)
-			}
-			db, err := store.Open(ctx, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db, dir := generatedFile(t, rows)
 			both := []string{resultsgen.RunA, resultsgen.RunB}
 			check := func(step string, kept ...string) {
 				t.Helper()
@@ -47,7 +38,7 @@ func TestKeptRunFiguresAreTheViewsAfterEveryWriter(t *testing.T) {
 			check("generated and finished", both...)
 
 			// A rescore adds scores only: the figures are the attempts'.
-			err = db.InsertScore(ctx, &store.Score{AttemptID: resultsgen.RunA + "-0", ScoredAt: time.Now(), LabelsDigest: "d", TP: 1})
+			err := db.InsertScore(ctx, &store.Score{AttemptID: resultsgen.RunA + "-0", ScoredAt: time.Now(), LabelsDigest: "d", TP: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

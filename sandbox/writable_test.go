@@ -205,16 +205,25 @@ func rewritingBwrap(t *testing.T, rewrite string) string {
 		rewrite+"\n\tset -- \"$@\" \"$a\"\ndone\nexec "+real+" \"$@\"\n")
 }
 
+// rewritingLauncher is rewritingBwrap's twin for the landlock launcher: a
+// "wfb" (for Options.Launcher) that runs this test binary, which serves
+// `sandbox-exec`, with its argv passed through one rewrite.
+func rewritingLauncher(t *testing.T, rewrite string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(fakeTool(t, "wfb", "#!/bin/sh\nn=$#; i=0\nwhile [ $i -lt $n ]; do\n\ta=$1; shift; i=$((i+1))\n\t"+
+		rewrite+"\n\tset -- \"$@\" \"$a\"\ndone\nexec "+self+" \"$@\"\n"), "wfb")
+}
+
 // TestTheLiveProbeRefusesABackendThatDropsTheWritePromise stops a preflight
 // that believes the argv: a bwrap that binds the workspace read-only after
 // all, one that hides it under a tmpfs (writes succeed and vanish), and a
 // landlock launcher that grants it read only are each refused, with the
 // reason, and the workspace is left as it was.
 func TestTheLiveProbeRefusesABackendThatDropsTheWritePromise(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		name, backend string
 		// fake returns Options.Launcher, or "" after putting a fake bwrap
@@ -234,10 +243,7 @@ func TestTheLiveProbeRefusesABackendThatDropsTheWritePromise(t *testing.T) {
 			return ""
 		}, "did not land in WS on the host", false},
 		{"landlock granting it read only", Landlock, func(t *testing.T, ws string) string {
-			dir := fakeTool(t, "wfb", "#!/bin/sh\nn=$#; i=0\nwhile [ $i -lt $n ]; do\n\ta=$1; shift; i=$((i+1))\n\t"+
-				`if [ "$a" = --rw ] && [ "$1" = "`+ws+`" ]; then a=--ro; fi`+
-				"\n\tset -- \"$@\" \"$a\"\ndone\nexec "+self+" \"$@\"\n")
-			return filepath.Join(dir, "wfb")
+			return rewritingLauncher(t, `if [ "$a" = --rw ] && [ "$1" = "`+ws+`" ]; then a=--ro; fi`)
 		}, "could not create a file in the workspace", true},
 	}
 	for _, tc := range tests {
@@ -380,10 +386,6 @@ func TestSessionCredentialIsTheIdentityPrepareUses(t *testing.T) {
 // workspace as it was. With the same backend, Prepare without the option
 // refuses at once (the control: the fake does break the promise).
 func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	tests := []struct {
 		backend string
 		// fake returns Options.Launcher, or "" after putting a fake bwrap
@@ -395,9 +397,7 @@ func TestAGatedLaunchReleasesTheAgentOnlyOnceTheLiveProbePassed(t *testing.T) {
 			return ""
 		}},
 		{Landlock, func(t *testing.T, ws string) string {
-			return filepath.Join(fakeTool(t, "wfb", "#!/bin/sh\nn=$#; i=0\nwhile [ $i -lt $n ]; do\n\ta=$1; shift; i=$((i+1))\n\t"+
-				`if [ "$a" = --ro ] && [ "$1" = "`+ws+`" ]; then a=--rw; fi`+
-				"\n\tset -- \"$@\" \"$a\"\ndone\nexec "+self+" \"$@\"\n"), "wfb")
+			return rewritingLauncher(t, `if [ "$a" = --ro ] && [ "$1" = "`+ws+`" ]; then a=--rw; fi`)
 		}},
 	}
 	for _, tc := range tests {
