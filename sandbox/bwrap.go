@@ -454,12 +454,7 @@ func (b *bwrap) launch(ctx context.Context, s *Sandbox) (*Launch, error) {
 	}
 	argv = append(argv, "--")
 	closeAll := func() error {
-		for _, f := range []*os.File{infoR, infoW, blockR, blockW} {
-			if err := f.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-				return err
-			}
-		}
-		return nil
+		return errors.Join(closeOnce(infoR), closeOnce(infoW), closeOnce(blockR), closeOnce(blockW))
 	}
 	l := &Launch{
 		Prefix:     argv,

@@ -132,7 +132,7 @@ func (l *landlock) launch(ctx context.Context, s *Sandbox) (*Launch, error) {
 		execFailed: launcherExecFailed,
 	}
 	proveAndRelease := func(context.Context) error { return nil }
-	if s.probeAtLaunch && !isProbeLaunch(ctx) {
+	if s.probeAtLaunch && !isLiveProbe(ctx) {
 		// Held at the launcher's --block-fd (fd 3 in the launcher) until
 		// the gate — the live probe beside it — passed.
 		blockR, blockW, err := os.Pipe()
