@@ -151,32 +151,29 @@ func (d *Differ) Add(side int, r *Row) {
 	}
 }
 
-// settle gives the sides' own ids the Differ's (see sideAcc.ids).
+// settle gives the sides' own ids the Differ's (see sideAcc.interner).
 func (d *Differ) settle() {
 	for _, s := range d.sides {
 		global := make([]int32, len(s.names))
 		for i, name := range s.names {
 			global[i] = d.id(name)
 		}
-		s.versions = remapSet(s.versions, global)
-		s.runs = remapSet(s.runs, global)
-		disagree := make(map[int32]int, len(s.disagree))
-		for k, n := range s.disagree {
-			disagree[global[k]] = n
-		}
-		s.disagree = disagree
+		s.versions = remapKeys(s.versions, global)
+		s.runs = remapKeys(s.runs, global)
+		s.disagree = remapKeys(s.disagree, global)
 		labels := make(map[taskArm]map[int32]bool, len(s.labels))
 		for ta, set := range s.labels {
-			labels[taskArm{global[ta.task], global[ta.arm]}] = remapSet(set, global)
+			labels[taskArm{global[ta.task], global[ta.arm]}] = remapKeys(set, global)
 		}
 		s.labels = labels
 		s.interner = interner{}
 	}
 }
 
-func remapSet(set map[int32]bool, global []int32) map[int32]bool {
-	out := make(map[int32]bool, len(set))
-	for k, v := range set {
+// remapKeys is m with each key k renumbered global[k].
+func remapKeys[V any](m map[int32]V, global []int32) map[int32]V {
+	out := make(map[int32]V, len(m))
+	for k, v := range m {
 		out[global[k]] = v
 	}
 	return out
